@@ -1,0 +1,56 @@
+# tierflow: two commands for a newcomer.
+#   make demo   first use creates .venv and installs; then runs the copy DAG on embedded defaults
+#   make test   installs the dev tools too, then runs the whole suite
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+RUNTIME_STAMP := $(VENV)/.runtime-installed
+DEV_STAMP := $(VENV)/.dev-installed
+PIP_QUIET := --quiet --disable-pip-version-check
+
+.PHONY: demo test lint format java install clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(RUNTIME_STAMP): requirements.txt pyproject.toml | $(PY)
+	@echo "Installing runtime dependencies into $(VENV) (first run takes a few minutes)..."
+	$(PY) -m pip install $(PIP_QUIET) -r requirements.txt
+	$(PY) -m pip install $(PIP_QUIET) --no-deps -e .
+	@touch $@
+
+$(DEV_STAMP): requirements-dev.txt $(RUNTIME_STAMP)
+	$(PY) -m pip install $(PIP_QUIET) -r requirements-dev.txt
+	@touch $@
+
+install: $(RUNTIME_STAMP)
+
+# Spark 4 needs Java 17 or newer. As root we install Debian's JRE; otherwise we say what to do.
+java:
+	@if java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+		echo "Java 17 not found: installing Debian's openjdk-17-jre-headless..."; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	else \
+		echo "Spark needs Java 17 or newer, and 'java -version' does not show it." >&2; \
+		echo "Install it, e.g.: sudo apt-get install openjdk-17-jre-headless" >&2; \
+		exit 1; \
+	fi
+
+demo: $(RUNTIME_STAMP) java
+	$(PY) -m tierflow.cli demo
+
+test: $(DEV_STAMP) java
+	$(PY) -m pytest
+
+lint: $(DEV_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(DEV_STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf data .pytest_cache .ruff_cache

@@ -1,0 +1,36 @@
+"""Fixtures shared by the whole suite.
+
+Airflow reads its configuration once, at first import, so ``pytest_configure`` points it at a
+private AIRFLOW_HOME before any test module can import it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+SHARED_SAMPLES = PROJECT_ROOT.parent / "shared" / "kafka-samples"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    home = Path(tempfile.mkdtemp(prefix="tierflow-airflow-home-"))
+    os.environ["AIRFLOW_HOME"] = str(home)
+    os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+    os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(PROJECT_ROOT / "dags")
+    os.environ.pop("TIERFLOW_CRASH_AT", None)
+
+
+@pytest.fixture
+def project_root() -> Path:
+    return PROJECT_ROOT
+
+
+@pytest.fixture
+def kafka_samples() -> Path:
+    if not SHARED_SAMPLES.is_dir():
+        pytest.skip("../shared/kafka-samples is not present beside the checkout")
+    return SHARED_SAMPLES
