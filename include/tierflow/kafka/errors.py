@@ -1,0 +1,65 @@
+"""Errors for Kafka's on-disk formats.
+
+Every error carries the file, the place in it (byte position or text line) and the reason, so an
+operator can open the file at that spot instead of guessing which of many segments is broken.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class KafkaFormatError(Exception):
+    """A Kafka file that cannot be read as the format it claims to be."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        position: int | None,
+        reason: str,
+        *,
+        line: int | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.position = position
+        self.reason = reason
+        self.line = line
+        if line is not None:
+            where = f"line {line}: "
+        elif position is not None:
+            where = f"byte {position}: "
+        else:
+            where = ""
+        super().__init__(f"{self.path}: {where}{reason}")
+
+    def __str__(self) -> str:
+        # Defined explicitly so subclasses that also inherit OSError/KeyError keep this text.
+        return str(self.args[0])
+
+
+class CorruptRecordError(KafkaFormatError):
+    """A record batch with a bad CRC, an unknown magic byte or an impossible length."""
+
+
+class TruncatedDataError(KafkaFormatError):
+    """A batch that is cut short by the end of the file (or of the requested range)."""
+
+
+class CorruptIndexError(KafkaFormatError):
+    """An .index/.timeindex/.txnindex that is malformed or disagrees with its log."""
+
+
+class CorruptSnapshotError(KafkaFormatError):
+    """A producer-state snapshot with an unknown version, a bad CRC or a wrong length."""
+
+
+class CorruptCheckpointError(KafkaFormatError):
+    """A leader-epoch/offset checkpoint or partition.metadata that Kafka would refuse."""
+
+
+class MissingFileError(KafkaFormatError, FileNotFoundError):
+    """A file or directory that must exist does not (e.g. the snapshot for an upload)."""
+
+
+class UnknownPartitionError(KafkaFormatError, KeyError):
+    """A log directory has no directory for the requested topic-partition."""

@@ -1,0 +1,27 @@
+"""Shared reading of Kafka's fixed-width index files (.index and .timeindex).
+
+Kafka preallocates the active segment's index and trims it on roll or clean shutdown; after a
+crash the file keeps a zero-filled tail, which is not data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tierflow.kafka._fs import read_file_bytes
+from tierflow.kafka.errors import CorruptIndexError
+
+
+def read_index_entries(path: str | Path, entry_size: int, kind: str) -> list[tuple[int, bytes]]:
+    """(byte position, raw entry) pairs, without the zero-filled preallocated tail."""
+    data = read_file_bytes(path)
+    if len(data) % entry_size:
+        raise CorruptIndexError(
+            path,
+            len(data) - len(data) % entry_size,
+            f"{kind} size {len(data)} is not a multiple of the {entry_size}-byte entry size",
+        )
+    entries = [(pos, data[pos : pos + entry_size]) for pos in range(0, len(data), entry_size)]
+    while entries and not any(entries[-1][1]):
+        entries.pop()
+    return entries
