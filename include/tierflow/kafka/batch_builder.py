@@ -1,0 +1,195 @@
+"""Build magic-2 record batches shaped the way a broker stores them in a segment.
+
+kafka-python's builder writes what a *producer* sends: base offset 0, partition leader epoch 0,
+CreateTime and never a control flag. A broker then assigns offsets, stamps its leader epoch and,
+for ``LogAppendTime`` topics, its own clock. We let kafka-python encode and compress the records
+and then patch exactly those broker-owned header fields, recomputing the CRC where it covers them.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.util import calc_crc32c
+
+CODEC_NONE = 0
+CODEC_GZIP = 1
+CODEC_SNAPPY = 2
+CODEC_LZ4 = 3
+CODEC_ZSTD = 4
+CODEC_NAMES = {
+    CODEC_NONE: "none",
+    CODEC_GZIP: "gzip",
+    CODEC_SNAPPY: "snappy",
+    CODEC_LZ4: "lz4",
+    CODEC_ZSTD: "zstd",
+}
+
+CONTROL_TYPE_ABORT = 0
+CONTROL_TYPE_COMMIT = 1
+
+# Byte positions in a v2 batch (see reference §3.2). The CRC covers ATTRIBUTES.. end.
+_BASE_OFFSET_AT = 0
+_LEADER_EPOCH_AT = 12
+_CRC_AT = 17
+_ATTRIBUTES_AT = 21
+_MAX_TIMESTAMP_AT = 35
+_HEADER_SIZE = 61
+
+_CODEC_MASK = 0x07
+_LOG_APPEND_TIME_FLAG = 0x08
+_CONTROL_FLAG = 0x20
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_MTIME_AT = 4  # inside the gzip member header; not covered by gzip's own CRC
+_NO_BATCH_LIMIT = 1 << 30
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record as a producer hands it over; offsets are assigned by the batch."""
+
+    key: bytes | None
+    value: bytes | None
+    timestamp: int
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+
+
+def build_batch(
+    records: Sequence[Record],
+    *,
+    base_offset: int,
+    leader_epoch: int,
+    compression: int = CODEC_NONE,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    log_append_time: int | None = None,
+) -> bytes:
+    """Encode ``records`` as one broker-shaped batch starting at ``base_offset``.
+
+    Raises ValueError when a compressed codec was asked for but kafka-python fell back to
+    storing the records uncompressed (it does so silently when compression does not shrink
+    them); callers that want a given codec on disk must hand over compressible records.
+    """
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    if compression not in CODEC_NAMES:
+        raise ValueError(f"unknown compression codec id {compression}")
+    _check_producer_fields(producer_id, producer_epoch, base_sequence, transactional)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=compression,
+        is_transactional=transactional,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        batch_size=_NO_BATCH_LIMIT,
+    )
+    for delta, record in enumerate(records):
+        builder.append(
+            delta,
+            timestamp=record.timestamp,
+            key=record.key,
+            value=record.value,
+            headers=list(record.headers),
+        )
+    buf = bytearray(builder.build())
+    stored_codec = buf[_ATTRIBUTES_AT + 1] & _CODEC_MASK
+    if stored_codec != compression:
+        raise ValueError(
+            f"{CODEC_NAMES[compression]} did not shrink {len(records)} record(s), so the batch "
+            "would be stored uncompressed; use larger or more repetitive records"
+        )
+    needs_crc = False
+    if compression == CODEC_GZIP:
+        needs_crc = _zero_gzip_mtime(buf)
+    if log_append_time is not None:
+        _set_attribute_flag(buf, _LOG_APPEND_TIME_FLAG)
+        struct.pack_into(">q", buf, _MAX_TIMESTAMP_AT, log_append_time)
+        needs_crc = True
+    if needs_crc:
+        _recompute_crc(buf)
+    _stamp_broker_fields(buf, base_offset, leader_epoch)
+    return bytes(buf)
+
+
+def build_control_batch(
+    *,
+    base_offset: int,
+    leader_epoch: int,
+    producer_id: int,
+    producer_epoch: int,
+    commit: bool,
+    timestamp: int,
+    coordinator_epoch: int = 0,
+) -> bytes:
+    """Encode the COMMIT/ABORT marker the transaction coordinator has the leader append.
+
+    Markers carry the producer id and epoch but no sequence (Kafka writes -1 there).
+    """
+    if producer_id < 0 or producer_epoch < 0:
+        raise ValueError("a transaction marker needs a producer id and epoch")
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=CODEC_NONE,
+        is_transactional=True,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=-1,
+        batch_size=_NO_BATCH_LIMIT,
+    )
+    control_type = CONTROL_TYPE_COMMIT if commit else CONTROL_TYPE_ABORT
+    # EndTransactionMarker: key = (version int16, type int16), value = (version, coordinatorEpoch)
+    builder.append(
+        0,
+        timestamp=timestamp,
+        key=struct.pack(">hh", 0, control_type),
+        value=struct.pack(">hi", 0, coordinator_epoch),
+        headers=[],
+    )
+    buf = bytearray(builder.build())
+    _set_attribute_flag(buf, _CONTROL_FLAG)
+    _recompute_crc(buf)
+    _stamp_broker_fields(buf, base_offset, leader_epoch)
+    return bytes(buf)
+
+
+def _check_producer_fields(
+    producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
+) -> None:
+    """Reject combinations a broker would refuse, before they end up on disk."""
+    if transactional and producer_id < 0:
+        raise ValueError("a transactional batch needs a producer id")
+    if producer_id >= 0 and (producer_epoch < 0 or base_sequence < 0):
+        raise ValueError(f"producer {producer_id} needs a producer epoch and a base sequence")
+
+
+def _stamp_broker_fields(buf: bytearray, base_offset: int, leader_epoch: int) -> None:
+    """Both fields sit before the CRC-covered range, so no CRC update is needed."""
+    if base_offset < 0:
+        raise ValueError(f"base offset must be >= 0, got {base_offset}")
+    struct.pack_into(">q", buf, _BASE_OFFSET_AT, base_offset)
+    struct.pack_into(">i", buf, _LEADER_EPOCH_AT, leader_epoch)
+
+
+def _set_attribute_flag(buf: bytearray, flag: int) -> None:
+    (attributes,) = struct.unpack_from(">h", buf, _ATTRIBUTES_AT)
+    struct.pack_into(">h", buf, _ATTRIBUTES_AT, attributes | flag)
+
+
+def _recompute_crc(buf: bytearray) -> None:
+    struct.pack_into(">I", buf, _CRC_AT, calc_crc32c(memoryview(buf)[_ATTRIBUTES_AT:]))
+
+
+def _zero_gzip_mtime(buf: bytearray) -> bool:
+    """Python's gzip stamps the wall clock into its header; zero it for reproducible bytes."""
+    start = _HEADER_SIZE
+    if buf[start : start + 2] != _GZIP_MAGIC:
+        return False
+    struct.pack_into("<I", buf, start + _GZIP_MTIME_AT, 0)
+    return True
