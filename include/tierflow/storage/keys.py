@@ -1,0 +1,54 @@
+"""Object keys of remote segments, in the layout of Aiven's tiered-storage plugin.
+
+``<prefix><topic>-<topicId>/<partition>/<20-digit start offset>-<segmentId>.<suffix>``
+
+Topic names are checked against Kafka's legal characters first: a name is part of every key,
+and a name like ``../x`` must never reach a path or an object key.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tierflow.ids import is_kafka_uuid
+
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+class InvalidTopicNameError(ValueError):
+    pass
+
+
+def validate_topic_name(topic: str) -> str:
+    """Kafka's rule (Topic.validate): 1-249 of [a-zA-Z0-9._-], and not '.' or '..'."""
+    if topic in (".", "..") or not _LEGAL_TOPIC.match(topic):
+        raise InvalidTopicNameError(
+            f"illegal topic name {topic!r}: Kafka allows 1-249 characters of [a-zA-Z0-9._-], "
+            "and neither '.' nor '..'"
+        )
+    return topic
+
+
+def normalize_prefix(prefix: str) -> str:
+    """A prefix is either empty or ends with '/'; it never starts with one."""
+    prefix = prefix.strip("/")
+    return f"{prefix}/" if prefix else ""
+
+
+def partition_prefix(prefix: str, topic: str, topic_id: str, partition: int) -> str:
+    validate_topic_name(topic)
+    if not is_kafka_uuid(topic_id):
+        raise ValueError(f"topic {topic}: invalid topic id {topic_id!r}")
+    if partition < 0:
+        raise ValueError(f"topic {topic}: invalid partition {partition}")
+    return f"{normalize_prefix(prefix)}{topic}-{topic_id}/{partition}/"
+
+
+def segment_key(
+    prefix: str, topic: str, topic_id: str, partition: int, start_offset: int, segment_id: str,
+    suffix: str,
+) -> str:
+    if not is_kafka_uuid(segment_id):
+        raise ValueError(f"invalid segment id {segment_id!r}")
+    base = partition_prefix(prefix, topic, topic_id, partition)
+    return f"{base}{start_offset:020d}-{segment_id}.{suffix}"

@@ -1,0 +1,150 @@
+"""A local directory standing in for a bucket: the embedded default, no server needed.
+
+Objects are written to a temporary file beside the target, fsynced and renamed into place, so
+a crash never leaves a half-written object under its real key; the temporary files it may leave
+are ignored by ``list`` and swept by ``sweep_temporary_files``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from tierflow.storage.errors import InvalidKeyError, RemoteResourceNotFoundError, RemoteStorageError
+from tierflow.storage.object_store import READ_CHUNK, ObjectInfo
+
+_TMP_MARKER = ".tmp-"
+
+
+class LocalDirectoryObjectStore:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def describe(self) -> str:
+        return self.root.as_uri()
+
+    def _path(self, key: str) -> Path:
+        parts = key.split("/")
+        if not key or key.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise InvalidKeyError(key, "keys are relative, '/'-separated, without '.' or '..'")
+        if "\x00" in key or any(p.startswith(".") and _TMP_MARKER in p for p in parts):
+            raise InvalidKeyError(key, "key contains a NUL byte or a temporary-file name")
+        return self.root.joinpath(*parts)
+
+    def _write(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}{_TMP_MARKER}{uuid.uuid4().hex}")
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            with open(tmp, "wb") as out:
+                for chunk in chunks:
+                    out.write(chunk)
+                    digest.update(chunk)
+                    size += len(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, target)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise RemoteStorageError(key, f"write failed: {exc}") from exc
+        _fsync_dir(target.parent)
+        return ObjectInfo(key, size, digest.hexdigest())
+
+    def put_file(self, key: str, source: Path) -> ObjectInfo:
+        try:
+            handle = open(source, "rb")
+        except OSError as exc:
+            raise RemoteStorageError(key, f"cannot read source {source}: {exc}") from exc
+        with handle:
+            return self._write(key, iter(lambda: handle.read(READ_CHUNK), b""))
+
+    def put_bytes(self, key: str, data: bytes) -> ObjectInfo:
+        return self._write(key, [data])
+
+    def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
+        path = self._path(key)
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(start)
+                return handle.read() if end is None else handle.read(max(0, end - start))
+        except FileNotFoundError as exc:
+            raise RemoteResourceNotFoundError(key, "no such object") from exc
+        except OSError as exc:
+            raise RemoteStorageError(key, f"read failed: {exc}") from exc
+
+    def iter_chunks(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
+        path = self._path(key)
+        try:
+            handle = open(path, "rb")
+        except FileNotFoundError as exc:
+            raise RemoteResourceNotFoundError(key, "no such object") from exc
+        with handle:
+            yield from iter(lambda: handle.read(chunk_size), b"")
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        try:
+            return ObjectInfo(key, self._path(key).stat().st_size)
+        except FileNotFoundError:
+            return None
+
+    def delete(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            path = self._path(key)
+            # A writer killed mid-upload leaves its temporary file beside the key: it goes too.
+            leftovers = list(path.parent.glob(f".{path.name}{_TMP_MARKER}*"))
+            try:
+                for leftover in leftovers:
+                    leftover.unlink(missing_ok=True)
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise RemoteStorageError(key, f"delete failed: {exc}") from exc
+            self._prune_empty_parents(path.parent)
+
+    def _prune_empty_parents(self, directory: Path) -> None:
+        """Remove directories left empty, so a deleted partition leaves no prefix behind."""
+        while directory != self.root and directory.is_relative_to(self.root):
+            try:
+                directory.rmdir()
+            except OSError:
+                return
+            directory = directory.parent
+
+    def list(self, prefix: str = "") -> Iterator[str]:
+        for dirpath, _dirnames, filenames in os.walk(self.root):
+            for name in sorted(filenames):
+                if name.startswith(".") and _TMP_MARKER in name:
+                    continue
+                key = Path(dirpath, name).relative_to(self.root).as_posix()
+                if key.startswith(prefix):
+                    yield key
+
+    def sweep_temporary_files(self) -> list[Path]:
+        """Delete temporary files left by writers that were killed mid-upload."""
+        swept = []
+        for dirpath, _dirnames, filenames in os.walk(self.root):
+            for name in filenames:
+                if name.startswith(".") and _TMP_MARKER in name:
+                    path = Path(dirpath, name)
+                    path.unlink(missing_ok=True)
+                    swept.append(path)
+        return swept
+
+    def wipe(self) -> None:
+        """Remove every object: for demos and tests only."""
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,41 @@
+"""The bucket abstraction: keys to immutable blobs, with ranged reads and idempotent deletes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+READ_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    key: str
+    size: int
+    sha256: str | None = None
+
+
+class ObjectStore(Protocol):
+    def put_file(self, key: str, source: Path) -> ObjectInfo:
+        """Upload a file; a retry simply overwrites. Returns size and sha256 of what was sent."""
+
+    def put_bytes(self, key: str, data: bytes) -> ObjectInfo: ...
+
+    def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
+        """Bytes [start, end) of the object (end None: to the end)."""
+
+    def iter_chunks(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
+        """Stream the whole object, so callers never hold a segment in memory."""
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        """Size of the object, or None when it does not exist."""
+
+    def delete(self, keys: Iterable[str]) -> None:
+        """Delete keys; a key that is already gone is a success."""
+
+    def list(self, prefix: str = "") -> Iterator[str]: ...
+
+    def describe(self) -> str:
+        """Where the bucket is, for messages."""

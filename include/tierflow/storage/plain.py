@@ -1,0 +1,108 @@
+"""A storage manager that uploads each segment file as one untransformed object.
+
+It is the simplest faithful RemoteStorageManager: one object per file, as Kafka's own
+LocalTieredStorage does, under the Aiven key layout. Ranged reads of the log are plain ranged
+GETs of the ``.log`` object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from tierflow.faults import crash_point
+from tierflow.storage.errors import RemoteResourceNotFoundError, VerificationError
+from tierflow.storage.keys import segment_key
+from tierflow.storage.object_store import ObjectInfo, ObjectStore
+from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
+
+LOG_SUFFIX = "log"
+INDEX_SUFFIXES: dict[IndexType, str] = {
+    IndexType.OFFSET: "index",
+    IndexType.TIMESTAMP: "timeindex",
+    IndexType.TRANSACTION: "txnindex",
+    IndexType.PRODUCER_SNAPSHOT: "snapshot",
+    IndexType.LEADER_EPOCH: "leader_epoch_checkpoint",
+}
+
+
+class PlainRemoteStorageManager:
+    def __init__(self, objects: ObjectStore, prefix: str = "") -> None:
+        self.objects = objects
+        self.prefix = prefix
+
+    def key(self, segment: RemoteSegment, suffix: str) -> str:
+        return segment_key(
+            self.prefix,
+            segment.topic,
+            segment.topic_id,
+            segment.partition,
+            segment.start_offset,
+            segment.segment_id,
+            suffix,
+        )
+
+    def object_keys(self, segment: RemoteSegment) -> list[str]:
+        suffixes = [LOG_SUFFIX, *INDEX_SUFFIXES.values()]
+        return [self.key(segment, suffix) for suffix in suffixes]
+
+    def copy_log_segment_data(
+        self, segment: RemoteSegment, data: LogSegmentData
+    ) -> list[ObjectInfo]:
+        files: list[tuple[str, Path]] = [
+            (LOG_SUFFIX, data.log_segment),
+            (INDEX_SUFFIXES[IndexType.OFFSET], data.offset_index),
+            (INDEX_SUFFIXES[IndexType.TIMESTAMP], data.time_index),
+            (INDEX_SUFFIXES[IndexType.PRODUCER_SNAPSHOT], data.producer_snapshot_index),
+        ]
+        if data.transaction_index is not None:
+            files.append((INDEX_SUFFIXES[IndexType.TRANSACTION], data.transaction_index))
+        written = []
+        for suffix, path in files:
+            written.append(self.objects.put_file(self.key(segment, suffix), path))
+            crash_point("rsm.after_put")
+        epoch_key = self.key(segment, INDEX_SUFFIXES[IndexType.LEADER_EPOCH])
+        written.append(self.objects.put_bytes(epoch_key, data.leader_epoch_index))
+        crash_point("rsm.after_put")
+        return written
+
+    def verify(self, segment: RemoteSegment, expected: list[ObjectInfo]) -> None:
+        for info in expected:
+            found = self.objects.stat(info.key)
+            if found is None:
+                raise VerificationError(info.key, "missing right after upload")
+            if found.size != info.size:
+                raise VerificationError(
+                    info.key, f"size {found.size} bytes, uploaded {info.size} bytes"
+                )
+            digest = hashlib.sha256()
+            for chunk in self.objects.iter_chunks(info.key):
+                digest.update(chunk)
+            if digest.hexdigest() != info.sha256:
+                raise VerificationError(
+                    info.key, f"sha256 {digest.hexdigest()} differs from uploaded {info.sha256}"
+                )
+
+    def fetch_log_segment(
+        self, segment: RemoteSegment, start_position: int, end_position: int | None = None
+    ) -> bytes:
+        end = None if end_position is None else end_position + 1
+        return self.objects.read_range(self.key(segment, LOG_SUFFIX), start_position, end)
+
+    def iter_log_segment(self, segment: RemoteSegment) -> Iterator[bytes]:
+        return self.objects.iter_chunks(self.key(segment, LOG_SUFFIX))
+
+    def fetch_index(self, segment: RemoteSegment, index_type: IndexType) -> bytes:
+        key = self.key(segment, INDEX_SUFFIXES[index_type])
+        try:
+            return self.objects.read_range(key)
+        except RemoteResourceNotFoundError:
+            raise RemoteResourceNotFoundError(
+                key, f"no {index_type.value} index for {segment.describe()}"
+            ) from None
+
+    def delete_log_segment_data(self, segment: RemoteSegment) -> None:
+        for key in self.object_keys(segment):
+            self.objects.delete([key])
+            crash_point("rsm.after_delete")
