@@ -1,0 +1,44 @@
+"""Engines for the metadata store: SQLite tuned for many writer processes, anything else as is.
+
+Airflow runs tasks in separate processes that all write the same SQLite file, so each
+connection gets WAL (readers never block the writer), a long busy timeout (writers queue instead
+of failing with "database is locked") and foreign keys (off by default in SQLite).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def create_store_engine(url: str) -> Engine:
+    sa_url = make_url(url)
+    if sa_url.get_backend_name() != "sqlite":
+        return create_engine(sa_url, pool_pre_ping=True)
+    if (
+        sa_url.database
+        and sa_url.database != ":memory:"
+        and not sa_url.database.startswith("file:")
+    ):
+        Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(sa_url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    event.listen(engine, "connect", _configure_sqlite_connection)
+    return engine
+
+
+def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        # WAL makes NORMAL durable against application crashes; only power loss can drop
+        # the last transactions, which the lifecycle's idempotent retries tolerate.
+        cursor.execute("PRAGMA synchronous = NORMAL")
+    finally:
+        cursor.close()

@@ -1,0 +1,205 @@
+"""SQL tables of the metadata store: tierflow's durable stand-in for Kafka's RLMM cache.
+
+States are stored by name so the database reads without a lookup table. Offsets, sizes and
+timestamps are BIGINT because PostgreSQL's INTEGER is 32-bit. Constraint and index names are
+explicit so the Alembic migration can create exactly these and ``compare_metadata`` agrees.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from tierflow.metadata.log_config import TopicConfig
+from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState, TieredState
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY (the rowid alias), not a BIGINT one.
+EVENT_ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
+class SegmentObjectKind(StrEnum):
+    """The files Kafka's RemoteStorageManager stores per segment (the log plus IndexType)."""
+
+    LOG = "log"
+    INDEX = "index"
+    TIMEINDEX = "timeindex"
+    TXNINDEX = "txnindex"
+    SNAPSHOT = "snapshot"
+    LEADER_EPOCH_CHECKPOINT = "leader_epoch_checkpoint"
+
+
+class Topic(SQLModel, table=True):
+    __tablename__ = "topics"
+    __table_args__ = (sa.UniqueConstraint("name", name="uq_topics_name"),)
+
+    topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    name: str = Field(sa_type=sa.String(249))
+    remote_storage_enable: bool = Field(default=False, sa_type=sa.Boolean)
+    retention_ms: int = Field(default=604_800_000, sa_type=sa.BigInteger)
+    retention_bytes: int = Field(default=-1, sa_type=sa.BigInteger)
+    local_retention_ms: int = Field(default=-2, sa_type=sa.BigInteger)
+    local_retention_bytes: int = Field(default=-2, sa_type=sa.BigInteger)
+    remote_log_disable_policy: str = Field(default="retain", sa_type=sa.String(16))
+    remote_log_copy_disable: bool = Field(default=False, sa_type=sa.Boolean)
+    tiered_state: str = Field(default=TieredState.DISABLED.value, sa_type=sa.String(16))
+    tiered_epoch: int = Field(default=0, sa_type=sa.Integer)
+    updated_ms: int = Field(sa_type=sa.BigInteger)
+
+    @property
+    def config(self) -> TopicConfig:
+        return TopicConfig(
+            remote_storage_enable=self.remote_storage_enable,
+            retention_ms=self.retention_ms,
+            retention_bytes=self.retention_bytes,
+            local_retention_ms=self.local_retention_ms,
+            local_retention_bytes=self.local_retention_bytes,
+            remote_log_disable_policy=self.remote_log_disable_policy,
+            remote_log_copy_disable=self.remote_log_copy_disable,
+        )
+
+    @property
+    def state(self) -> TieredState:
+        return TieredState(self.tiered_state)
+
+
+class Partition(SQLModel, table=True):
+    __tablename__ = "partitions"
+    __table_args__ = (
+        sa.ForeignKeyConstraint(
+            ["topic_id"], ["topics.topic_id"], name="fk_partitions_topic_id_topics"
+        ),
+    )
+
+    topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    partition: int = Field(
+        primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False}
+    )
+    log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
+    local_log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
+    highest_remote_offset: int = Field(default=-1, sa_type=sa.BigInteger)
+    lease_owner: str | None = Field(default=None, sa_type=sa.String(255))
+    lease_expires_ms: int | None = Field(default=None, sa_type=sa.BigInteger)
+
+
+class RemoteLogSegment(SQLModel, table=True):
+    """One RemoteLogSegmentMetadata; DELETE_SEGMENT_FINISHED rows stay as tombstones."""
+
+    __tablename__ = "remote_log_segments"
+    __table_args__ = (
+        sa.ForeignKeyConstraint(
+            ["topic_id", "partition"],
+            ["partitions.topic_id", "partitions.partition"],
+            name="fk_remote_log_segments_partition_partitions",
+        ),
+        sa.Index("ix_remote_log_segments_tp_start", "topic_id", "partition", "start_offset"),
+        sa.Index("ix_remote_log_segments_tp_state", "topic_id", "partition", "state"),
+    )
+
+    segment_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    topic_id: str = Field(sa_type=sa.String(64))
+    partition: int = Field(sa_type=sa.Integer)
+    start_offset: int = Field(sa_type=sa.BigInteger)
+    end_offset: int = Field(sa_type=sa.BigInteger)
+    max_timestamp_ms: int = Field(sa_type=sa.BigInteger)
+    leader_epoch: int = Field(sa_type=sa.Integer)
+    segment_leader_epochs: str = Field(sa_type=sa.Text)
+    segment_size_bytes: int = Field(sa_type=sa.BigInteger)
+    state: str = Field(sa_type=sa.String(32))
+    tiered_epoch: int = Field(default=0, sa_type=sa.Integer)
+    event_timestamp_ms: int = Field(sa_type=sa.BigInteger)
+    custom_metadata: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
+    txn_index_empty: bool = Field(default=True, sa_type=sa.Boolean)
+    owner: str = Field(sa_type=sa.String(255))
+    created_ms: int = Field(sa_type=sa.BigInteger)
+
+    @property
+    def leader_epochs(self) -> list[tuple[int, int]]:
+        """``segment_leader_epochs`` decoded: ascending (epoch, start offset) pairs."""
+        return [(int(epoch), int(start)) for epoch, start in json.loads(self.segment_leader_epochs)]
+
+    @property
+    def segment_state(self) -> RemoteLogSegmentState:
+        return RemoteLogSegmentState(self.state)
+
+
+class RemoteSegmentObject(SQLModel, table=True):
+    __tablename__ = "remote_segment_objects"
+    __table_args__ = (
+        sa.ForeignKeyConstraint(
+            ["segment_id"],
+            ["remote_log_segments.segment_id"],
+            name="fk_remote_segment_objects_segment_id_remote_log_segments",
+        ),
+    )
+
+    segment_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    kind: str = Field(primary_key=True, sa_type=sa.String(32))
+    key: str = Field(sa_type=sa.Text)
+    size: int = Field(sa_type=sa.BigInteger)
+    sha256: str = Field(sa_type=sa.String(64))
+
+
+class RemotePartitionDelete(SQLModel, table=True):
+    __tablename__ = "remote_partition_deletes"
+    __table_args__ = (
+        sa.ForeignKeyConstraint(
+            ["topic_id", "partition"],
+            ["partitions.topic_id", "partitions.partition"],
+            name="fk_remote_partition_deletes_partition_partitions",
+        ),
+    )
+
+    topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    partition: int = Field(
+        primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False}
+    )
+    state: str = Field(sa_type=sa.String(32))
+    event_timestamp_ms: int = Field(sa_type=sa.BigInteger)
+    marks: int = Field(default=1, sa_type=sa.Integer)
+
+    @property
+    def delete_state(self) -> RemotePartitionDeleteState:
+        return RemotePartitionDeleteState(self.state)
+
+
+class MetadataEvent(SQLModel, table=True):
+    """Append-only history, tierflow's ``__remote_log_metadata``: one row per transition.
+
+    No foreign keys, so the history outlives whatever it describes.
+    """
+
+    __tablename__ = "metadata_events"
+    __table_args__ = (
+        sa.Index("ix_metadata_events_tp", "topic_id", "partition"),
+        sa.Index("ix_metadata_events_segment_id", "segment_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=EVENT_ID_TYPE)
+    event_timestamp_ms: int = Field(sa_type=sa.BigInteger)
+    entity: str = Field(sa_type=sa.String(32))
+    topic_id: str = Field(sa_type=sa.String(64))
+    partition: int | None = Field(default=None, sa_type=sa.Integer)
+    segment_id: str | None = Field(default=None, sa_type=sa.String(64))
+    from_state: str | None = Field(default=None, sa_type=sa.String(32))
+    to_state: str = Field(sa_type=sa.String(32))
+    actor: str = Field(sa_type=sa.String(255))
+    details: str | None = Field(default=None, sa_type=sa.Text)
+
+    @property
+    def details_dict(self) -> dict[str, object]:
+        return json.loads(self.details) if self.details else {}
+
+
+TABLES: tuple[type[SQLModel], ...] = (
+    Topic,
+    Partition,
+    RemoteLogSegment,
+    RemoteSegmentObject,
+    RemotePartitionDelete,
+    MetadataEvent,
+)
+TABLE_NAMES: frozenset[str] = frozenset(str(model.__tablename__) for model in TABLES)
+VERSION_TABLE = "tierflow_alembic_version"

@@ -1,0 +1,148 @@
+"""Partitions: registration, forward-only start offsets, and the copy lease."""
+
+from __future__ import annotations
+
+from sqlalchemy import insert, or_, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, select
+
+from tierflow.metadata.errors import MetadataError
+from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.models import Partition
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, wall_clock_ms
+
+PARTITION_REGISTERED = "REGISTERED"
+PARTITION_OFFSETS_ADVANCED = "OFFSETS_ADVANCED"
+
+
+class PartitionRegistry(StoreBase):
+    def ensure_partition(
+        self,
+        topic_id: str,
+        partition: int,
+        *,
+        log_start_offset: int,
+        local_log_start_offset: int,
+        actor: str = "tierflow",
+        now_ms: int | None = None,
+    ) -> Partition:
+        """Register the partition, or move its start offsets forward (never back, as in Kafka)."""
+        # No order between the two: DeleteRecords can put the log start offset inside the
+        # first local segment, above that segment's base offset.
+        if log_start_offset < 0 or local_log_start_offset < 0:
+            raise ValueError(
+                f"partition {topic_id}-{partition}: negative start offset "
+                f"(log_start_offset={log_start_offset}, "
+                f"local_log_start_offset={local_log_start_offset})"
+            )
+        now = wall_clock_ms() if now_ms is None else now_ms
+        self.topic_by_id(topic_id)
+        offsets = {
+            "log_start_offset": log_start_offset,
+            "local_log_start_offset": local_log_start_offset,
+        }
+        for _ in range(MAX_ATTEMPTS):
+            existing = self.partition(topic_id, partition)
+            if existing is not None:
+                self._advance_offsets(existing, offsets, actor=actor, now_ms=now)
+                return self._require_partition(topic_id, partition)
+            try:
+                with self._write() as connection:
+                    connection.execute(
+                        insert(Partition).values(topic_id=topic_id, partition=partition, **offsets)
+                    )
+                    append_event(
+                        connection,
+                        entity=EventEntity.PARTITION,
+                        topic_id=topic_id,
+                        partition=partition,
+                        to_state=PARTITION_REGISTERED,
+                        actor=actor,
+                        now_ms=now,
+                        details=offsets,
+                    )
+            except IntegrityError:
+                continue  # registered concurrently; the next pass advances it instead
+            return self._require_partition(topic_id, partition)
+        raise MetadataError(f"partition {topic_id}-{partition}: gave up after concurrent updates")
+
+    def partitions(self, topic_id: str | None = None) -> list[Partition]:
+        query = select(Partition)
+        if topic_id is not None:
+            query = query.where(col(Partition.topic_id) == topic_id)
+        query = query.order_by(col(Partition.topic_id), col(Partition.partition))
+        with self._session() as session:
+            return list(session.exec(query).all())
+
+    def acquire_lease(
+        self, topic_id: str, partition: int, owner: str, *, now_ms: int, ttl_ms: int
+    ) -> bool:
+        """Take or renew the partition's lease; free, expired or already ours -> True."""
+        if ttl_ms <= 0:
+            raise ValueError(f"lease ttl_ms must be positive, got {ttl_ms}")
+        with self._write() as connection:
+            result = connection.execute(
+                update(Partition)
+                .where(
+                    col(Partition.topic_id) == topic_id,
+                    col(Partition.partition) == partition,
+                    or_(
+                        col(Partition.lease_owner).is_(None),
+                        col(Partition.lease_expires_ms).is_(None),
+                        col(Partition.lease_expires_ms) <= now_ms,
+                        col(Partition.lease_owner) == owner,
+                    ),
+                )
+                .values(lease_owner=owner, lease_expires_ms=now_ms + ttl_ms)
+            )
+            won = result.rowcount == 1
+        if not won:
+            self._require_partition(topic_id, partition)
+        return won
+
+    def release_lease(self, topic_id: str, partition: int, owner: str) -> bool:
+        """Give the lease up if ``owner`` holds it; True when it did."""
+        with self._write() as connection:
+            result = connection.execute(
+                update(Partition)
+                .where(
+                    col(Partition.topic_id) == topic_id,
+                    col(Partition.partition) == partition,
+                    col(Partition.lease_owner) == owner,
+                )
+                .values(lease_owner=None, lease_expires_ms=None)
+            )
+            return result.rowcount == 1
+
+    def _advance_offsets(
+        self, existing: Partition, offsets: dict[str, int], *, actor: str, now_ms: int
+    ) -> None:
+        wanted = {name: value for name, value in offsets.items() if value > getattr(existing, name)}
+        if not wanted:
+            return
+        changed: dict[str, list[int]] = {}
+        with self._write() as connection:
+            for name, value in wanted.items():
+                column = getattr(Partition, name)
+                result = connection.execute(
+                    update(Partition)
+                    .where(
+                        col(Partition.topic_id) == existing.topic_id,
+                        col(Partition.partition) == existing.partition,
+                        column < value,
+                    )
+                    .values({name: value})
+                )
+                if result.rowcount == 1:
+                    changed[name] = [getattr(existing, name), value]
+            if changed:
+                append_event(
+                    connection,
+                    entity=EventEntity.PARTITION,
+                    topic_id=existing.topic_id,
+                    partition=existing.partition,
+                    to_state=PARTITION_OFFSETS_ADVANCED,
+                    actor=actor,
+                    now_ms=now_ms,
+                    details=changed,
+                )

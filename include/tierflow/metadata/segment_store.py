@@ -1,0 +1,327 @@
+"""The RemoteLogSegmentState machine: add, transition, and the segment queries.
+
+Every transition is one conditional UPDATE whose WHERE clause names the state it starts
+from, so when several workers race the database picks exactly one winner (rowcount 1) and
+the others re-read. The event row (and, on COPY_SEGMENT_FINISHED, the object rows and the
+partition's highest_remote_offset) is written in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from itertools import pairwise
+from typing import Any, NamedTuple, Protocol
+
+from sqlalchemy import Connection, func, insert, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, select
+
+from tierflow.metadata.errors import InvalidStateTransition, MetadataError, UnknownSegmentError
+from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.models import (
+    Partition,
+    RemoteLogSegment,
+    RemoteSegmentObject,
+    SegmentObjectKind,
+)
+from tierflow.metadata.states import SEGMENT_SOURCES, RemoteLogSegmentState
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+
+
+class SegmentObject(NamedTuple):
+    """One stored file of a segment, as passed to ``transition_segment(objects=...)``."""
+
+    kind: str
+    key: str
+    size: int
+    sha256: str
+
+
+class EpochEntryLike(Protocol):
+    epoch: int
+    start_offset: int
+
+
+class SegmentStore(StoreBase):
+    def add_segment(
+        self,
+        *,
+        segment_id: str,
+        topic_id: str,
+        partition: int,
+        start_offset: int,
+        end_offset: int,
+        max_timestamp_ms: int,
+        segment_leader_epochs: Sequence[tuple[int, int] | EpochEntryLike],
+        segment_size_bytes: int,
+        txn_index_empty: bool,
+        actor: str,
+        now_ms: int,
+        owner: str | None = None,
+        leader_epoch: int | None = None,
+        tiered_epoch: int | None = None,
+        custom_metadata: bytes | None = None,
+    ) -> RemoteLogSegment:
+        """null -> COPY_SEGMENT_STARTED: the row and its event in one transaction.
+
+        Adding the same segment again while it is still COPY_SEGMENT_STARTED is Kafka's
+        self-transition: the existing row comes back and no event is written. ``owner``
+        defaults to ``actor``, ``tiered_epoch`` to the topic's current one.
+        """
+        epochs = _leader_epoch_pairs(segment_id, segment_leader_epochs)
+        last_epoch = epochs[-1][0]
+        if leader_epoch is not None and leader_epoch != last_epoch:
+            raise ValueError(
+                f"segment {segment_id}: leader_epoch {leader_epoch} is not the last of "
+                f"segment_leader_epochs ({last_epoch})"
+            )
+        if not 0 <= start_offset <= end_offset:
+            raise ValueError(
+                f"segment {segment_id}: need 0 <= start_offset ({start_offset}) <= "
+                f"end_offset ({end_offset})"
+            )
+        if segment_size_bytes < 0:
+            raise ValueError(f"segment {segment_id}: negative size {segment_size_bytes}")
+        topic = self.topic_by_id(topic_id)
+        self._require_partition(topic_id, partition)
+        row = {
+            "segment_id": segment_id,
+            "topic_id": topic_id,
+            "partition": partition,
+            "start_offset": start_offset,
+            "end_offset": end_offset,
+            "max_timestamp_ms": max_timestamp_ms,
+            "leader_epoch": last_epoch,
+            "segment_leader_epochs": json.dumps([list(pair) for pair in epochs]),
+            "segment_size_bytes": segment_size_bytes,
+            "state": RemoteLogSegmentState.COPY_SEGMENT_STARTED.value,
+            "tiered_epoch": topic.tiered_epoch if tiered_epoch is None else tiered_epoch,
+            "event_timestamp_ms": now_ms,
+            "custom_metadata": custom_metadata,
+            "txn_index_empty": txn_index_empty,
+            "owner": actor if owner is None else owner,
+            "created_ms": now_ms,
+        }
+        existing = self._find_segment(segment_id)
+        if existing is None:
+            try:
+                with self._write() as connection:
+                    connection.execute(insert(RemoteLogSegment).values(**row))
+                    append_event(
+                        connection,
+                        entity=EventEntity.SEGMENT,
+                        topic_id=topic_id,
+                        partition=partition,
+                        segment_id=segment_id,
+                        to_state=RemoteLogSegmentState.COPY_SEGMENT_STARTED,
+                        actor=actor,
+                        now_ms=now_ms,
+                        details={
+                            "start_offset": start_offset,
+                            "end_offset": end_offset,
+                            "segment_size_bytes": segment_size_bytes,
+                        },
+                    )
+                return self.segment(segment_id)
+            except IntegrityError:
+                existing = self._find_segment(segment_id)
+                if existing is None:
+                    raise
+        return _same_segment_or_raise(existing, row)
+
+    def transition_segment(
+        self,
+        segment_id: str,
+        dst: RemoteLogSegmentState,
+        *,
+        actor: str,
+        now_ms: int,
+        custom_metadata: bytes | None = None,
+        objects: Iterable[tuple[str, str, int, str]] | None = None,
+    ) -> bool:
+        """Move the segment to ``dst``: True if this call did it, False if already there.
+
+        Raises InvalidStateTransition when Kafka's machine forbids it. On
+        COPY_SEGMENT_FINISHED the ``objects`` (kind, key, size, sha256) are stored and the
+        partition's ``highest_remote_offset`` is raised to end_offset if below, in the same
+        transaction.
+        """
+        dst = RemoteLogSegmentState(dst)
+        finished_state = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
+        finished = dst is finished_state
+        if objects is not None and not finished:
+            raise ValueError(
+                f"segment {segment_id}: objects are only stored on {finished_state}, not {dst}"
+            )
+        object_rows = _object_rows(segment_id, objects or [])
+        for _ in range(MAX_ATTEMPTS):
+            current = self.segment(segment_id)
+            src = current.segment_state
+            if src is dst:
+                return False
+            if src not in SEGMENT_SOURCES[dst]:
+                raise InvalidStateTransition("segment", segment_id, src, dst)
+            values: dict[str, Any] = {"state": dst.value, "event_timestamp_ms": now_ms}
+            if custom_metadata is not None:
+                values["custom_metadata"] = custom_metadata
+            with self._write() as connection:
+                result = connection.execute(
+                    update(RemoteLogSegment)
+                    .where(
+                        col(RemoteLogSegment.segment_id) == segment_id,
+                        col(RemoteLogSegment.state) == src.value,
+                    )
+                    .values(**values)
+                )
+                if result.rowcount != 1:
+                    continue  # another worker moved it first; re-read and decide again
+                if finished:
+                    _store_finished_copy(connection, current, object_rows)
+                append_event(
+                    connection,
+                    entity=EventEntity.SEGMENT,
+                    topic_id=current.topic_id,
+                    partition=current.partition,
+                    segment_id=segment_id,
+                    from_state=src,
+                    to_state=dst,
+                    actor=actor,
+                    now_ms=now_ms,
+                    details={"objects": len(object_rows)} if finished else None,
+                )
+                return True
+        raise MetadataError(f"segment {segment_id}: gave up after {MAX_ATTEMPTS} races")
+
+    def segment(self, segment_id: str) -> RemoteLogSegment:
+        found = self._find_segment(segment_id)
+        if found is None:
+            raise UnknownSegmentError(f"unknown remote log segment {segment_id!r}")
+        return found
+
+    def segment_objects(self, segment_id: str) -> list[RemoteSegmentObject]:
+        query = (
+            select(RemoteSegmentObject)
+            .where(col(RemoteSegmentObject.segment_id) == segment_id)
+            .order_by(col(RemoteSegmentObject.kind))
+        )
+        with self._session() as session:
+            return list(session.exec(query).all())
+
+    def segments(
+        self,
+        topic_id: str,
+        partition: int,
+        *,
+        states: Iterable[RemoteLogSegmentState] | None = None,
+    ) -> list[RemoteLogSegment]:
+        """The partition's segments by start offset (then age); all states unless filtered."""
+        query = select(RemoteLogSegment).where(
+            col(RemoteLogSegment.topic_id) == topic_id,
+            col(RemoteLogSegment.partition) == partition,
+        )
+        if states is not None:
+            names = [RemoteLogSegmentState(state).value for state in states]
+            query = query.where(col(RemoteLogSegment.state).in_(names))
+        query = query.order_by(
+            col(RemoteLogSegment.start_offset),
+            col(RemoteLogSegment.created_ms),
+            col(RemoteLogSegment.segment_id),
+        )
+        with self._session() as session:
+            return list(session.exec(query).all())
+
+    def highest_remote_offset(self, topic_id: str, partition: int) -> int:
+        """Max end offset over COPY_SEGMENT_FINISHED segments, -1 if none.
+
+        Unlike ``Partition.highest_remote_offset`` (Kafka's forward-only highestLogOffset) this
+        drops when finished segments start being deleted.
+        """
+        query = select(func.max(RemoteLogSegment.end_offset)).where(
+            col(RemoteLogSegment.topic_id) == topic_id,
+            col(RemoteLogSegment.partition) == partition,
+            col(RemoteLogSegment.state) == RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value,
+        )
+        with self._session() as session:
+            highest = session.exec(query).one()
+        return -1 if highest is None else int(highest)
+
+    def _find_segment(self, segment_id: str) -> RemoteLogSegment | None:
+        with self._session() as session:
+            return session.get(RemoteLogSegment, segment_id)
+
+
+def _leader_epoch_pairs(
+    segment_id: str, entries: Sequence[tuple[int, int] | EpochEntryLike]
+) -> list[tuple[int, int]]:
+    """(epoch, start offset) pairs from tuples or EpochEntry-like objects, checked like Kafka's
+    RemoteLogSegmentMetadata: not empty, epochs ascending."""
+    pairs: list[tuple[int, int]] = []
+    for entry in entries:
+        if isinstance(entry, tuple | list):
+            epoch, start = entry
+        else:
+            epoch, start = entry.epoch, entry.start_offset
+        pairs.append((int(epoch), int(start)))
+    if not pairs:
+        raise ValueError(f"segment {segment_id}: segment_leader_epochs must not be empty")
+    for (epoch, start), (next_epoch, next_start) in pairwise(pairs):
+        if next_epoch <= epoch or next_start < start:
+            raise ValueError(
+                f"segment {segment_id}: segment_leader_epochs not ascending at epoch {next_epoch}"
+            )
+    return pairs
+
+
+def _object_rows(
+    segment_id: str, objects: Iterable[tuple[str, str, int, str]]
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for kind, key, size, sha256 in objects:
+        try:
+            kind_name = SegmentObjectKind(kind).value
+        except ValueError:
+            raise ValueError(f"segment {segment_id}: unknown object kind {kind!r}") from None
+        if any(row["kind"] == kind_name for row in rows):
+            raise ValueError(f"segment {segment_id}: object kind {kind_name} given twice")
+        rows.append(
+            {
+                "segment_id": segment_id,
+                "kind": kind_name,
+                "key": key,
+                "size": size,
+                "sha256": sha256,
+            }
+        )
+    return rows
+
+
+def _store_finished_copy(
+    connection: Connection, segment: RemoteLogSegment, object_rows: list[dict[str, Any]]
+) -> None:
+    if object_rows:
+        connection.execute(insert(RemoteSegmentObject), object_rows)
+    connection.execute(
+        update(Partition)
+        .where(
+            col(Partition.topic_id) == segment.topic_id,
+            col(Partition.partition) == segment.partition,
+            col(Partition.highest_remote_offset) < segment.end_offset,
+        )
+        .values(highest_remote_offset=segment.end_offset)
+    )
+
+
+def _same_segment_or_raise(existing: RemoteLogSegment, row: dict[str, Any]) -> RemoteLogSegment:
+    """A repeated add is a no-op only for the same segment still in COPY_SEGMENT_STARTED."""
+    identity = ("topic_id", "partition", "start_offset", "end_offset")
+    if any(getattr(existing, name) != row[name] for name in identity):
+        raise ValueError(
+            f"segment {existing.segment_id} already exists for "
+            f"{existing.topic_id}-{existing.partition} "
+            f"[{existing.start_offset}, {existing.end_offset}]"
+        )
+    started = RemoteLogSegmentState.COPY_SEGMENT_STARTED
+    if existing.segment_state is not started:
+        raise InvalidStateTransition("segment", existing.segment_id, existing.state, started)
+    return existing

@@ -1,0 +1,62 @@
+"""The metadata store: Kafka's remote-log metadata, durable and shared by many processes.
+
+It plays the part of Kafka's RemoteLogMetadataManager; ``metadata_events`` stands in for the
+``__remote_log_metadata`` topic. The parts live in their own modules (topic_registry,
+partition_registry, segment_store, partition_delete_store); this class joins them and owns
+the engine.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+from sqlmodel import col, select
+
+from tierflow.metadata import migrate as migrations
+from tierflow.metadata.engine import create_store_engine
+from tierflow.metadata.events import EventEntity
+from tierflow.metadata.models import MetadataEvent
+from tierflow.metadata.partition_delete_store import PartitionDeleteStore
+from tierflow.metadata.partition_registry import PartitionRegistry
+from tierflow.metadata.segment_store import SegmentObject, SegmentStore
+from tierflow.metadata.store_base import wall_clock_ms
+from tierflow.metadata.topic_registry import TopicRegistry
+
+__all__ = ["MetadataStore", "SegmentObject", "wall_clock_ms"]
+
+
+class MetadataStore(TopicRegistry, PartitionRegistry, SegmentStore, PartitionDeleteStore):
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
+        self.url = url
+        self.engine: Engine = create_store_engine(url)
+        if migrate:
+            migrations.upgrade(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> MetadataStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def events(
+        self,
+        *,
+        topic_id: str | None = None,
+        partition: int | None = None,
+        segment_id: str | None = None,
+        entity: str | None = None,
+    ) -> list[MetadataEvent]:
+        """The history in the order it was written (ascending id)."""
+        query = select(MetadataEvent)
+        if topic_id is not None:
+            query = query.where(col(MetadataEvent.topic_id) == topic_id)
+        if partition is not None:
+            query = query.where(col(MetadataEvent.partition) == partition)
+        if segment_id is not None:
+            query = query.where(col(MetadataEvent.segment_id) == segment_id)
+        if entity is not None:
+            query = query.where(col(MetadataEvent.entity) == EventEntity(entity).value)
+        with self._session() as session:
+            return list(session.exec(query.order_by(col(MetadataEvent.id))).all())
