@@ -1,0 +1,101 @@
+"""Everything the copy needs to know about a local segment, checked before any state is written.
+
+Reading the whole segment here (headers only, CRC checked) means a corrupt or truncated
+segment fails with the file and byte position named, before COPY_SEGMENT_STARTED exists, so
+bad input leaves no metadata and no objects behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tierflow.kafka.errors import KafkaFormatError, MissingFileError
+from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
+from tierflow.kafka.log_dir import PartitionLog
+from tierflow.kafka.offset_index import OffsetIndex
+from tierflow.kafka.time_index import TimeIndex
+from tierflow.kafka.txn_index import read_txn_index
+from tierflow.lifecycle.copy_candidates import CopyCandidate
+from tierflow.storage.remote_storage_manager import LogSegmentData
+
+
+@dataclass(frozen=True)
+class SegmentFacts:
+    max_timestamp_ms: int
+    leader_epochs: list[EpochEntry]
+    size_in_bytes: int
+    txn_index_empty: bool
+    data: LogSegmentData
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.leader_epochs[-1].epoch
+
+
+def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts:
+    segment = candidate.segment
+    for path in (segment.log_path, segment.index_path, segment.time_index_path):
+        if not path.exists():
+            raise MissingFileError(str(path), None, "required segment file is missing")
+    snapshot = log.producer_snapshot_path(candidate.next_base_offset)
+    if not snapshot.exists():
+        # Kafka requires the producer snapshot at the next segment's base offset (KIP-405).
+        raise MissingFileError(str(snapshot), None, "producer snapshot required for upload")
+
+    max_timestamp = -1
+    last_offset = None
+    batch_epochs: list[EpochEntry] = []
+    for batch in segment.batches(validate_crc=True):
+        max_timestamp = max(max_timestamp, batch.max_timestamp)
+        last_offset = batch.last_offset
+        epoch = batch.partition_leader_epoch
+        if epoch >= 0 and (not batch_epochs or epoch > batch_epochs[-1].epoch):
+            batch_epochs.append(EpochEntry(epoch, batch.base_offset))
+    if last_offset is not None and last_offset > candidate.end_offset:
+        raise KafkaFormatError(
+            str(segment.log_path),
+            None,
+            f"last offset {last_offset} is beyond the next segment's base offset "
+            f"{candidate.next_base_offset}",
+        )
+    size = segment.size_in_bytes()
+    OffsetIndex.read(segment.index_path, segment.base_offset, log_size=size)
+    TimeIndex.read(segment.time_index_path, segment.base_offset)
+    txn_path = segment.txn_index_path if segment.has_txn_index() else None
+    txn_entries = read_txn_index(txn_path) if txn_path else []
+
+    checkpoint = log.leader_epoch_entries()
+    epochs = batch_epochs or _epochs_in_range(checkpoint, candidate)
+    if not epochs:
+        raise KafkaFormatError(
+            str(segment.log_path), None, "no leader epoch in the batches or the checkpoint"
+        )
+    return SegmentFacts(
+        max_timestamp_ms=max_timestamp,
+        leader_epochs=epochs,
+        size_in_bytes=size,
+        txn_index_empty=not txn_entries,
+        data=LogSegmentData(
+            log_segment=segment.log_path,
+            offset_index=segment.index_path,
+            time_index=segment.time_index_path,
+            transaction_index=txn_path,
+            producer_snapshot_index=snapshot,
+            leader_epoch_index=leader_epoch_checkpoint_bytes(
+                entries_before(checkpoint, candidate.next_base_offset)
+            ),
+        ),
+    )
+
+
+def _epochs_in_range(entries: list[EpochEntry], candidate: CopyCandidate) -> list[EpochEntry]:
+    """Kafka's epochEntriesInRange, for segments whose batches carry no epoch (magic 0/1).
+
+    A segment's epochs otherwise come from its own batches, in the same pass that checks CRCs.
+    """
+    inside = [e for e in entries if e.start_offset < candidate.next_base_offset]
+    result = [e for e in inside if e.start_offset >= candidate.base_offset]
+    earlier = [e for e in inside if e.start_offset < candidate.base_offset]
+    if earlier:
+        result.insert(0, EpochEntry(earlier[-1].epoch, candidate.base_offset))
+    return result

@@ -1,0 +1,203 @@
+"""Segment copy of one partition against a generated broker log dir, a SQLite store and a
+local bucket: eligibility, verification, resumption and bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.tiered import NOW_MS, Tiered, eligible
+from tierflow.ids import new_kafka_uuid
+from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint
+from tierflow.kafka.errors import KafkaFormatError, MissingFileError
+from tierflow.lifecycle.copy import PartitionBusyError, TopicIdMismatchError, copy_partition
+from tierflow.lifecycle.verify import verify_partition
+from tierflow.metadata.states import RemoteLogSegmentState as S
+
+FINISHED = [S.COPY_SEGMENT_FINISHED]
+
+
+def copy(t: Tiered, topic: str, partition: int, owner: str = "test", **kw):
+    return copy_partition(t.log(topic, partition), t.store, t.rsm, owner=owner, **kw)
+
+
+def finished(t: Tiered, topic: str, partition: int) -> list[tuple[int, int]]:
+    topic_id = t.store.topic(topic).topic_id
+    return [
+        (r.start_offset, r.end_offset)
+        for r in t.store.segments(topic_id, partition, states=FINISHED)
+    ]
+
+
+def test_copies_exactly_the_eligible_segments_and_they_read_back_identical(tiered: Tiered):
+    for log_ in tiered.logs():
+        report = copy(tiered, log_.topic, log_.partition)
+        assert [(s.start_offset, s.end_offset) for s in report.copied] == eligible(log_)
+        assert finished(tiered, log_.topic, log_.partition) == eligible(log_)
+        topic = tiered.store.topic(log_.topic)
+        assert (
+            tiered.store.highest_remote_offset(topic.topic_id, log_.partition)
+            == (eligible(log_)[-1][1])
+        )
+        checks = verify_partition(log_, topic, tiered.store, tiered.rsm)
+        assert [c.identical for c in checks] == [True] * len(eligible(log_))
+
+
+def test_high_watermark_holds_back_the_last_rolled_segment(tiered: Tiered):
+    lagging = tiered.log("orders", 1)
+    rolled = len(lagging.segments()) - 1
+    assert len(eligible(lagging)) == rolled - 1, "the generator lags partition 1's HW"
+    copy(tiered, "orders", 1)
+    assert len(finished(tiered, "orders", 1)) == rolled - 1
+
+    # The follower catches up: the HW reaches the log end and the held-back segment goes.
+    write_offset_checkpoint(
+        lagging.log_dir.path / REPLICATION_OFFSET_CHECKPOINT,
+        {
+            **lagging.log_dir.checkpoint(REPLICATION_OFFSET_CHECKPOINT),
+            ("orders", 1): lagging.log_end_offset(),
+        },
+    )
+    report = copy(tiered, "orders", 1)
+    assert len(report.copied) == 1
+    assert len(finished(tiered, "orders", 1)) == rolled
+
+
+def test_rerun_copies_nothing_twice(tiered: Tiered):
+    copy(tiered, "payments", 0)
+    keys = sorted(tiered.rsm.objects.list())
+    again = copy(tiered, "payments", 0)
+    assert again.copied == [] and again.cleaned_up == []
+    assert sorted(tiered.rsm.objects.list()) == keys
+
+
+def test_every_transition_is_in_the_history(tiered: Tiered):
+    report = copy(tiered, "payments", 0)
+    for segment in report.copied:
+        events = tiered.store.events(segment_id=segment.segment_id)
+        assert [(e.from_state, e.to_state) for e in events] == [
+            (None, S.COPY_SEGMENT_STARTED),
+            (S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED),
+        ]
+
+
+def test_objects_are_recorded_with_sizes_and_checksums(tiered: Tiered):
+    report = copy(tiered, "payments", 0)
+    for segment in report.copied:
+        objects = tiered.store.segment_objects(segment.segment_id)
+        kinds = {o.kind for o in objects}
+        assert {"log", "index", "timeindex", "snapshot", "leader_epoch_checkpoint"} <= kinds
+        for obj in objects:
+            assert tiered.rsm.objects.stat(obj.key).size == obj.size
+        log_obj = next(o for o in objects if o.kind == "log")
+        assert log_obj.size == segment.size_in_bytes
+
+
+def test_topic_without_tiering_is_skipped(tmp_path):
+    from tests.support.tiered import build_tiered
+
+    t = build_tiered(tmp_path, enable=False)
+    report = copy(t, "payments", 0)
+    assert report.skipped == "remote.storage.enable=false"
+    assert list(t.rsm.objects.list()) == []
+
+
+def test_dry_run_lists_but_writes_nothing(tiered: Tiered):
+    report = copy(tiered, "payments", 0, dry_run=True)
+    assert report.pending == [start for start, _ in eligible(tiered.log("payments", 0))]
+    assert finished(tiered, "payments", 0) == []
+    assert list(tiered.rsm.objects.list()) == []
+
+
+def test_corrupt_segment_fails_naming_the_file_and_leaves_no_state(tiered: Tiered):
+    log_ = tiered.log("orders", 0)
+    second = log_.segments()[1]
+    data = bytearray(second.log_path.read_bytes())
+    data[200] ^= 0xFF
+    second.log_path.write_bytes(bytes(data))
+
+    with pytest.raises(KafkaFormatError, match=second.log_path.name):
+        copy(tiered, "orders", 0)
+    # The first segment was copied; the corrupt one left no row and no object.
+    assert finished(tiered, "orders", 0) == eligible(log_)[:1]
+    topic_id = tiered.store.topic("orders").topic_id
+    assert len(tiered.store.segments(topic_id, 0)) == 1
+
+    data[200] ^= 0xFF
+    second.log_path.write_bytes(bytes(data))
+    copy(tiered, "orders", 0)
+    assert finished(tiered, "orders", 0) == eligible(log_)
+
+
+def test_missing_producer_snapshot_is_named(tiered: Tiered):
+    log_ = tiered.log("payments", 0)
+    snapshot = log_.producer_snapshot_path(log_.segments()[1].base_offset)
+    snapshot.unlink()
+    with pytest.raises(MissingFileError, match=snapshot.name):
+        copy(tiered, "payments", 0)
+    assert finished(tiered, "payments", 0) == []
+
+
+def test_wrong_topic_id_refuses_to_copy(tiered: Tiered):
+    (tiered.log("payments", 0).path / "partition.metadata").write_text(
+        f"version: 0\ntopic_id: {new_kafka_uuid()}\n"
+    )
+    with pytest.raises(TopicIdMismatchError, match=r"partition\.metadata"):
+        copy(tiered, "payments", 0)
+    assert list(tiered.rsm.objects.list()) == []
+
+
+def test_abandoned_attempt_is_deleted_before_copying(tiered: Tiered):
+    topic = tiered.store.topic("payments")
+    first = eligible(tiered.log("payments", 0))[0]
+    ghost = new_kafka_uuid()
+    tiered.store.ensure_partition(topic.topic_id, 0, log_start_offset=0, local_log_start_offset=0)
+    tiered.store.add_segment(
+        segment_id=ghost,
+        topic_id=topic.topic_id,
+        partition=0,
+        start_offset=first[0],
+        end_offset=first[1],
+        max_timestamp_ms=NOW_MS,
+        leader_epoch=0,
+        segment_leader_epochs=[(0, first[0])],
+        segment_size_bytes=123,
+        tiered_epoch=0,
+        txn_index_empty=True,
+        owner="airflow:killed-worker",
+        actor="airflow:killed-worker",
+        now_ms=NOW_MS,
+    )
+    from tierflow.storage.remote_storage_manager import RemoteSegment
+
+    half = RemoteSegment("payments", topic.topic_id, 0, ghost, first[0], first[1])
+    tiered.rsm.objects.put_bytes(tiered.rsm.key(half, "log"), b"half an upload")
+
+    report = copy(tiered, "payments", 0)
+    assert report.cleaned_up == [ghost]
+    assert tiered.store.segment(ghost).state == S.DELETE_SEGMENT_FINISHED
+    assert not any(ghost in key for key in tiered.rsm.objects.list())
+    assert finished(tiered, "payments", 0) == eligible(tiered.log("payments", 0))
+
+
+def test_a_live_lease_of_another_owner_blocks_until_it_expires(tiered: Tiered):
+    topic = tiered.store.topic("payments")
+    tiered.store.ensure_partition(topic.topic_id, 0, log_start_offset=0, local_log_start_offset=0)
+    assert tiered.store.acquire_lease(topic.topic_id, 0, "other", now_ms=NOW_MS, ttl_ms=60_000)
+    with pytest.raises(PartitionBusyError, match="other"):
+        copy(tiered, "payments", 0, clock=lambda: NOW_MS + 1_000)
+    report = copy(tiered, "payments", 0, clock=lambda: NOW_MS + 61_000)
+    assert report.copied
+
+
+def test_deleting_remote_segments_never_makes_them_eligible_again(tiered: Tiered):
+    """Kafka's highestOffsetForEpoch only grows: retention deleting the newest remote segment
+    must not make the copy upload it again."""
+    from tierflow.lifecycle.remote_delete import delete_remote_segment
+
+    report = copy(tiered, "payments", 0)
+    topic = tiered.store.topic("payments")
+    newest = tiered.store.segment(report.copied[-1].segment_id)
+    delete_remote_segment(tiered.store, tiered.rsm, topic, newest, actor="retention", now_ms=NOW_MS)
+    assert tiered.store.partition(topic.topic_id, 0).highest_remote_offset == newest.end_offset
+    again = copy(tiered, "payments", 0)
+    assert again.copied == []

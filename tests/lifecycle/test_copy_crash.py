@@ -1,0 +1,103 @@
+"""Kill the copy with a real SIGKILL at step boundaries, rerun it as a task clear would, and
+check that the end state is exactly that of an uninterrupted run.
+
+The copy runs as ``tierflow copy`` in a subprocess; TIERFLOW_CRASH_AT makes the process kill
+itself at the named injection point (tierflow.faults), which is what an OOM kill or a lost
+worker does. The rerun uses the same lease owner, like a cleared Airflow task.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.tiered import Tiered, build_tiered, eligible
+from tierflow.lifecycle.verify import verify_partition
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.states import is_valid_segment_transition
+
+OWNER = "airflow:segment_copy.copy_partition:orders"
+
+
+def run_copy(t: Tiered, crash_at: str | None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **t.settings.as_env()}
+    env.pop("TIERFLOW_CRASH_AT", None)
+    if crash_at:
+        env["TIERFLOW_CRASH_AT"] = crash_at
+    command = [sys.executable, "-m", "tierflow.cli", "copy", "--topic", "orders", "--owner", OWNER]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def assert_complete_and_clean(t: Tiered) -> None:
+    topic = t.store.topic("orders")
+    expected_keys: set[str] = set()
+    for log_ in t.logs():
+        if log_.topic != "orders":
+            continue
+        rows = t.store.segments(topic.topic_id, log_.partition)
+        live = [r for r in rows if r.state != S.DELETE_SEGMENT_FINISHED]
+        # Exactly one FINISHED segment per eligible local segment, nothing half-done.
+        assert [(r.start_offset, r.end_offset, r.state) for r in live] == [
+            (start, end, S.COPY_SEGMENT_FINISHED) for start, end in eligible(log_)
+        ]
+        checks = verify_partition(log_, topic, t.store, t.rsm)
+        assert all(c.identical for c in checks) and len(checks) == len(live)
+        for row in live:
+            expected_keys |= {o.key for o in t.store.segment_objects(row.segment_id)}
+        for row in rows:
+            events = t.store.events(segment_id=row.segment_id)
+            previous = None
+            for event in events:
+                assert event.from_state == previous
+                assert is_valid_segment_transition(
+                    None if previous is None else S(previous), S(event.to_state)
+                )
+                previous = event.to_state
+            assert previous == row.state
+    # Every file in the bucket directory, temporary ones included, belongs to a FINISHED segment.
+    on_disk = {p.relative_to(t.bucket()).as_posix() for p in t.bucket().rglob("*") if p.is_file()}
+    assert on_disk == expected_keys
+
+
+KILL_POINTS = [
+    "copy.after_started",  # STARTED recorded, nothing uploaded
+    "rsm.after_put#1",  # the .log uploaded, indexes not
+    "rsm.after_put#4",  # halfway through the indexes
+    "copy.after_upload",  # everything uploaded, not verified
+    "copy.before_finished",  # verified, FINISHED not yet recorded
+    "copy.after_finished",  # FINISHED recorded, run not done
+    "copy.after_started#3",  # in the middle of the third segment
+]
+
+
+@pytest.mark.parametrize("kill_point", KILL_POINTS)
+def test_killed_copy_resumes_to_the_uninterrupted_end_state(tmp_path: Path, kill_point: str):
+    t = build_tiered(tmp_path)
+    crashed = run_copy(t, kill_point)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    rerun = run_copy(t, None)
+    assert rerun.returncode == 0, rerun.stderr + rerun.stdout
+    assert_complete_and_clean(t)
+
+
+@pytest.mark.parametrize("second_kill", ["delete.after_started", "delete.after_storage_delete"])
+def test_kill_during_the_cleanup_of_a_killed_copy(tmp_path: Path, second_kill: str):
+    t = build_tiered(tmp_path)
+    assert run_copy(t, "copy.before_finished").returncode == -signal.SIGKILL
+    # The rerun starts cleaning the abandoned attempt and is killed too.
+    assert run_copy(t, second_kill).returncode == -signal.SIGKILL
+    final = run_copy(t, None)
+    assert final.returncode == 0, final.stderr + final.stdout
+    assert "removed abandoned attempt" in final.stdout
+    assert_complete_and_clean(t)
+
+
+def test_uninterrupted_run_is_the_reference(tmp_path: Path):
+    t = build_tiered(tmp_path)
+    assert run_copy(t, None).returncode == 0
+    assert_complete_and_clean(t)

@@ -1,0 +1,70 @@
+"""A small generated broker log dir with its store and bucket, ready to copy.
+
+Shared by the lifecycle, crash and DAG tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tierflow.config import Settings
+from tierflow.demo.broker import generate_log_dir
+from tierflow.demo.topics import TopicSpec
+from tierflow.kafka.log_dir import PartitionLog
+from tierflow.lifecycle.copy_candidates import candidate_segments
+from tierflow.metadata.store import MetadataStore
+from tierflow.runtime import open_storage, open_store, partition_logs
+from tierflow.storage.plain import PlainRemoteStorageManager
+
+TOPICS = (
+    TopicSpec(name="orders", partitions=2, segments=3, transactional=True, lagging_partitions=(1,)),
+    TopicSpec(name="payments", partitions=1, segments=2),
+)
+NOW_MS = 1_790_000_000_000
+
+
+@dataclass
+class Tiered:
+    settings: Settings
+    store: MetadataStore
+    rsm: PlainRemoteStorageManager
+
+    def logs(self) -> list[PartitionLog]:
+        return partition_logs(self.settings.log_dirs)
+
+    def log(self, topic: str, partition: int) -> PartitionLog:
+        return next(p for p in self.logs() if (p.topic, p.partition) == (topic, partition))
+
+    def bucket(self) -> Path:
+        return Path(self.settings.remote_storage)
+
+
+def make_settings(base: Path) -> Settings:
+    return Settings(
+        data_dir=base,
+        db_url=f"sqlite:///{base / 'tierflow.db'}",
+        remote_storage=str(base / "bucket"),
+        log_dirs=(base / "kafka-logs",),
+    )
+
+
+def build_tiered(base: Path, *, enable: bool = True) -> Tiered:
+    settings = make_settings(base)
+    generate_log_dir(settings.log_dirs[0], topics=TOPICS, seed=11, now_ms=NOW_MS)
+    store = open_store(settings)
+    for log_ in partition_logs(settings.log_dirs):
+        store.register_topic(
+            log_.topic, log_.topic_id(), actor="test", now_ms=NOW_MS, remote_storage_enable=enable
+        )
+    rsm = open_storage(settings)
+    assert isinstance(rsm, PlainRemoteStorageManager)
+    return Tiered(settings, store, rsm)
+
+
+def eligible(log_: PartitionLog) -> list[tuple[int, int]]:
+    """(start, end) of every segment a complete copy must have tiered, from the files alone."""
+    found = candidate_segments(
+        log_.segments(), from_offset=log_.log_start_offset(), upper_bound=log_.high_watermark()
+    )
+    return [(c.base_offset, c.end_offset) for c in found]
