@@ -1,0 +1,132 @@
+"""Run tierflow's DAGs through Airflow itself on this machine, with no server.
+
+The demo and the end-to-end tests use this: a private AIRFLOW_HOME with a SQLite metadata
+database, the project's ``dags/`` folder, the pools and connections of
+``airflow_settings.yaml``, and ``dag.test()`` to execute one real DAG run in-process.
+Airflow's own database stays separate from tierflow's store, as Airflow 3 requires.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def airflow_env(project: Path, airflow_home: Path) -> dict[str, str]:
+    """Environment for a private Airflow: our dags/, no examples, SQLite under airflow_home."""
+    return {
+        "AIRFLOW_HOME": str(airflow_home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(project / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(project / "plugins"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+    }
+
+
+def apply_settings(settings_file: Path) -> dict[str, int]:
+    """Create the pools, connections and variables of an Astro-style airflow_settings.yaml."""
+    from airflow.models.connection import Connection
+    from airflow.models.pool import Pool
+    from airflow.models.variable import Variable
+    from airflow.utils.session import create_session
+
+    doc = yaml.safe_load(settings_file.read_text()) or {}
+    section = doc.get("airflow") or {}
+    pools = [p for p in section.get("pools") or [] if p.get("pool_name")]
+    connections = [c for c in section.get("connections") or [] if c.get("conn_id")]
+    variables = [v for v in section.get("variables") or [] if v.get("variable_name")]
+    for pool in pools:
+        Pool.create_or_update_pool(
+            pool["pool_name"],
+            int(pool.get("pool_slot", 1)),
+            pool.get("pool_description", ""),
+            include_deferred=False,
+        )
+    with create_session() as session:
+        for conn in connections:
+            extra = conn.get("conn_extra")
+            session.query(Connection).filter(Connection.conn_id == conn["conn_id"]).delete()
+            session.add(
+                Connection(
+                    conn_id=conn["conn_id"],
+                    conn_type=conn.get("conn_type"),
+                    host=conn.get("conn_host"),
+                    schema=conn.get("conn_schema"),
+                    login=conn.get("conn_login"),
+                    password=conn.get("conn_password"),
+                    port=conn.get("conn_port"),
+                    extra=json.dumps(extra) if isinstance(extra, dict) else extra,
+                )
+            )
+    for var in variables:
+        Variable.set(var["variable_name"], var.get("variable_value"))
+    return {"pools": len(pools), "connections": len(connections), "variables": len(variables)}
+
+
+def test_dag(
+    dag_id: str,
+    dags_folder: Path,
+    *,
+    run_conf: Mapping[str, Any] | None = None,
+    logical_date: datetime | None = None,
+) -> str:
+    """Run one DAG run with dag.test() and return its final state ("success", "failed")."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(dags_folder))
+    if bag.import_errors:
+        raise RuntimeError(f"DAG import errors: {bag.import_errors}")
+    dag = bag.dags.get(dag_id)
+    if dag is None:
+        raise KeyError(f"no DAG {dag_id!r} in {dags_folder}")
+    kwargs: dict[str, Any] = {"run_conf": dict(run_conf or {})}
+    if logical_date is not None:
+        kwargs["logical_date"] = logical_date
+    run = dag.test(**kwargs)
+    return str(run.state)
+
+
+def run_dag_in_subprocess(
+    dag_id: str,
+    *,
+    project: Path,
+    airflow_home: Path,
+    extra_env: Mapping[str, str],
+    log_file: Path,
+    run_conf: Mapping[str, Any] | None = None,
+) -> str:
+    """Migrate a private Airflow DB, apply settings, run the DAG; Airflow's output goes to log_file.
+
+    A subprocess keeps Airflow's global configuration (read once, at import) out of the caller.
+    """
+    airflow_home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **airflow_env(project, airflow_home), **extra_env}
+    command = [
+        sys.executable,
+        "-m",
+        "tierflow.cli",
+        "airflow",
+        "test-dag",
+        dag_id,
+        "--conf",
+        json.dumps(dict(run_conf or {})),
+    ]
+    with open(log_file, "w") as out:
+        migrate = [sys.executable, "-m", "airflow", "db", "migrate"]
+        subprocess.run(migrate, env=env, stdout=out, stderr=subprocess.STDOUT, check=True)
+        done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+    lines = log_file.read_text(errors="replace").splitlines()
+    states = [ln.split("=", 1)[1] for ln in lines if ln.startswith("TIERFLOW_DAG_STATE=")]
+    if done.returncode != 0 or not states:
+        tail = "\n".join(lines[-30:])
+        raise RuntimeError(f"DAG {dag_id} did not complete; see {log_file}:\n{tail}")
+    return states[-1]

@@ -1,0 +1,1 @@
+"""What DAG tasks run: plain functions taking and returning JSON-able values (XCom-friendly)."""

@@ -1,0 +1,79 @@
+"""The segment_copy DAG run by Airflow itself (dag.test), including a worker killed midway and
+the cleared rerun that on-call would start."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.tiered import build_tiered, eligible
+from tierflow.airflow_local import run_dag_in_subprocess
+from tierflow.metadata.states import RemoteLogSegmentState as S
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def run_dag(base: Path, env: dict[str, str], name: str) -> str:
+    return run_dag_in_subprocess(
+        "segment_copy",
+        project=PROJECT,
+        airflow_home=base / "airflow",
+        extra_env=env,
+        log_file=base / f"{name}.log",
+    )
+
+
+def live_segments(t, topic: str, partition: int):
+    topic_id = t.store.topic(topic).topic_id
+    rows = t.store.segments(topic_id, partition)
+    return [
+        (r.start_offset, r.end_offset, r.state)
+        for r in rows
+        if r.state != S.DELETE_SEGMENT_FINISHED
+    ]
+
+
+def test_dag_copies_every_eligible_segment(tmp_path: Path):
+    t = build_tiered(tmp_path)
+    assert run_dag(tmp_path, t.settings.as_env(), "run1") == "success"
+    for log_ in t.logs():
+        assert live_segments(t, log_.topic, log_.partition) == [
+            (start, end, S.COPY_SEGMENT_FINISHED) for start, end in eligible(log_)
+        ]
+    # The next scheduled run finds nothing new to do.
+    keys = sorted(t.rsm.objects.list())
+    assert run_dag(tmp_path, t.settings.as_env(), "run2") == "success"
+    assert sorted(t.rsm.objects.list()) == keys
+
+
+def test_worker_killed_midway_then_cleared_run_finishes_the_job(tmp_path: Path):
+    t = build_tiered(tmp_path)
+    crashing = {**t.settings.as_env(), "TIERFLOW_CRASH_AT": "copy.before_finished#2"}
+    with pytest.raises(RuntimeError, match="did not complete"):
+        run_dag(tmp_path, crashing, "killed")
+    stuck = [
+        r
+        for log_ in t.logs()
+        for r in t.store.segments(t.store.topic(log_.topic).topic_id, log_.partition)
+        if r.state == S.COPY_SEGMENT_STARTED
+    ]
+    assert len(stuck) == 1, "the kill left one COPY_SEGMENT_STARTED attempt behind"
+
+    env = {k: v for k, v in t.settings.as_env().items()}
+    os.environ.pop("TIERFLOW_CRASH_AT", None)
+    assert run_dag(tmp_path, env, "cleared") == "success"
+    assert t.store.segment(stuck[0].segment_id).state == S.DELETE_SEGMENT_FINISHED
+    expected_keys = set()
+    for log_ in t.logs():
+        assert live_segments(t, log_.topic, log_.partition) == [
+            (start, end, S.COPY_SEGMENT_FINISHED) for start, end in eligible(log_)
+        ]
+        topic_id = t.store.topic(log_.topic).topic_id
+        for row in t.store.segments(topic_id, log_.partition, states=[S.COPY_SEGMENT_FINISHED]):
+            expected_keys |= {o.key for o in t.store.segment_objects(row.segment_id)}
+    on_disk = {p.relative_to(t.bucket()).as_posix() for p in t.bucket().rglob("*") if p.is_file()}
+    assert on_disk == expected_keys
