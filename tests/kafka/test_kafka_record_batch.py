@@ -7,7 +7,6 @@ import struct
 from pathlib import Path
 
 import pytest
-from kafka.errors import UnsupportedCodecError
 
 from tests.kafka.log_builders import (
     BASE_TS,
@@ -84,15 +83,6 @@ def test_legacy_message_sets_read(tmp_path: Path, magic: int, codec: int) -> Non
     assert {h.partition_leader_epoch for h in headers} == {-1}
     assert headers[-1].max_timestamp == (BASE_TS + 4 if magic == 1 else -1)
     assert [r.offset for r in iter_records(log)] == list(range(40, 45))
-
-
-@pytest.mark.skipif(HAS_XXHASH, reason="only meaningful without xxhash")
-def test_v0_lz4_without_xxhash_is_unsupported_not_corrupt(tmp_path: Path) -> None:
-    wrapper = bytearray(legacy_message_set(0, 0, 3, codec=GZIP))
-    wrapper[17] = (wrapper[17] & ~0x07) | LZ4  # claim LZ4; the CRC no longer matters here
-    log = write(tmp_path / "x.log", bytes(wrapper))
-    with pytest.raises(UnsupportedCodecError, match="xxhash"):
-        list(iter_batches(log, validate_crc=False))
 
 
 def test_mixed_magic_log(tmp_path: Path) -> None:

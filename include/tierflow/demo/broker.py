@@ -45,6 +45,17 @@ MIN_SEGMENT_BYTES = 16 * 1024  # the largest demo batch must fit a segment with 
 ACTIVE_INDEX_BYTES = 8 * 1024  # preallocated size of the active indexes (Kafka: 10 MiB)
 
 _HISTORY_MS = 3 * 24 * 3600 * 1000  # records spread over the last three days
+_TIME_INDEX_ENTRY_BYTES = 12
+
+
+def active_index_bytes(segment_bytes: int, index_interval_bytes: int) -> int:
+    """Preallocated size of an active index: never less than a full segment's entries need.
+
+    A broker rolls when either the log or its index is full; sizing the index for a full
+    segment keeps the roll on segment.bytes, as with Kafka's 10 MiB default.
+    """
+    most_entries = segment_bytes // index_interval_bytes + 2
+    return max(ACTIVE_INDEX_BYTES, most_entries * _TIME_INDEX_ENTRY_BYTES)
 
 
 @dataclass(frozen=True)
@@ -112,7 +123,7 @@ def generate_log_dir(
                 log_start_offset=topic.start_offset,
                 segment_bytes=segment_bytes,
                 index_interval_bytes=index_interval_bytes,
-                preallocated_index_bytes=ACTIVE_INDEX_BYTES,
+                preallocated_index_bytes=active_index_bytes(segment_bytes, index_interval_bytes),
             )
             active_fill = int(segment_bytes * rng.uniform(0.3, 0.6))
             end_ms = now - rng.randint(60_000, 600_000)

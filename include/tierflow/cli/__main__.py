@@ -1,0 +1,5 @@
+import sys
+
+from tierflow.cli import main
+
+sys.exit(main())

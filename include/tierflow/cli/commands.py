@@ -1,0 +1,238 @@
+"""Command implementations: thin adapters from parsed arguments to the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from tierflow.cli.report import partition_table
+from tierflow.config import Settings, project_root
+from tierflow.kafka.errors import KafkaFormatError
+from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.lifecycle.copy import PartitionBusyError, TopicIdMismatchError, copy_partition
+from tierflow.lifecycle.verify import verify_partition
+from tierflow.metadata.errors import InvalidConfigError, UnknownTopicError
+from tierflow.metadata.log_config import parse_kafka_configs
+from tierflow.runtime import UnknownPartitionError, open_storage, open_store, partition_logs
+from tierflow.storage.errors import RemoteStorageError
+
+# Pipes and CI logs get a fixed width rather than rich's 80-column fallback.
+console = Console(width=None if sys.stdout.isatty() else 110)
+
+KNOWN_ERRORS = (
+    KafkaFormatError,
+    InvalidConfigError,
+    UnknownTopicError,
+    UnknownPartitionError,
+    RemoteStorageError,
+    PartitionBusyError,
+    TopicIdMismatchError,
+    FileNotFoundError,
+)
+
+
+class CommandError(Exception):
+    """An error for the operator: printed as one line, exit status 2."""
+
+
+def _settings() -> Settings:
+    return Settings.from_env()
+
+
+def _project() -> Path:
+    root = project_root()
+    if root is None:
+        raise CommandError(
+            "this command needs the tierflow checkout (dags/, airflow_settings.yaml)"
+        )
+    return root
+
+
+def topics_register(args: argparse.Namespace) -> int:
+    settings = _settings()
+    try:
+        configs = dict(_parse_config(item) for item in args.config)
+        topic_id = args.topic_id or _topic_id_from_log_dirs(settings, args.name)
+        topic = open_store(settings).register_topic(
+            args.name,
+            topic_id,
+            actor="cli",
+            now_ms=wall_clock_ms(),
+            **parse_kafka_configs(configs),
+        )
+    except KNOWN_ERRORS as exc:
+        raise CommandError(str(exc)) from exc
+    console.print(f"registered {topic.name} ({topic.topic_id}), tiered state {topic.tiered_state}")
+    return 0
+
+
+def _parse_config(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise CommandError(f"--config {item!r}: expected KEY=VALUE")
+    return key.strip(), value.strip()
+
+
+def _topic_id_from_log_dirs(settings: Settings, name: str) -> str:
+    for log_ in partition_logs(settings.log_dirs):
+        if log_.topic == name and log_.topic_id():
+            return str(log_.topic_id())
+    raise CommandError(
+        f"topic {name!r}: no partition.metadata in the log dirs to take its id from; "
+        "pass --topic-id"
+    )
+
+
+def topics_list(args: argparse.Namespace) -> int:
+    table = Table(title="Registered topics")
+    for column in ("topic", "id", "remote", "tiered state", "epoch", "retention.ms"):
+        table.add_column(column)
+    table.add_column("retention.bytes")
+    for topic in open_store(_settings()).topics():
+        table.add_row(
+            topic.name,
+            topic.topic_id,
+            str(topic.remote_storage_enable).lower(),
+            str(topic.tiered_state),
+            str(topic.tiered_epoch),
+            str(topic.retention_ms),
+            str(topic.retention_bytes),
+        )
+    console.print(table)
+    return 0
+
+
+def copy(args: argparse.Namespace) -> int:
+    import os
+    import socket
+
+    settings = _settings()
+    store, rsm = open_store(settings), open_storage(settings)
+    owner = args.owner or f"cli:{socket.gethostname()}:{os.getpid()}"
+    logs = [
+        log_
+        for log_ in partition_logs(settings.log_dirs)
+        if (args.topic is None or log_.topic == args.topic)
+        and (args.partition is None or log_.partition == args.partition)
+    ]
+    if not logs:
+        raise CommandError("no matching partitions in the log dirs")
+    failures = 0
+    for log_ in logs:
+        label = f"{log_.topic}-{log_.partition}"
+        try:
+            report = copy_partition(
+                log_,
+                store,
+                rsm,
+                owner=owner,
+                lease_ttl_s=settings.copy_lease_ttl_s,
+                dry_run=args.dry_run,
+                on_copied=lambda s, label=label: console.print(
+                    f"  {label}: copied offsets {s.start_offset}-{s.end_offset} "
+                    f"({s.size_in_bytes} bytes) as {s.segment_id}"
+                ),
+            )
+        except UnknownTopicError:
+            continue
+        except KNOWN_ERRORS as exc:
+            failures += 1
+            console.print(f"[red]{label}: {exc}[/red]")
+            continue
+        if report.skipped:
+            console.print(f"{label}: skipped ({report.skipped})")
+        elif args.dry_run:
+            console.print(f"{label}: would copy segments at base offsets {report.pending}")
+        for segment_id in report.cleaned_up:
+            console.print(f"{label}: removed abandoned attempt {segment_id}")
+    return 1 if failures else 0
+
+
+def verify(args: argparse.Namespace) -> int:
+    settings = _settings()
+    store, rsm = open_store(settings), open_storage(settings)
+    logs, checks = _verify_all(store, rsm, settings, args.topic)
+    console.print(partition_table(store, logs, checks, title="Remote copies checked"))
+    bad = [c for c in checks if c.identical is False]
+    for check in bad:
+        console.print(f"[red]{check.topic}-{check.partition} {check.segment_id}: {check.detail}")
+    return 1 if bad else 0
+
+
+def _verify_all(store, rsm, settings: Settings, topic_filter: str | None):
+    logs, checks = [], []
+    for log_ in partition_logs(settings.log_dirs):
+        if topic_filter and log_.topic != topic_filter:
+            continue
+        try:
+            topic = store.topic(log_.topic)
+        except UnknownTopicError:
+            continue
+        logs.append(log_)
+        checks.extend(verify_partition(log_, topic, store, rsm))
+    return logs, checks
+
+
+def events(args: argparse.Namespace) -> int:
+    store = open_store(_settings())
+    topic_id = store.topic(args.topic).topic_id if args.topic else None
+    rows = store.events(topic_id=topic_id, segment_id=args.segment)[-args.limit :]
+    table = Table(title="State transitions (oldest first)")
+    for column in ("#", "time (ms)", "entity", "partition", "segment", "from", "to", "actor"):
+        table.add_column(column)
+    for event in rows:
+        table.add_row(
+            str(event.id),
+            str(event.event_timestamp_ms),
+            event.entity,
+            "" if event.partition is None else str(event.partition),
+            event.segment_id or "",
+            event.from_state or "",
+            event.to_state,
+            event.actor,
+        )
+    console.print(table)
+    return 0
+
+
+def db_upgrade(args: argparse.Namespace) -> int:
+    settings = _settings()
+    open_store(settings)
+    console.print(f"schema is at the latest revision: {settings.db_url}")
+    return 0
+
+
+def airflow_apply_settings(args: argparse.Namespace) -> int:
+    from tierflow.airflow_local import apply_settings
+
+    path = Path(args.file) if args.file else _project() / "airflow_settings.yaml"
+    counts = apply_settings(path)
+    console.print(f"applied {path.name}: {counts}")
+    return 0
+
+
+def airflow_test_dag(args: argparse.Namespace) -> int:
+    from tierflow.airflow_local import apply_settings, test_dag
+
+    project = _project()
+    apply_settings(project / "airflow_settings.yaml")
+    state = test_dag(args.dag_id, project / "dags", run_conf=json.loads(args.conf))
+    # A marker line that callers find in the noisy Airflow output.
+    print(f"TIERFLOW_DAG_STATE={state}", flush=True)
+    return 0 if state == "success" else 1
+
+
+def demo(args: argparse.Namespace) -> int:
+    from tierflow.cli.demo import run_demo
+
+    base = Path(args.data_dir) if args.data_dir else _settings().data_dir / "demo"
+    if base.exists():
+        console.print(f"Replacing the previous demo in {base}")
+        shutil.rmtree(base)
+    return run_demo(_project(), base, console)
