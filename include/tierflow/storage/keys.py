@@ -45,7 +45,12 @@ def partition_prefix(prefix: str, topic: str, topic_id: str, partition: int) -> 
 
 
 def segment_key(
-    prefix: str, topic: str, topic_id: str, partition: int, start_offset: int, segment_id: str,
+    prefix: str,
+    topic: str,
+    topic_id: str,
+    partition: int,
+    start_offset: int,
+    segment_id: str,
     suffix: str,
 ) -> str:
     if not is_kafka_uuid(segment_id):

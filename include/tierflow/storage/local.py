@@ -58,11 +58,9 @@ class LocalDirectoryObjectStore:
         return ObjectInfo(key, size, digest.hexdigest())
 
     def put_file(self, key: str, source: Path) -> ObjectInfo:
-        try:
-            handle = open(source, "rb")
-        except OSError as exc:
-            raise RemoteStorageError(key, f"cannot read source {source}: {exc}") from exc
-        with handle:
+        if not Path(source).is_file():
+            raise RemoteStorageError(key, f"cannot upload {source}: no such file")
+        with open(source, "rb") as handle:
             return self._write(key, iter(lambda: handle.read(READ_CHUNK), b""))
 
     def put_bytes(self, key: str, data: bytes) -> ObjectInfo:
@@ -82,11 +80,10 @@ class LocalDirectoryObjectStore:
     def iter_chunks(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
         path = self._path(key)
         try:
-            handle = open(path, "rb")
+            with open(path, "rb") as handle:
+                yield from iter(lambda: handle.read(chunk_size), b"")
         except FileNotFoundError as exc:
             raise RemoteResourceNotFoundError(key, "no such object") from exc
-        with handle:
-            yield from iter(lambda: handle.read(chunk_size), b"")
 
     def stat(self, key: str) -> ObjectInfo | None:
         try:
