@@ -29,12 +29,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        settings = Settings(
-            data_dir=base,
-            db_url=f"sqlite:///{base / 'tierflow.db'}",
-            remote_storage=str(base / "bucket"),
-            log_dirs=(base / "kafka-logs",),
-        )
+        settings = Settings.embedded(base)
         spec = TopicSpec(name="bench", partitions=1, segments=args.segments)
         started = time.perf_counter()
         generate_log_dir(settings.log_dirs[0], topics=(spec,), segment_bytes=args.segment_mib << 20)

@@ -55,6 +55,17 @@ class Settings:
         ttl = int(env.get(ENV_LEASE_TTL_S) or DEFAULT_LEASE_TTL_S)
         return cls(data_dir, db_url, remote, log_dirs, ttl)
 
+    @classmethod
+    def embedded(cls, base: Path) -> Settings:
+        """The embedded defaults, all under one directory: SQLite, a local bucket, one log dir."""
+        base = Path(base).resolve()
+        return cls(
+            data_dir=base,
+            db_url=f"sqlite:///{base / 'tierflow.db'}",
+            remote_storage=str(base / "bucket"),
+            log_dirs=(base / "kafka-logs",),
+        )
+
     def as_env(self) -> dict[str, str]:
         """The same settings as environment variables, for a subprocess."""
         return {

@@ -1,7 +1,8 @@
 """Batch builders for the Kafka format tests, on top of kafka-python's own builders.
 
-kafka-python writes producer-shaped batches (base offset 0, epoch 0, wrapper offset 0); these
-helpers patch them into what a broker stores, resealing the CRC where the patch is covered by it.
+v2 batches come from the product's ``tierflow.kafka.batch_builder``. Legacy (v0/v1) message sets
+are built here: kafka-python writes them producer-shaped (wrapper offset 0), and these helpers
+patch them into what a broker stores, resealing the CRC where the patch is covered by it.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.util import calc_crc32, calc_crc32c
+
+from tierflow.kafka.batch_builder import Record, build_batch, build_control_batch
 
 # ../shared/kafka-samples beside the project root.
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "kafka-samples"
@@ -43,50 +46,35 @@ def v2_batch(
     transactional: bool = False,
     log_append_time: int | None = None,
 ) -> bytes:
-    """A broker-shaped v2 batch: base offset and leader epoch patched in (outside the CRC)."""
-    builder = DefaultRecordBatchBuilder(
-        magic=2,
-        compression_type=codec,
-        is_transactional=transactional,
+    """A broker-shaped v2 batch of ``count`` compressible records, via the product's builder."""
+    records = [
+        Record(b"key-%d" % (base_offset + delta), value(base_offset + delta), timestamp + delta)
+        for delta in range(count)
+    ]
+    return build_batch(
+        records,
+        base_offset=base_offset,
+        leader_epoch=leader_epoch,
+        compression=codec,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
-        batch_size=1 << 30,
+        transactional=transactional,
+        log_append_time=log_append_time,
     )
-    for delta in range(count):
-        key = b"key-%d" % (base_offset + delta)
-        builder.append(delta, timestamp + delta, key, value(base_offset + delta), [])
-    buf = bytearray(builder.build())
-    struct.pack_into(">q", buf, 0, base_offset)
-    struct.pack_into(">i", buf, 12, leader_epoch)
-    if log_append_time is not None:
-        attributes = struct.unpack_from(">h", buf, 21)[0] | DefaultRecordBatch.TIMESTAMP_TYPE_MASK
-        struct.pack_into(">h", buf, 21, attributes)
-        struct.pack_into(">q", buf, 35, log_append_time)
-        return _reseal_v2(buf)
-    return bytes(buf)
 
 
 def control_batch(offset: int, *, producer_id: int, abort: bool, leader_epoch: int = 0) -> bytes:
-    """A transaction marker: one record with key (version 0, type ABORT=0/COMMIT=1)."""
-    builder = DefaultRecordBatchBuilder(
-        magic=2,
-        compression_type=NO_CODEC,
-        is_transactional=True,
+    """A transaction marker (ABORT or COMMIT) with coordinator epoch 7."""
+    return build_control_batch(
+        base_offset=offset,
+        leader_epoch=leader_epoch,
         producer_id=producer_id,
         producer_epoch=0,
-        base_sequence=-1,
-        batch_size=1 << 30,
+        commit=not abort,
+        timestamp=BASE_TS,
+        coordinator_epoch=7,
     )
-    builder.append(
-        0, BASE_TS, struct.pack(">hh", 0, 0 if abort else 1), struct.pack(">hi", 0, 7), []
-    )
-    buf = bytearray(builder.build())
-    struct.pack_into(">q", buf, 0, offset)
-    struct.pack_into(">i", buf, 12, leader_epoch)
-    attributes = struct.unpack_from(">h", buf, 21)[0] | DefaultRecordBatch.CONTROL_MASK
-    struct.pack_into(">h", buf, 21, attributes)
-    return _reseal_v2(buf)
 
 
 def legacy_message_set(

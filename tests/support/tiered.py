@@ -40,17 +40,8 @@ class Tiered:
         return Path(self.settings.remote_storage)
 
 
-def make_settings(base: Path) -> Settings:
-    return Settings(
-        data_dir=base,
-        db_url=f"sqlite:///{base / 'tierflow.db'}",
-        remote_storage=str(base / "bucket"),
-        log_dirs=(base / "kafka-logs",),
-    )
-
-
 def build_tiered(base: Path, *, enable: bool = True) -> Tiered:
-    settings = make_settings(base)
+    settings = Settings.embedded(base)
     generate_log_dir(settings.log_dirs[0], topics=TOPICS, seed=11, now_ms=NOW_MS)
     store = open_store(settings)
     for log_ in partition_logs(settings.log_dirs):

@@ -21,17 +21,8 @@ from tierflow.lifecycle.verify import verify_partition
 from tierflow.runtime import open_storage, open_store, partition_logs
 
 
-def demo_settings(base: Path) -> Settings:
-    return Settings(
-        data_dir=base,
-        db_url=f"sqlite:///{base / 'tierflow.db'}",
-        remote_storage=str(base / "bucket"),
-        log_dirs=(base / "kafka-logs",),
-    )
-
-
 def run_demo(project: Path, base: Path, console: Console) -> int:
-    settings = demo_settings(base)
+    settings = Settings.embedded(base)
     started = time.monotonic()
 
     console.print(f"[bold]1/4[/bold] Generating a broker log directory in {settings.log_dirs[0]}")
