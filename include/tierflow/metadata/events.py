@@ -21,6 +21,9 @@ class EventEntity(StrEnum):
     PARTITION_DELETE = "partition_delete"
     TOPIC = "topic"
     PARTITION = "partition"
+    # An object of a segment rewritten in place (a re-wrapped manifest). Not a state change, so
+    # replays of the segment history (entity "segment") never see it.
+    SEGMENT_OBJECT = "segment_object"
 
 
 def append_event(

@@ -21,7 +21,9 @@ EVENT_ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 class SegmentObjectKind(StrEnum):
-    """The files Kafka's RemoteStorageManager stores per segment (the log plus IndexType)."""
+    """The objects stored per segment: one per file in the plain layout (the log plus
+    IndexType), or Aiven's three in the chunked layout (``log``, ``indexes``, ``rsm-manifest``).
+    """
 
     LOG = "log"
     INDEX = "index"
@@ -29,6 +31,8 @@ class SegmentObjectKind(StrEnum):
     TXNINDEX = "txnindex"
     SNAPSHOT = "snapshot"
     LEADER_EPOCH_CHECKPOINT = "leader_epoch_checkpoint"
+    INDEXES = "indexes"
+    RSM_MANIFEST = "rsm-manifest"
 
 
 class Topic(SQLModel, table=True):

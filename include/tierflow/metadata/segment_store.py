@@ -193,6 +193,50 @@ class SegmentStore(StoreBase):
                 return True
         raise MetadataError(f"segment {segment_id}: gave up after {MAX_ATTEMPTS} races")
 
+    def update_segment_object(
+        self,
+        segment_id: str,
+        kind: str,
+        key: str,
+        size: int,
+        sha256: str,
+        *,
+        actor: str,
+        now_ms: int,
+    ) -> None:
+        """Record that an object of a finished segment was rewritten in place (a re-wrapped
+        manifest): its row gets the new size and checksum, and an event says who and when.
+
+        The segment keeps its state: the event has its own entity (``segment_object``) so that
+        replaying the segment state machine never sees it.
+        """
+        kind_name = _object_rows(segment_id, [(kind, key, size, sha256)])[0]["kind"]
+        current = self.segment(segment_id)
+        with self._write() as connection:
+            result = connection.execute(
+                update(RemoteSegmentObject)
+                .where(
+                    col(RemoteSegmentObject.segment_id) == segment_id,
+                    col(RemoteSegmentObject.kind) == kind_name,
+                )
+                .values(key=key, size=size, sha256=sha256)
+            )
+            if result.rowcount != 1:
+                raise MetadataError(
+                    f"segment {segment_id}: no {kind_name} object recorded to update"
+                )
+            append_event(
+                connection,
+                entity=EventEntity.SEGMENT_OBJECT,
+                topic_id=current.topic_id,
+                partition=current.partition,
+                segment_id=segment_id,
+                to_state=current.segment_state,
+                actor=actor,
+                now_ms=now_ms,
+                details={"object_updated": kind_name, "key": key, "size": size, "sha256": sha256},
+            )
+
     def segment(self, segment_id: str) -> RemoteLogSegment:
         found = self._find_segment(segment_id)
         if found is None:

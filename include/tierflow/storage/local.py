@@ -54,6 +54,9 @@ class LocalDirectoryObjectStore:
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise RemoteStorageError(key, f"write failed: {exc}") from exc
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # the chunk producer failed: leave nothing behind
+            raise
         _fsync_dir(target.parent)
         return ObjectInfo(key, size, digest.hexdigest())
 
@@ -65,6 +68,9 @@ class LocalDirectoryObjectStore:
 
     def put_bytes(self, key: str, data: bytes) -> ObjectInfo:
         return self._write(key, [data])
+
+    def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        return self._write(key, chunks)
 
     def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
         path = self._path(key)

@@ -23,6 +23,10 @@ class ObjectStore(Protocol):
 
     def put_bytes(self, key: str, data: bytes) -> ObjectInfo: ...
 
+    def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        """Upload the concatenation of ``chunks`` as consumed, so a transformed segment is never
+        held whole in memory. If the iterable raises, nothing is stored under ``key``."""
+
     def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
         """Bytes [start, end) of the object (end None: to the end)."""
 

@@ -1,0 +1,207 @@
+"""``tierflow keys ...`` and ``tierflow rewrap-keys``: the key ring and key rotation.
+
+Rotation is: ``keys add --generate --activate`` (new segments are encrypted under the new key,
+old ones still read with the old key on the ring), then ``rewrap-keys`` (old data keys are
+re-wrapped under the new key; only manifests change), after which the old key may go.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+
+from tierflow.cli.commands import CommandError
+from tierflow.config import InvalidSettingError, Settings
+from tierflow.metadata.store_base import wall_clock_ms
+from tierflow.transform.errors import KeyRingError
+from tierflow.transform.keyring import KEYRING_FILE, MIN_BITS, KeyRing
+
+# Paths and keys must stay on one line, whatever the terminal width.
+console = Console(soft_wrap=True, highlight=False)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    keys = sub.add_parser(
+        "keys",
+        help="manage the encryption key ring (RSA keys that wrap segment data keys)",
+        description="The key ring file lists RSA key pairs by id and names the active one; "
+        "new segments get data keys wrapped under the active key. TIERFLOW_KEYRING points at "
+        "the file and turns encryption on.",
+    )
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+
+    generate = keys_sub.add_parser(
+        "generate",
+        help="create a new key ring with one fresh key pair",
+        description=f"Write <id>-public.pem, <id>-private.pem and {KEYRING_FILE} into DIR. "
+        "The PEM files are also valid for Aiven's plugin (SPKI public, PKCS#8 private).",
+    )
+    generate.add_argument("--dir", required=True, type=Path, help="directory for the new ring")
+    generate.add_argument("--key-id", required=True, help="id of the key (no ':')")
+    generate.add_argument("--bits", type=int, default=MIN_BITS, help=f"RSA size [{MIN_BITS}]")
+    generate.set_defaults(func=keys_generate)
+
+    add = keys_sub.add_parser(
+        "add",
+        help="add a key pair to the ring (generate one, or give PEM files)",
+        description="Add a key pair under a new id. Existing ids are never replaced, so "
+        "segments written under them stay readable.",
+    )
+    _keyring_option(add)
+    add.add_argument("--key-id", required=True, help="id of the new key (no ':')")
+    source = add.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--generate", action="store_true", help="generate a fresh pair beside the ring file"
+    )
+    source.add_argument("--public-key-file", type=Path, help="PEM public key (X.509 SPKI)")
+    add.add_argument(
+        "--private-key-file", type=Path, help="PEM private key (PKCS#8) for --public-key-file"
+    )
+    add.add_argument("--bits", type=int, default=MIN_BITS, help=f"with --generate [{MIN_BITS}]")
+    add.add_argument(
+        "--activate", action="store_true", help="make it the active key for new segments"
+    )
+    add.set_defaults(func=keys_add)
+
+    activate = keys_sub.add_parser(
+        "activate",
+        help="switch the active key id (new segments use it)",
+        description="Switch the active key. Old keys stay on the ring for reading; run "
+        "rewrap-keys to move old segments under the new key.",
+    )
+    _keyring_option(activate)
+    activate.add_argument("key_id", help="a key id already on the ring")
+    activate.set_defaults(func=keys_activate)
+
+    listing = keys_sub.add_parser("list", help="show the key ids and which one is active")
+    _keyring_option(listing)
+    listing.set_defaults(func=keys_list)
+
+    rewrap = sub.add_parser(
+        "rewrap-keys",
+        help="re-wrap old segments' data keys under the active key (manifests only)",
+        description="For every COPY_SEGMENT_FINISHED segment whose data key is wrapped under "
+        "another key id, unwrap it with that (still present) key and wrap it under the active "
+        "one, rewriting only the .rsm-manifest object; chunk data is not touched. The store's "
+        "row for the manifest is updated. Safe to interrupt and rerun. Uses TIERFLOW_KEYRING.",
+    )
+    rewrap.add_argument("--topic", help="only this topic")
+    rewrap.set_defaults(func=rewrap_keys)
+
+
+def _keyring_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--keyring", type=Path, help="key ring file [TIERFLOW_KEYRING]", default=None
+    )
+
+
+def _settings() -> Settings:
+    try:
+        return Settings.from_env()
+    except InvalidSettingError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def _ring_path(args: argparse.Namespace) -> Path:
+    path = args.keyring or _settings().keyring
+    if path is None:
+        raise CommandError("no key ring: pass --keyring or set TIERFLOW_KEYRING")
+    return Path(path)
+
+
+def _load(args: argparse.Namespace) -> KeyRing:
+    try:
+        return KeyRing.load(_ring_path(args))
+    except KeyRingError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def keys_generate(args: argparse.Namespace) -> int:
+    try:
+        ring = KeyRing.generate(args.dir, args.key_id, bits=args.bits)
+    except KeyRingError as exc:
+        raise CommandError(str(exc)) from exc
+    console.print(f"created {ring.path} with active key {ring.active_key_id!r}")
+    console.print(f"turn encryption on with TIERFLOW_KEYRING={ring.path}")
+    return 0
+
+
+def keys_add(args: argparse.Namespace) -> int:
+    ring = _load(args)
+    try:
+        if args.generate:
+            if args.private_key_file is not None:
+                raise CommandError("--private-key-file goes with --public-key-file")
+            ring.generate_key(args.key_id, bits=args.bits, activate=args.activate)
+        else:
+            ring.add_key(
+                args.key_id, args.public_key_file, args.private_key_file, activate=args.activate
+            )
+        ring.save()
+    except KeyRingError as exc:
+        raise CommandError(str(exc)) from exc
+    state = "active" if ring.active_key_id == args.key_id else "not active"
+    console.print(f"added key {args.key_id!r} to {ring.path} ({state})")
+    return 0
+
+
+def keys_activate(args: argparse.Namespace) -> int:
+    ring = _load(args)
+    try:
+        ring.activate(args.key_id)
+        ring.save()
+    except KeyRingError as exc:
+        raise CommandError(str(exc)) from exc
+    console.print(f"active key is now {args.key_id!r}; run 'tierflow rewrap-keys' for old ones")
+    return 0
+
+
+def keys_list(args: argparse.Namespace) -> int:
+    ring = _load(args)
+    for key_id in ring.key_ids:
+        pair = ring.key_pair(key_id)
+        marker = "*" if key_id == ring.active_key_id else " "
+        private = "private key" if pair.private_key is not None else "public key only"
+        console.print(f"{marker} {key_id}  {pair.public_key_file}  ({private})")
+    return 0
+
+
+def rewrap_keys(args: argparse.Namespace) -> int:
+    from tierflow.runtime import open_storage, open_store
+    from tierflow.storage.chunked import ChunkedRemoteStorageManager
+    from tierflow.transform.rewrap import finished_segments, rewrap_segments
+
+    settings = _settings()
+    if settings.keyring is None:
+        raise CommandError("rewrap-keys needs the key ring: set TIERFLOW_KEYRING")
+    try:
+        rsm = open_storage(settings)
+    except KeyRingError as exc:
+        raise CommandError(str(exc)) from exc
+    if not isinstance(rsm, ChunkedRemoteStorageManager):
+        raise CommandError("rewrap-keys works on the chunked layout (TIERFLOW_STORAGE_LAYOUT)")
+    store = open_store(settings)
+    total = len(finished_segments(store, args.topic))
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("re-wrapping data keys", total=total)
+        summary = rewrap_segments(
+            store,
+            rsm,
+            actor="cli-rewrap-keys",
+            now_ms=wall_clock_ms,
+            topic=args.topic,
+            progress=lambda _segment: progress.advance(task),
+        )
+    assert rsm.key_ring is not None
+    console.print(
+        f"{len(summary.rewrapped)} re-wrapped under {rsm.key_ring.active_key_id!r}, "
+        f"{len(summary.unchanged)} unchanged, {len(summary.repaired_rows)} store rows repaired, "
+        f"{len(summary.failed)} failed"
+    )
+    for segment_id, error in summary.failed:
+        console.print(f"  [red]failed[/red] {segment_id}: {escape(error)}")
+    return 1 if summary.failed else 0

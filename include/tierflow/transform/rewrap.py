@@ -1,0 +1,125 @@
+"""Key rotation for stored segments: move every data key under the active key id.
+
+Only manifests change (the data key stays, its wrapping changes), and the store's row for the
+manifest is updated with the new size and checksum. A run killed between the two steps is
+repaired by the next run: a manifest already under the active key whose row does not match
+gets its row fixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tierflow.metadata.models import SegmentObjectKind
+from tierflow.metadata.states import RemoteLogSegmentState
+from tierflow.metadata.store import MetadataStore
+from tierflow.storage.chunked import MANIFEST, ChunkedRemoteStorageManager
+from tierflow.storage.errors import RemoteStorageError
+from tierflow.storage.object_store import ObjectInfo
+from tierflow.storage.remote_storage_manager import RemoteSegment
+
+
+@dataclass
+class RewrapSummary:
+    rewrapped: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)  # unencrypted or already active
+    repaired_rows: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (segment id, error)
+
+
+def finished_segments(
+    store: MetadataStore, topic: str | None = None
+) -> list[tuple[RemoteSegment, str]]:
+    """Every COPY_SEGMENT_FINISHED segment as (RemoteSegment, segment id), by partition."""
+    found = []
+    for row_topic in store.topics():
+        if topic is not None and row_topic.name != topic:
+            continue
+        for partition in store.partitions(row_topic.topic_id):
+            rows = store.segments(
+                row_topic.topic_id,
+                partition.partition,
+                states=[RemoteLogSegmentState.COPY_SEGMENT_FINISHED],
+            )
+            for row in rows:
+                segment = RemoteSegment(
+                    row_topic.name,
+                    row.topic_id,
+                    row.partition,
+                    row.segment_id,
+                    row.start_offset,
+                    row.end_offset,
+                )
+                found.append((segment, row.segment_id))
+    return found
+
+
+def rewrap_segments(
+    store: MetadataStore,
+    rsm: ChunkedRemoteStorageManager,
+    *,
+    actor: str,
+    now_ms: Callable[[], int],
+    topic: str | None = None,
+    progress: Callable[[RemoteSegment], None] | None = None,
+) -> RewrapSummary:
+    summary = RewrapSummary()
+    for segment, segment_id in finished_segments(store, topic):
+        try:
+            info = rsm.rewrap(segment)
+            if info is not None:
+                _record(store, segment_id, info, actor=actor, now_ms=now_ms())
+                summary.rewrapped.append(segment_id)
+            elif _repair_row(store, rsm, segment, actor=actor, now_ms=now_ms()):
+                summary.repaired_rows.append(segment_id)
+            else:
+                summary.unchanged.append(segment_id)
+        except RemoteStorageError as exc:
+            summary.failed.append((segment_id, str(exc)))
+        if progress is not None:
+            progress(segment)
+    return summary
+
+
+def _record(
+    store: MetadataStore, segment_id: str, info: ObjectInfo, *, actor: str, now_ms: int
+) -> None:
+    store.update_segment_object(
+        segment_id,
+        SegmentObjectKind.RSM_MANIFEST,
+        info.key,
+        info.size,
+        info.sha256 or "",
+        actor=actor,
+        now_ms=now_ms,
+    )
+
+
+def _repair_row(
+    store: MetadataStore,
+    rsm: ChunkedRemoteStorageManager,
+    segment: RemoteSegment,
+    *,
+    actor: str,
+    now_ms: int,
+) -> bool:
+    """Fix the manifest's row if a previous run rewrote the manifest and died before it."""
+    rows = {row.kind: row for row in store.segment_objects(segment.segment_id)}
+    row = rows.get(SegmentObjectKind.RSM_MANIFEST.value)
+    if row is None:
+        return False
+    key = rsm.key(segment, MANIFEST)
+    data = rsm.objects.read_range(key)
+    digest = hashlib.sha256(data).hexdigest()
+    if (row.size, row.sha256) == (len(data), digest):
+        return False
+    _record(
+        store,
+        segment.segment_id,
+        ObjectInfo(key, len(data), digest),
+        actor=actor,
+        now_ms=now_ms,
+    )
+    return True
