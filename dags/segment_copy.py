@@ -2,30 +2,42 @@
 ### Segment copy (KIP-405)
 
 Copies rolled log segments of every tiered partition from the broker's log directories to
-remote storage, as Kafka's RLMCopyTask does, one mapped task per partition.
+remote storage, as Kafka's RLMCopyTask does.
 
 * **Eligible:** topics registered with `remote.storage.enable=true` and tiered state ENABLED.
 * **Which segments:** from max(highest remote offset + 1, log start offset), every segment
   whose next segment starts at or below the high watermark; never the active segment.
-* **Per segment:** COPY_SEGMENT_STARTED → upload log, indexes, producer snapshot and
-  leader-epoch entries → verify size and sha256 → COPY_SEGMENT_FINISHED.
-* **Safe to clear:** a cleared or retried task resumes where it stopped. Attempts that were
-  killed midway are deleted through DELETE_SEGMENT_STARTED/FINISHED before copying resumes,
-  so no segment is copied twice and no object is left behind.
+* **prepare** (one task per partition): take the partition's lease, delete what killed
+  attempts left, check each segment and record it COPY_SEGMENT_STARTED.
+* **rewrite** (one batch): chunk, compress, encrypt and upload every segment, one Spark task
+  per segment (`rewrite_with_spark`, through the `spark_default` connection) or, below
+  `TIERFLOW_SPARK_THRESHOLD_BYTES`, in the worker (`rewrite_in_worker`). No state is written.
+* **finalize** (one task per partition): verify every object, record COPY_SEGMENT_FINISHED in
+  offset order, release the lease.
 
-Concurrency is bounded by the `tierflow_copy` pool (see `airflow_settings.yaml`).
+**Safe to clear:** clear any failed task (with its downstream tasks) and the rerun finishes the
+job. Rewrites skip segments that are no longer COPY_SEGMENT_STARTED, finalizing treats FINISHED
+segments as done, and the next prepare deletes any half-done attempt.
+
+Pools: `tierflow_copy` bounds partition tasks, `tierflow_spark` the Spark jobs
+(`airflow_settings.yaml`).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pendulum
-from airflow.sdk import dag, get_current_context, task
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import TriggerRule, dag, get_current_context, task
 
 COPY_POOL = "tierflow_copy"
+SPARK_POOL = "tierflow_spark"
+SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "rewrite_segments.py"
 # A partition lease outlives a killed task by this much; a cleared rerun takes it over at once.
 LEASE_TTL_S = 900
+BATCH = "ti.xcom_pull(task_ids='plan_rewrite')"
 
 
 @dag(
@@ -35,7 +47,7 @@ LEASE_TTL_S = 900
     catchup=False,
     max_active_runs=1,
     doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "copy"],
+    tags=["tierflow", "tiered-storage", "copy", "spark"],
     default_args={
         "owner": "tierflow",
         "retries": 3,
@@ -52,23 +64,74 @@ def segment_copy() -> None:
         return list_copy_targets()
 
     @task(pool=COPY_POOL, map_index_template="{{ partition_label }}")
-    def copy_partition(target: dict, lease_ttl_s: int) -> dict:
-        from tierflow.tasks.segment_copy import copy_target
+    def prepare(target: dict, lease_ttl_s: int) -> dict:
+        from tierflow.tasks.segment_copy import prepare_target
 
-        context = get_current_context()
-        label = f"{target['topic']}-{target['partition']}"
-        context["partition_label"] = label  # type: ignore[typeddict-unknown-key]
-        ti = context["ti"]
-        owner = f"airflow:{ti.dag_id}.{ti.task_id}:{label}"
-        return copy_target(target, owner=owner, lease_ttl_s=lease_ttl_s)
+        get_current_context()["partition_label"] = f"{target['topic']}-{target['partition']}"
+        return prepare_target(target, lease_ttl_s=lease_ttl_s)
+
+    @task(trigger_rule=TriggerRule.ALL_DONE)
+    def plan_rewrite(targets: list[dict]) -> dict:
+        from tierflow.tasks.segment_copy import plan_rewrite as plan
+
+        ti = get_current_context()["ti"]
+        # A partition whose prepare failed has no plan; the others still go ahead.
+        prepared = [ti.xcom_pull(task_ids="prepare", map_indexes=i) for i in range(len(targets))]
+        return plan(prepared, run_key=ti.run_id)
+
+    @task.branch
+    def choose_rewrite(batch: dict) -> str:
+        return "rewrite_with_spark" if batch["use_spark"] else "rewrite_in_worker"
+
+    rewrite_with_spark = SparkSubmitOperator(
+        task_id="rewrite_with_spark",
+        application=str(SPARK_APP),
+        conn_id="spark_default",
+        pool=SPARK_POOL,
+        name="tierflow-rewrite-segments",
+        application_args=[
+            "--jobs",
+            f"{{{{ {BATCH}['jobs_file'] }}}}",
+            "--results",
+            f"{{{{ {BATCH}['results_file'] }}}}",
+        ],
+        py_files=f"{{{{ {BATCH}['py_files'] }}}}",
+        conf={
+            "spark.pyspark.python": f"{{{{ {BATCH}['python'] }}}}",
+            "spark.ui.enabled": "false",
+        },
+    )
 
     @task
-    def summarize(reports: list[dict]) -> dict:
+    def rewrite_in_worker(batch: dict) -> dict:
+        from tierflow.tasks.segment_copy import rewrite_in_worker as rewrite
+
+        return rewrite(batch)
+
+    @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ partition_label }}")
+    def finalize(target: dict, batch: dict) -> dict | None:
+        from tierflow.tasks.segment_copy import finalize_target
+
+        context = get_current_context()
+        context["partition_label"] = f"{target['topic']}-{target['partition']}"
+        ti = context["ti"]
+        prepared = ti.xcom_pull(task_ids="prepare", map_indexes=ti.map_index)
+        return finalize_target(prepared, batch)
+
+    @task
+    def summarize(reports: list[dict | None]) -> dict:
         from tierflow.tasks.segment_copy import summarize as summarize_reports
 
         return summarize_reports(list(reports))
 
-    reports = copy_partition.partial(lease_ttl_s=LEASE_TTL_S).expand(target=list_partitions())
+    targets = list_partitions()
+    prepared = prepare.partial(lease_ttl_s=LEASE_TTL_S).expand(target=targets)
+    batch = plan_rewrite(targets)
+    prepared >> batch
+    worker = rewrite_in_worker(batch)
+    choose_rewrite(batch) >> [rewrite_with_spark, worker]
+    reports = finalize.partial(batch=batch).expand(target=targets)
+    [rewrite_with_spark, worker] >> reports
     summarize(reports)
 
 

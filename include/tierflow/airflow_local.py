@@ -28,7 +28,9 @@ def airflow_env(project: Path, airflow_home: Path) -> dict[str, str]:
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(project / "plugins"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
-        "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+        # spark-submit comes with pyspark, beside this interpreter.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
 
 
@@ -103,10 +105,13 @@ def run_dag_in_subprocess(
     extra_env: Mapping[str, str],
     log_file: Path,
     run_conf: Mapping[str, Any] | None = None,
+    timeout_s: float = 600,
 ) -> str:
     """Migrate a private Airflow DB, apply settings, run the DAG; Airflow's output goes to log_file.
 
     A subprocess keeps Airflow's global configuration (read once, at import) out of the caller.
+    dag.test() waits out retry delays of failing tasks, so a run that takes longer than
+    timeout_s is stopped and reported rather than left hanging.
     """
     airflow_home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **airflow_env(project, airflow_home), **extra_env}
@@ -123,8 +128,19 @@ def run_dag_in_subprocess(
     with open(log_file, "w") as out:
         migrate = [sys.executable, "-m", "airflow", "db", "migrate"]
         subprocess.run(migrate, env=env, stdout=out, stderr=subprocess.STDOUT, check=True)
-        done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            done = subprocess.run(
+                command, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout_s
+            )
+        except subprocess.TimeoutExpired:
+            done = None
     lines = log_file.read_text(errors="replace").splitlines()
+    if done is None:
+        errors = [ln for ln in lines if "error" in ln.lower()][-10:]
+        raise RuntimeError(
+            f"DAG {dag_id} did not complete within {timeout_s:.0f} s (a task failing and "
+            f"waiting to retry?); see {log_file}:\n" + "\n".join(errors)
+        )
     states = [ln.split("=", 1)[1] for ln in lines if ln.startswith("TIERFLOW_DAG_STATE=")]
     if done.returncode != 0 or not states:
         tail = "\n".join(lines[-30:])

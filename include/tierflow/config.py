@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ENV_DATA_DIR = "TIERFLOW_DATA_DIR"
@@ -17,8 +17,46 @@ ENV_DB_URL = "TIERFLOW_DB_URL"
 ENV_REMOTE_STORAGE = "TIERFLOW_REMOTE_STORAGE"
 ENV_LOG_DIRS = "TIERFLOW_LOG_DIRS"
 ENV_LEASE_TTL_S = "TIERFLOW_COPY_LEASE_TTL_S"
+ENV_STORAGE_LAYOUT = "TIERFLOW_STORAGE_LAYOUT"
+ENV_STORAGE_PREFIX = "TIERFLOW_STORAGE_PREFIX"
+ENV_CHUNK_SIZE = "TIERFLOW_CHUNK_SIZE"
+ENV_COMPRESSION = "TIERFLOW_COMPRESSION"
+ENV_COMPRESSION_HEURISTIC = "TIERFLOW_COMPRESSION_HEURISTIC"
+ENV_KEYRING = "TIERFLOW_KEYRING"
+ENV_SPARK_THRESHOLD_BYTES = "TIERFLOW_SPARK_THRESHOLD_BYTES"
 
 DEFAULT_LEASE_TTL_S = 900
+DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024
+# Batches smaller than this are rewritten in the Airflow worker: starting Spark costs ~10 s.
+DEFAULT_SPARK_THRESHOLD_BYTES = 64 * 1024 * 1024
+
+
+class InvalidSettingError(ValueError):
+    pass
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("true", "1", "yes", "on"):
+        return True
+    if raw.lower() in ("false", "0", "no", "off"):
+        return False
+    raise InvalidSettingError(f"{name}={raw!r}: expected true or false")
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidSettingError(f"{name}={raw!r}: expected a whole number") from None
+    if value <= 0:
+        raise InvalidSettingError(f"{name}={raw!r}: must be positive")
+    return value
 
 
 def project_root() -> Path | None:
@@ -39,6 +77,15 @@ class Settings:
     remote_storage: str
     log_dirs: tuple[Path, ...]
     copy_lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+    # "chunked": Aiven's layout (chunked, optionally compressed and encrypted); "plain": one
+    # untransformed object per segment file.
+    storage_layout: str = "chunked"
+    storage_prefix: str = ""
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    compression: bool = True
+    compression_heuristic: bool = True
+    keyring: Path | None = None  # a key ring file turns encryption on
+    spark_threshold_bytes: int = DEFAULT_SPARK_THRESHOLD_BYTES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -52,19 +99,38 @@ class Settings:
             if raw_dirs
             else (data_dir / "kafka-logs",)
         )
-        ttl = int(env.get(ENV_LEASE_TTL_S) or DEFAULT_LEASE_TTL_S)
-        return cls(data_dir, db_url, remote, log_dirs, ttl)
+        layout = env.get(ENV_STORAGE_LAYOUT) or "chunked"
+        if layout not in ("chunked", "plain"):
+            raise InvalidSettingError(f"{ENV_STORAGE_LAYOUT}={layout!r}: expected chunked or plain")
+        keyring = env.get(ENV_KEYRING)
+        return cls(
+            data_dir=data_dir,
+            db_url=db_url,
+            remote_storage=remote,
+            log_dirs=log_dirs,
+            copy_lease_ttl_s=_positive_int(env, ENV_LEASE_TTL_S, DEFAULT_LEASE_TTL_S),
+            storage_layout=layout,
+            storage_prefix=env.get(ENV_STORAGE_PREFIX) or "",
+            chunk_size=_positive_int(env, ENV_CHUNK_SIZE, DEFAULT_CHUNK_SIZE),
+            compression=_flag(env, ENV_COMPRESSION, True),
+            compression_heuristic=_flag(env, ENV_COMPRESSION_HEURISTIC, True),
+            keyring=Path(keyring).resolve() if keyring else None,
+            spark_threshold_bytes=_positive_int(
+                env, ENV_SPARK_THRESHOLD_BYTES, DEFAULT_SPARK_THRESHOLD_BYTES
+            ),
+        )
 
     @classmethod
-    def embedded(cls, base: Path) -> Settings:
+    def embedded(cls, base: Path, **overrides: object) -> Settings:
         """The embedded defaults, all under one directory: SQLite, a local bucket, one log dir."""
         base = Path(base).resolve()
-        return cls(
+        settings = cls(
             data_dir=base,
             db_url=f"sqlite:///{base / 'tierflow.db'}",
             remote_storage=str(base / "bucket"),
             log_dirs=(base / "kafka-logs",),
         )
+        return replace(settings, **overrides)
 
     def as_env(self) -> dict[str, str]:
         """The same settings as environment variables, for a subprocess."""
@@ -74,4 +140,11 @@ class Settings:
             ENV_REMOTE_STORAGE: self.remote_storage,
             ENV_LOG_DIRS: os.pathsep.join(str(p) for p in self.log_dirs),
             ENV_LEASE_TTL_S: str(self.copy_lease_ttl_s),
+            ENV_STORAGE_LAYOUT: self.storage_layout,
+            ENV_STORAGE_PREFIX: self.storage_prefix,
+            ENV_CHUNK_SIZE: str(self.chunk_size),
+            ENV_COMPRESSION: str(self.compression).lower(),
+            ENV_COMPRESSION_HEURISTIC: str(self.compression_heuristic).lower(),
+            ENV_KEYRING: str(self.keyring or ""),
+            ENV_SPARK_THRESHOLD_BYTES: str(self.spark_threshold_bytes),
         }

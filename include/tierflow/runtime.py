@@ -16,13 +16,14 @@ class UnknownPartitionError(LookupError):
     pass
 
 
-def open_store(settings: Settings) -> MetadataStore:
+def open_store(settings: Settings, *, migrate: bool = True) -> MetadataStore:
+    """The metadata store; readers elsewhere (a Spark driver) pass migrate=False."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return MetadataStore(settings.db_url, migrate=True)
+    return MetadataStore(settings.db_url, migrate=migrate)
 
 
 def open_storage(settings: Settings) -> RemoteStorageManager:
-    return open_remote_storage(settings.remote_storage)
+    return open_remote_storage(settings)
 
 
 def partition_logs(log_dirs: Sequence[Path]) -> list[PartitionLog]:

@@ -46,12 +46,23 @@ def test_segment_copy_is_wired_as_the_issue_asks(dagbag):
     assert dag.max_active_runs == 1
     assert dag.catchup is False
     assert dag.timetable.expression == "*/5 * * * *"
-    copy_task = dag.get_task("copy_partition")
-    assert copy_task.pool == "tierflow_copy"
-    assert copy_task.retry_exponential_backoff == 2.0
-    assert copy_task.retry_delay == timedelta(seconds=30)
-    assert type(copy_task).__name__.endswith("MappedOperator"), "one mapped task per partition"
-    assert copy_task.partial_kwargs["op_kwargs"] == {"lease_ttl_s": 900}
+    for task_id in ("prepare", "finalize"):
+        mapped = dag.get_task(task_id)
+        assert type(mapped).__name__.endswith("MappedOperator"), "one task per partition"
+    prepare = dag.get_task("prepare")
+    assert prepare.pool == "tierflow_copy"
+    assert prepare.partial_kwargs["op_kwargs"] == {"lease_ttl_s": 900}
+    assert prepare.retry_exponential_backoff == 2.0
+    assert prepare.retry_delay == timedelta(seconds=30)
+    spark = dag.get_task("rewrite_with_spark")
+    assert type(spark).__name__ == "SparkSubmitOperator"
+    assert spark.pool == "tierflow_spark"
+    assert spark._conn_id == "spark_default"
+    assert spark.application.endswith("spark_apps/rewrite_segments.py")
+    # Both rewrite paths lead to finalize, which runs whatever happened, to verify and clean up.
+    finalize = dag.get_task("finalize")
+    assert {"rewrite_with_spark", "rewrite_in_worker"} <= finalize.upstream_task_ids
+    assert finalize.trigger_rule == "all_done"
 
 
 def test_dag_files_only_wire_tasks():

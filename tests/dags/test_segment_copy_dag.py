@@ -61,12 +61,13 @@ def test_worker_killed_midway_then_cleared_run_finishes_the_job(tmp_path: Path):
         for r in t.store.segments(t.store.topic(log_.topic).topic_id, log_.partition)
         if r.state == S.COPY_SEGMENT_STARTED
     ]
-    assert len(stuck) == 1, "the kill left one COPY_SEGMENT_STARTED attempt behind"
+    assert stuck, "the kill left COPY_SEGMENT_STARTED attempts behind"
 
     env = {k: v for k, v in t.settings.as_env().items()}
     os.environ.pop("TIERFLOW_CRASH_AT", None)
     assert run_dag(tmp_path, env, "cleared") == "success"
-    assert t.store.segment(stuck[0].segment_id).state == S.DELETE_SEGMENT_FINISHED
+    for row in stuck:
+        assert t.store.segment(row.segment_id).state == S.DELETE_SEGMENT_FINISHED
     expected_keys = set()
     for log_ in t.logs():
         assert live_segments(t, log_.topic, log_.partition) == [
@@ -77,3 +78,16 @@ def test_worker_killed_midway_then_cleared_run_finishes_the_job(tmp_path: Path):
             expected_keys |= {o.key for o in t.store.segment_objects(row.segment_id)}
     on_disk = {p.relative_to(t.bucket()).as_posix() for p in t.bucket().rglob("*") if p.is_file()}
     assert on_disk == expected_keys
+
+
+def test_batches_above_the_threshold_are_rewritten_by_spark(tmp_path: Path):
+    t = build_tiered(tmp_path, spark_threshold_bytes=1)
+    assert run_dag(tmp_path, t.settings.as_env(), "spark") == "success"
+    log_text = (tmp_path / "spark.log").read_text()
+    assert "spark-submit --master local[*]" in log_text, "submitted through spark_default"
+    expected = sum(len(eligible(log_)) for log_ in t.logs())
+    assert f"rewrote {expected} of {expected} segments" in log_text
+    for log_ in t.logs():
+        assert live_segments(t, log_.topic, log_.partition) == [
+            (start, end, S.COPY_SEGMENT_FINISHED) for start, end in eligible(log_)
+        ]

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tiered import Tiered, build_tiered
+from tests.support.tiered import LAYOUTS, Tiered, build_tiered
 
 
-@pytest.fixture
-def tiered(tmp_path: Path) -> Tiered:
-    return build_tiered(tmp_path)
+@pytest.fixture(params=sorted(LAYOUTS))
+def tiered(request: pytest.FixtureRequest, tmp_path: Path) -> Tiered:
+    return build_tiered(tmp_path, layout=request.param)

@@ -10,6 +10,7 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
 from tierflow.lifecycle.copy import PartitionBusyError, TopicIdMismatchError, copy_partition
+from tierflow.lifecycle.remote_delete import remote_segment
 from tierflow.lifecycle.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
@@ -80,16 +81,35 @@ def test_every_transition_is_in_the_history(tiered: Tiered):
         ]
 
 
+OBJECT_KINDS = {
+    "plain": {"log", "index", "timeindex", "snapshot", "leader_epoch_checkpoint"},
+    "chunked-encrypted": {"log", "indexes", "rsm-manifest"},
+}
+
+
 def test_objects_are_recorded_with_sizes_and_checksums(tiered: Tiered):
+    import hashlib
+
     report = copy(tiered, "payments", 0)
     for segment in report.copied:
         objects = tiered.store.segment_objects(segment.segment_id)
-        kinds = {o.kind for o in objects}
-        assert {"log", "index", "timeindex", "snapshot", "leader_epoch_checkpoint"} <= kinds
+        assert OBJECT_KINDS[tiered.layout] <= {o.kind for o in objects}
         for obj in objects:
-            assert tiered.rsm.objects.stat(obj.key).size == obj.size
+            stored = b"".join(tiered.rsm.objects.iter_chunks(obj.key))
+            assert (len(stored), hashlib.sha256(stored).hexdigest()) == (obj.size, obj.sha256)
         log_obj = next(o for o in objects if o.kind == "log")
-        assert log_obj.size == segment.size_in_bytes
+        if tiered.layout == "plain":
+            assert log_obj.size == segment.size_in_bytes
+            continue
+        row = tiered.store.segment(segment.segment_id)
+        manifest = tiered.rsm.manifest(remote_segment(tiered.store.topic("payments"), row))
+        chunks = -(-segment.size_in_bytes // tiered.settings.chunk_size)
+        gcm_overhead = chunks * (12 + 16)  # a fresh IV and a tag per chunk
+        assert manifest.encryption is not None
+        if manifest.compression:
+            assert log_obj.size < segment.size_in_bytes
+        else:  # the first batch was already compressed: the heuristic skipped zstd
+            assert log_obj.size == segment.size_in_bytes + gcm_overhead
 
 
 def test_topic_without_tiering_is_skipped(tmp_path):

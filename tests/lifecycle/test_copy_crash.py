@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tiered import Tiered, build_tiered, eligible
+from tests.support.tiered import LAYOUTS, Tiered, build_tiered, eligible
 from tierflow.lifecycle.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import is_valid_segment_transition
@@ -67,7 +67,7 @@ def assert_complete_and_clean(t: Tiered) -> None:
 KILL_POINTS = [
     "copy.after_started",  # STARTED recorded, nothing uploaded
     "rsm.after_put#1",  # the .log uploaded, indexes not
-    "rsm.after_put#4",  # halfway through the indexes
+    "rsm.after_put#2",  # plain: the offset index is up; chunked: .log and .indexes, no manifest
     "copy.after_upload",  # everything uploaded, not verified
     "copy.before_finished",  # verified, FINISHED not yet recorded
     "copy.after_finished",  # FINISHED recorded, run not done
@@ -75,9 +75,12 @@ KILL_POINTS = [
 ]
 
 
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("kill_point", KILL_POINTS)
-def test_killed_copy_resumes_to_the_uninterrupted_end_state(tmp_path: Path, kill_point: str):
-    t = build_tiered(tmp_path)
+def test_killed_copy_resumes_to_the_uninterrupted_end_state(
+    tmp_path: Path, kill_point: str, layout: str
+):
+    t = build_tiered(tmp_path, layout=layout)
     crashed = run_copy(t, kill_point)
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     rerun = run_copy(t, None)
@@ -85,9 +88,10 @@ def test_killed_copy_resumes_to_the_uninterrupted_end_state(tmp_path: Path, kill
     assert_complete_and_clean(t)
 
 
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("second_kill", ["delete.after_started", "delete.after_storage_delete"])
-def test_kill_during_the_cleanup_of_a_killed_copy(tmp_path: Path, second_kill: str):
-    t = build_tiered(tmp_path)
+def test_kill_during_the_cleanup_of_a_killed_copy(tmp_path: Path, second_kill: str, layout: str):
+    t = build_tiered(tmp_path, layout=layout)
     assert run_copy(t, "copy.before_finished").returncode == -signal.SIGKILL
     # The rerun starts cleaning the abandoned attempt and is killed too.
     assert run_copy(t, second_kill).returncode == -signal.SIGKILL

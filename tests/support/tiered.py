@@ -15,7 +15,8 @@ from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy_candidates import candidate_segments
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_storage, open_store, partition_logs
-from tierflow.storage.plain import PlainRemoteStorageManager
+from tierflow.storage.remote_storage_manager import RemoteStorageManager
+from tierflow.transform.keyring import KeyRing
 
 TOPICS = (
     TopicSpec(name="orders", partitions=2, segments=3, transactional=True, lagging_partitions=(1,)),
@@ -28,7 +29,8 @@ NOW_MS = 1_790_000_000_000
 class Tiered:
     settings: Settings
     store: MetadataStore
-    rsm: PlainRemoteStorageManager
+    rsm: RemoteStorageManager
+    layout: str
 
     def logs(self) -> list[PartitionLog]:
         return partition_logs(self.settings.log_dirs)
@@ -40,8 +42,25 @@ class Tiered:
         return Path(self.settings.remote_storage)
 
 
-def build_tiered(base: Path, *, enable: bool = True) -> Tiered:
-    settings = Settings.embedded(base)
+# The storage layouts the lifecycle is tested on: plain objects, and Aiven's chunked layout
+# with zstd and AES-GCM (small chunks, so segments span several).
+LAYOUTS = {
+    "plain": {"storage_layout": "plain"},
+    "chunked-encrypted": {
+        "storage_layout": "chunked",
+        "chunk_size": 16 * 1024,
+        "compression": True,
+    },
+}
+
+
+def build_tiered(
+    base: Path, *, enable: bool = True, layout: str = "plain", **settings_overrides: object
+) -> Tiered:
+    overrides = {**LAYOUTS[layout], **settings_overrides}
+    if layout == "chunked-encrypted":
+        overrides["keyring"] = KeyRing.generate(base / "keys", "tierflow-test-1").path
+    settings = Settings.embedded(base, **overrides)
     generate_log_dir(settings.log_dirs[0], topics=TOPICS, seed=11, now_ms=NOW_MS)
     store = open_store(settings)
     for log_ in partition_logs(settings.log_dirs):
@@ -49,8 +68,7 @@ def build_tiered(base: Path, *, enable: bool = True) -> Tiered:
             log_.topic, log_.topic_id(), actor="test", now_ms=NOW_MS, remote_storage_enable=enable
         )
     rsm = open_storage(settings)
-    assert isinstance(rsm, PlainRemoteStorageManager)
-    return Tiered(settings, store, rsm)
+    return Tiered(settings, store, rsm, layout)
 
 
 def eligible(log_: PartitionLog) -> list[tuple[int, int]]:

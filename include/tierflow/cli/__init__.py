@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from tierflow.cli import commands
+from tierflow.cli import commands, key_commands
 
 DESCRIPTION = """\
 tierflow runs Kafka's tiered-storage lifecycle (KIP-405, KIP-950) from Apache Airflow.
@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     db_sub.add_parser("upgrade", help="apply Alembic migrations").set_defaults(
         func=commands.db_upgrade
     )
+
+    key_commands.register(sub)
 
     airflow = sub.add_parser("airflow", help="drive a local Airflow (used by demo and tests)")
     airflow_sub = airflow.add_subparsers(dest="airflow_command", required=True, metavar="ACTION")

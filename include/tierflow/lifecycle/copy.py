@@ -1,40 +1,41 @@
-"""Segment copy for one partition: Kafka's RLMCopyTask, made resumable.
+"""Segment copy for one partition: Kafka's RLMCopyTask, made resumable and split in three.
 
-Per segment: a fresh segment id, COPY_SEGMENT_STARTED, upload of the log, every index, the
-producer snapshot and the leader-epoch entries, verification of every object (size and
-sha256), then COPY_SEGMENT_FINISHED, which also advances the highest remote offset in the same
-transaction.
+1. ``prepare_copy`` (Airflow): take the partition's lease, delete what interrupted attempts
+   left, choose the eligible segments, check each one (CRCs, indexes, snapshot) and record it
+   as COPY_SEGMENT_STARTED under a fresh segment id.
+2. ``rewrite_segment`` (Spark or the worker; see rewrite.py): transform and upload, no state.
+3. ``finalize_copy`` (Airflow): verify every uploaded object (size, sha256, manifest), record
+   COPY_SEGMENT_FINISHED in ascending offset order, which also advances the highest remote
+   offset in the same transaction, and release the lease.
 
 Where Kafka leaks, tierflow cleans up. A copy killed between STARTED and FINISHED leaves a
 COPY_SEGMENT_STARTED row and maybe some objects; Kafka re-uploads under a new id and leaves the
-orphan to retention. Here the partition's copy lease guarantees no other attempt is alive, so
-every COPY_SEGMENT_STARTED (and any DELETE_SEGMENT_STARTED) row found at the start of a run is
-deleted through the regular transitions before copying resumes. A rerun from any point thus ends
-in the same state as an uninterrupted run: one FINISHED segment per eligible local segment and no
-stray objects.
+orphan to retention. Here the lease guarantees no other attempt is alive, so every
+COPY_SEGMENT_STARTED (and DELETE_SEGMENT_STARTED) row found by ``prepare_copy`` is deleted
+through the regular transitions before copying resumes. A rerun from any point ends in the
+state of an uninterrupted run: one FINISHED segment per eligible local segment, no stray
+objects.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
+from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
-from tierflow.lifecycle.copy_candidates import (
-    CopyCandidate,
-    candidate_segments,
-    copy_start_offset,
-)
+from tierflow.lifecycle.copy_candidates import candidate_segments, copy_start_offset
 from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult, rewrite_segment
 from tierflow.lifecycle.segment_facts import inspect_segment
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
-from tierflow.storage.errors import VerificationError
+from tierflow.storage.errors import RemoteStorageError
 from tierflow.storage.remote_storage_manager import RemoteSegment, RemoteStorageManager
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,10 @@ class PartitionBusyError(RuntimeError):
 
 class TopicIdMismatchError(ValueError):
     """The log directory's partition.metadata names another topic id than the store."""
+
+
+class CopyFailedError(RuntimeError):
+    """Some segments could not be copied; they were cleaned up and the rerun retries them."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,174 @@ class PartitionCopyReport:
         return asdict(self)
 
 
+@dataclass
+class CopyPlan:
+    """What prepare_copy recorded as COPY_SEGMENT_STARTED, in ascending offset order."""
+
+    report: PartitionCopyReport
+    jobs: list[RewriteJob] = field(default_factory=list)
+    # A segment that failed its checks: the ones before it are copied, then this is raised.
+    blocked_by: Exception | None = None
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(job.size_in_bytes for job in self.jobs)
+
+
+def prepare_copy(
+    log_: PartitionLog,
+    store: MetadataStore,
+    *,
+    rsm: RemoteStorageManager,
+    owner: str,
+    lease_ttl_s: int = 900,
+    clock: Clock = wall_clock_ms,
+    dry_run: bool = False,
+    max_segments: int | None = None,
+) -> CopyPlan:
+    """Clean up, choose and check segments, and mark them COPY_SEGMENT_STARTED.
+
+    On success the caller holds the partition lease until ``finalize_copy`` releases it.
+    """
+    report = PartitionCopyReport(log_.topic, log_.partition)
+    plan = CopyPlan(report)
+    topic = store.topic(log_.topic)
+    report.skipped = _not_copyable(topic)
+    if report.skipped:
+        return plan
+    _check_topic_id(log_, topic)
+    high_watermark = log_.high_watermark()
+    if high_watermark is None:
+        report.skipped = "no high watermark in replication-offset-checkpoint"
+        return plan
+
+    segments = log_.segments()
+    state = store.ensure_partition(
+        topic.topic_id,
+        log_.partition,
+        log_start_offset=log_.log_start_offset(),
+        local_log_start_offset=segments[0].base_offset if segments else 0,
+    )
+    log_start = max(state.log_start_offset, log_.log_start_offset())
+    # The partition's highest remote offset only moves forward, like Kafka's
+    # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
+    from_offset = copy_start_offset(state.highest_remote_offset, log_start)
+    candidates = candidate_segments(segments, from_offset=from_offset, upper_bound=high_watermark)
+    candidates = candidates[:max_segments] if max_segments else candidates
+    if dry_run:
+        report.pending = [c.base_offset for c in candidates]
+        return plan
+
+    _take_lease(store, topic, log_.partition, owner, lease_ttl_s, clock)
+    try:
+        report.cleaned_up = _clean_up_abandoned(store, rsm, topic, log_.partition, owner, clock)
+        for candidate in candidates:
+            try:
+                facts = inspect_segment(log_, candidate)  # before any state for this segment
+            except KafkaFormatError as exc:
+                log.error("%s-%d: stopping at a bad segment: %s", topic.name, log_.partition, exc)
+                plan.blocked_by = exc
+                break
+            segment = RemoteSegment(
+                topic.name,
+                topic.topic_id,
+                log_.partition,
+                new_kafka_uuid(),
+                candidate.base_offset,
+                candidate.end_offset,
+            )
+            store.add_segment(
+                segment_id=segment.segment_id,
+                topic_id=topic.topic_id,
+                partition=log_.partition,
+                start_offset=segment.start_offset,
+                end_offset=segment.end_offset,
+                max_timestamp_ms=facts.max_timestamp_ms,
+                leader_epoch=facts.leader_epoch,
+                segment_leader_epochs=[(e.epoch, e.start_offset) for e in facts.leader_epochs],
+                segment_size_bytes=facts.size_in_bytes,
+                tiered_epoch=topic.tiered_epoch,
+                txn_index_empty=facts.txn_index_empty,
+                owner=owner,
+                actor=owner,
+                now_ms=clock(),
+            )
+            crash_point("copy.after_started")
+            plan.jobs.append(RewriteJob.build(segment, facts.data, facts.size_in_bytes))
+    except BaseException:
+        store.release_lease(topic.topic_id, log_.partition, owner)
+        raise
+    return plan
+
+
+def finalize_copy(
+    plan: CopyPlan,
+    results: Mapping[str, RewriteResult],
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    *,
+    owner: str,
+    clock: Clock = wall_clock_ms,
+    on_copied: Callable[[CopiedSegment], None] | None = None,
+) -> PartitionCopyReport:
+    """Verify each result and record COPY_SEGMENT_FINISHED in offset order.
+
+    Segments become FINISHED strictly in ascending order, as Kafka copies them: after the first
+    one that failed or did not verify, the rest are deleted too (their offsets would leave a
+    gap) and CopyFailedError names what went wrong, so the task fails and its retry resumes.
+    A segment that failed its checks in prepare_copy is raised last, after the ones before it
+    are FINISHED.
+    """
+    report = plan.report
+    if not plan.jobs:
+        _release(store, plan, owner)
+        if plan.blocked_by is not None:
+            raise plan.blocked_by
+        return report
+    topic = store.topic(report.topic)
+    failure: str | None = None
+    try:
+        for job in plan.jobs:
+            result = results.get(job.segment_id)
+            if failure is None:
+                failure = _verify_result(job, result, rsm)
+            if failure is not None:
+                row = store.segment(job.segment_id)
+                delete_remote_segment(store, rsm, topic, row, actor=owner, now_ms=clock())
+                continue
+            crash_point("copy.before_finished")
+            store.transition_segment(
+                job.segment_id,
+                RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
+                actor=owner,
+                now_ms=clock(),
+                objects=[(_kind(o.key), o.key, o.size, o.sha256) for o in result.objects],
+            )
+            crash_point("copy.after_finished")
+            copied = CopiedSegment(
+                job.segment_id, job.start_offset, job.end_offset, job.size_in_bytes
+            )
+            report.copied.append(copied)
+            log.info(
+                "copied %s-%d offsets %d-%d (%d bytes) as segment %s",
+                job.topic,
+                job.partition,
+                job.start_offset,
+                job.end_offset,
+                job.size_in_bytes,
+                job.segment_id,
+            )
+            if on_copied:
+                on_copied(copied)
+    finally:
+        _release(store, plan, owner)
+    if failure is not None:
+        raise CopyFailedError(failure)
+    if plan.blocked_by is not None:
+        raise plan.blocked_by
+    return report
+
+
 def copy_partition(
     log_: PartitionLog,
     store: MetadataStore,
@@ -85,119 +258,38 @@ def copy_partition(
     dry_run: bool = False,
     on_copied: Callable[[CopiedSegment], None] | None = None,
 ) -> PartitionCopyReport:
-    """Copy every eligible segment of one partition; safe to rerun from any point."""
-    report = PartitionCopyReport(log_.topic, log_.partition)
-    topic = store.topic(log_.topic)
-    reason = _not_copyable(topic)
-    if reason:
-        report.skipped = reason
-        return report
-    _check_topic_id(log_, topic)
-    high_watermark = log_.high_watermark()
-    if high_watermark is None:
-        report.skipped = "no high watermark in replication-offset-checkpoint"
-        return report
-
-    segments = log_.segments()
-    first_local = segments[0].base_offset if segments else 0
-    state = store.ensure_partition(
-        topic.topic_id,
-        log_.partition,
-        log_start_offset=log_.log_start_offset(),
-        local_log_start_offset=first_local,
+    """Prepare, rewrite in this process, finalize: the whole copy of one partition."""
+    plan = prepare_copy(
+        log_, store, rsm=rsm, owner=owner, lease_ttl_s=lease_ttl_s, clock=clock, dry_run=dry_run
     )
-    log_start = max(state.log_start_offset, log_.log_start_offset())
-    # The partition's highest remote offset only moves forward, like Kafka's
-    # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
-    from_offset = copy_start_offset(state.highest_remote_offset, log_start)
-    candidates = candidate_segments(segments, from_offset=from_offset, upper_bound=high_watermark)
-    if dry_run:
-        report.pending = [c.base_offset for c in candidates]
-        return report
-
-    _take_lease(store, topic, log_.partition, owner, lease_ttl_s, clock)
-    try:
-        report.cleaned_up = _clean_up_abandoned(store, rsm, topic, log_.partition, owner, clock)
-        # Cleanup never moves the highest remote offset, so the candidates still stand.
-        for candidate in candidates:
-            _take_lease(store, topic, log_.partition, owner, lease_ttl_s, clock)
-            copied = copy_segment(log_, candidate, topic, store, rsm, owner=owner, clock=clock)
-            report.copied.append(copied)
-            if on_copied:
-                on_copied(copied)
-    finally:
-        store.release_lease(topic.topic_id, log_.partition, owner)
-    return report
-
-
-def copy_segment(
-    log_: PartitionLog,
-    candidate: CopyCandidate,
-    topic: Topic,
-    store: MetadataStore,
-    rsm: RemoteStorageManager,
-    *,
-    owner: str,
-    clock: Clock = wall_clock_ms,
-) -> CopiedSegment:
-    facts = inspect_segment(log_, candidate)  # raises, naming the file, before any state exists
-    segment_id = new_kafka_uuid()
-    store.add_segment(
-        segment_id=segment_id,
-        topic_id=topic.topic_id,
-        partition=log_.partition,
-        start_offset=candidate.base_offset,
-        end_offset=candidate.end_offset,
-        max_timestamp_ms=facts.max_timestamp_ms,
-        leader_epoch=facts.leader_epoch,
-        segment_leader_epochs=[(e.epoch, e.start_offset) for e in facts.leader_epochs],
-        segment_size_bytes=facts.size_in_bytes,
-        tiered_epoch=topic.tiered_epoch,
-        txn_index_empty=facts.txn_index_empty,
-        owner=owner,
-        actor=owner,
-        now_ms=clock(),
-    )
-    crash_point("copy.after_started")
-    target = RemoteSegment(
-        topic=topic.name,
-        topic_id=topic.topic_id,
-        partition=log_.partition,
-        segment_id=segment_id,
-        start_offset=candidate.base_offset,
-        end_offset=candidate.end_offset,
-    )
-    try:
-        objects = rsm.copy_log_segment_data(target, facts.data)
+    if dry_run or plan.report.skipped:
+        return plan.report
+    results = {}
+    for job in plan.jobs:
+        results[job.segment_id] = rewrite_segment(job, rsm)
         crash_point("copy.after_upload")
-        rsm.verify(target, objects)
-    except VerificationError:
-        # Kafka's KAFKA-17062 cleanup: a failed copy is deleted at once, then the error surfaces.
-        delete_remote_segment(
-            store, rsm, topic, store.segment(segment_id), actor=owner, now_ms=clock()
-        )
-        raise
-    crash_point("copy.before_finished")
-    store.transition_segment(
-        segment_id,
-        RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
-        actor=owner,
-        now_ms=clock(),
-        objects=[(_kind(o.key), o.key, o.size, o.sha256) for o in objects],
-    )
-    crash_point("copy.after_finished")
-    log.info(
-        "copied %s-%d offsets %d-%d (%d bytes) as segment %s",
-        topic.name,
-        log_.partition,
-        candidate.base_offset,
-        candidate.end_offset,
-        facts.size_in_bytes,
-        segment_id,
-    )
-    return CopiedSegment(
-        segment_id, candidate.base_offset, candidate.end_offset, facts.size_in_bytes
-    )
+    return finalize_copy(plan, results, store, rsm, owner=owner, clock=clock, on_copied=on_copied)
+
+
+def _verify_result(
+    job: RewriteJob, result: RewriteResult | None, rsm: RemoteStorageManager
+) -> str | None:
+    if result is None:
+        return f"{job.segment.describe()}: no result from the rewrite job"
+    if result.error:
+        return result.error
+    try:
+        rsm.verify(job.segment, result.objects)
+    except RemoteStorageError as exc:
+        return f"{job.segment.describe()}: {exc}"
+    return None
+
+
+def _release(store: MetadataStore, plan: CopyPlan, owner: str) -> None:
+    if plan.report.skipped:
+        return
+    topic = store.topic(plan.report.topic)
+    store.release_lease(topic.topic_id, plan.report.partition, owner)
 
 
 def _kind(key: str) -> str:

@@ -1,17 +1,22 @@
-"""Build the configured storage manager from a storage URL.
+"""Build the configured storage manager from settings.
 
-A plain path or ``file://`` URL is a local directory bucket (the embedded default).
+A plain path or ``file://`` URL is a local directory bucket (the embedded default). The layout
+is Aiven's chunked one (optionally compressed and encrypted) or plain: one object per file.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
 from tierflow.storage.remote_storage_manager import RemoteStorageManager
+
+if TYPE_CHECKING:
+    from tierflow.config import Settings
 
 
 class UnsupportedStorageURLError(ValueError):
@@ -27,5 +32,18 @@ def open_object_store(url: str) -> ObjectStore:
     )
 
 
-def open_remote_storage(url: str, prefix: str = "") -> RemoteStorageManager:
-    return PlainRemoteStorageManager(open_object_store(url), prefix)
+def open_remote_storage(settings: Settings) -> RemoteStorageManager:
+    objects = open_object_store(settings.remote_storage)
+    if settings.storage_layout == "plain":
+        return PlainRemoteStorageManager(objects, settings.storage_prefix)
+    from tierflow.storage.chunked import ChunkedRemoteStorageManager
+    from tierflow.transform.keyring import KeyRing
+
+    return ChunkedRemoteStorageManager(
+        objects,
+        settings.storage_prefix,
+        chunk_size=settings.chunk_size,
+        compression=settings.compression,
+        compression_heuristic=settings.compression_heuristic,
+        key_ring=KeyRing.load(settings.keyring) if settings.keyring else None,
+    )

@@ -1,13 +1,38 @@
-"""Task bodies of the segment_copy DAG."""
+"""Task bodies of the segment_copy DAG: prepare per partition, one rewrite, finalize per partition.
+
+Per run: every partition is prepared (lease, cleanup, COPY_SEGMENT_STARTED); the segments of
+all of them are rewritten in one batch (by Spark, or in the worker below the threshold); then
+every partition is finalized (verify, COPY_SEGMENT_FINISHED, release). Each step is safe to
+clear and rerun: rewriting skips segments that are no longer COPY_SEGMENT_STARTED, and
+finalizing treats FINISHED segments as done.
+"""
 
 from __future__ import annotations
 
 import logging
+import sys
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy import (
+    CopyFailedError,
+    CopyPlan,
+    PartitionCopyReport,
+    finalize_copy,
+    prepare_copy,
+)
+from tierflow.lifecycle.rewrite import (
+    RewriteJob,
+    RewriteResult,
+    read_json_lines,
+    rewrite_segment,
+    write_json_lines,
+)
 from tierflow.metadata.errors import UnknownTopicError
-from tierflow.metadata.states import TieredState
+from tierflow.metadata.states import RemoteLogSegmentState, TieredState
+from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import find_partition_log, open_storage, open_store, partition_logs
 
 log = logging.getLogger(__name__)
@@ -30,33 +55,157 @@ def list_copy_targets(settings: Settings | None = None) -> list[dict]:
     return targets
 
 
-def copy_target(
-    target: dict, *, owner: str, lease_ttl_s: int | None = None, settings: Settings | None = None
-) -> dict:
-    """Copy one partition; the owner names the task so that a cleared rerun can resume."""
+def copy_owner(target: dict) -> str:
+    """The lease owner of a partition's copy: the same for every run, try and clear of it."""
+    return f"airflow:segment_copy:{target['topic']}-{target['partition']}"
+
+
+def prepare_target(target: dict, *, lease_ttl_s: int, settings: Settings | None = None) -> dict:
     settings = settings or Settings.from_env()
     log_ = find_partition_log(settings.log_dirs, target["topic"], int(target["partition"]))
-    report = copy_partition(
+    plan = prepare_copy(
         log_,
         open_store(settings),
-        open_storage(settings),
-        owner=owner,
-        lease_ttl_s=lease_ttl_s or settings.copy_lease_ttl_s,
+        rsm=open_storage(settings),
+        owner=copy_owner(target),
+        lease_ttl_s=lease_ttl_s,
     )
-    if report.skipped:
-        log.info("%s-%d skipped: %s", report.topic, report.partition, report.skipped)
+    if plan.report.skipped:
+        log.info("%s-%d skipped: %s", log_.topic, log_.partition, plan.report.skipped)
+    log.info("%s-%d: %d segments to copy", log_.topic, log_.partition, len(plan.jobs))
+    return plan_to_dict(plan)
+
+
+def plan_rewrite(
+    prepared: Sequence[dict | None], *, run_key: str, settings: Settings | None = None
+) -> dict:
+    """Write the batch's jobs file and choose Spark or the worker by the threshold."""
+    settings = settings or Settings.from_env()
+    store = open_store(settings)
+    jobs = still_started(store, [job for plan in prepared if plan for job in plan_jobs(plan)])
+    directory = settings.data_dir / "rewrite-jobs" / _safe(run_key)
+    directory.mkdir(parents=True, exist_ok=True)
+    jobs_file, results_file = directory / "jobs.jsonl", directory / "results.jsonl"
+    write_json_lines(jobs_file, (job.as_dict() for job in jobs))
+    total = sum(job.size_in_bytes for job in jobs)
+    use_spark = bool(jobs) and total >= settings.spark_threshold_bytes
+    log.info(
+        "%d segments, %d bytes to rewrite: %s",
+        len(jobs),
+        total,
+        "Spark" if use_spark else "in the worker",
+    )
+    return {
+        "jobs_file": str(jobs_file),
+        "results_file": str(results_file),
+        "segments": len(jobs),
+        "bytes": total,
+        "use_spark": use_spark,
+        "python": sys.executable,
+        "py_files": str(package_zip(directory)),
+    }
+
+
+def rewrite_in_worker(batch: dict, settings: Settings | None = None) -> dict:
+    """The small-batch path: the same rewrite Spark runs, in this process."""
+    settings = settings or Settings.from_env()
+    jobs = still_started(open_store(settings), load_jobs(Path(batch["jobs_file"])))
+    rsm = open_storage(settings)
+    results = [rewrite_segment(job, rsm).as_dict() for job in jobs]
+    write_json_lines(Path(batch["results_file"]), results)
+    return {"segments": len(results), "failed": sum(1 for r in results if r["error"])}
+
+
+def finalize_target(
+    prepared: dict | None, batch: dict, settings: Settings | None = None
+) -> dict | None:
+    """Verify and finish one partition's segments; None when its prepare did not succeed."""
+    if prepared is None:
+        return None
+    settings = settings or Settings.from_env()
+    plan = plan_from_dict(prepared)
+    results_file = Path(batch["results_file"])
+    results = {}
+    if results_file.exists():
+        for raw in read_json_lines(results_file):
+            results[raw["segment_id"]] = RewriteResult.from_dict(raw)
+    target = {"topic": plan.report.topic, "partition": plan.report.partition}
+    report = finalize_copy(
+        plan, results, open_store(settings), open_storage(settings), owner=copy_owner(target)
+    )
     return report.as_dict()
 
 
-def summarize(reports: list[dict]) -> dict:
-    copied = sum(len(r["copied"]) for r in reports)
-    size = sum(s["size_in_bytes"] for r in reports for s in r["copied"])
-    cleaned = sum(len(r["cleaned_up"]) for r in reports)
+def summarize(reports: Sequence[dict | None]) -> dict:
+    done = [r for r in reports if r]
+    copied = sum(len(r["copied"]) for r in done)
+    size = sum(s["size_in_bytes"] for r in done for s in r["copied"])
+    cleaned = sum(len(r["cleaned_up"]) for r in done)
     log.info(
         "copied %d segments (%d bytes) over %d partitions; removed %d abandoned attempts",
         copied,
         size,
-        len(reports),
+        len(done),
         cleaned,
     )
-    return {"partitions": len(reports), "segments": copied, "bytes": size, "cleaned_up": cleaned}
+    return {"partitions": len(done), "segments": copied, "bytes": size, "cleaned_up": cleaned}
+
+
+def still_started(store: MetadataStore, jobs: list[RewriteJob]) -> list[RewriteJob]:
+    """Only segments still COPY_SEGMENT_STARTED may be uploaded: a cleared, rerun rewrite must
+    never write objects for a segment that was since finished or deleted."""
+    keep = []
+    for job in jobs:
+        state = store.segment(job.segment_id).state
+        if state == RemoteLogSegmentState.COPY_SEGMENT_STARTED:
+            keep.append(job)
+        else:
+            log.info("not rewriting segment %s: it is %s", job.segment_id, state)
+    return keep
+
+
+def load_jobs(path: Path) -> list[RewriteJob]:
+    return [RewriteJob(**raw) for raw in read_json_lines(path)]
+
+
+def plan_to_dict(plan: CopyPlan) -> dict:
+    return {
+        "report": plan.report.as_dict(),
+        "jobs": [job.as_dict() for job in plan.jobs],
+        "blocked_by": str(plan.blocked_by) if plan.blocked_by else None,
+    }
+
+
+def plan_jobs(raw: dict) -> list[RewriteJob]:
+    return [RewriteJob(**job) for job in raw["jobs"]]
+
+
+def plan_from_dict(raw: dict) -> CopyPlan:
+    report = raw["report"]
+    return CopyPlan(
+        report=PartitionCopyReport(
+            report["topic"],
+            report["partition"],
+            cleaned_up=list(report["cleaned_up"]),
+            skipped=report["skipped"],
+        ),
+        jobs=plan_jobs(raw),
+        blocked_by=CopyFailedError(raw["blocked_by"]) if raw.get("blocked_by") else None,
+    )
+
+
+def package_zip(directory: Path) -> Path:
+    """tierflow as a zip for Spark's --py-files, so a cluster's executors can import it."""
+    import tierflow
+
+    root = Path(tierflow.__file__).parent
+    target = directory / "tierflow.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*.py")):
+            archive.write(path, Path("tierflow") / path.relative_to(root))
+    return target
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+

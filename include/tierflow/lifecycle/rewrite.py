@@ -1,0 +1,131 @@
+"""Rewriting one segment into remote storage: the part of a copy that holds no metadata.
+
+Airflow marks a batch of segments COPY_SEGMENT_STARTED and hands their ``RewriteJob``s to
+Spark (or, for small batches, runs them in the worker). Each job transforms and uploads one
+segment and returns a ``RewriteResult`` with what it wrote. Only Airflow turns results into
+state transitions, after verifying them: Spark never writes metadata.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tierflow.storage.object_store import ObjectInfo
+from tierflow.storage.remote_storage_manager import (
+    LogSegmentData,
+    RemoteSegment,
+    RemoteStorageManager,
+)
+
+
+@dataclass(frozen=True)
+class RewriteJob:
+    """Everything needed to upload one segment, as plain JSON-able values."""
+
+    topic: str
+    topic_id: str
+    partition: int
+    segment_id: str
+    start_offset: int
+    end_offset: int
+    size_in_bytes: int
+    log_segment: str
+    offset_index: str
+    time_index: str
+    transaction_index: str | None
+    producer_snapshot: str
+    leader_epoch_index_b64: str
+
+    @property
+    def segment(self) -> RemoteSegment:
+        return RemoteSegment(
+            self.topic,
+            self.topic_id,
+            self.partition,
+            self.segment_id,
+            self.start_offset,
+            self.end_offset,
+        )
+
+    @property
+    def data(self) -> LogSegmentData:
+        return LogSegmentData(
+            log_segment=Path(self.log_segment),
+            offset_index=Path(self.offset_index),
+            time_index=Path(self.time_index),
+            transaction_index=Path(self.transaction_index) if self.transaction_index else None,
+            producer_snapshot_index=Path(self.producer_snapshot),
+            leader_epoch_index=base64.b64decode(self.leader_epoch_index_b64),
+        )
+
+    @classmethod
+    def build(cls, segment: RemoteSegment, data: LogSegmentData, size: int) -> RewriteJob:
+        return cls(
+            topic=segment.topic,
+            topic_id=segment.topic_id,
+            partition=segment.partition,
+            segment_id=segment.segment_id,
+            start_offset=segment.start_offset,
+            end_offset=segment.end_offset,
+            size_in_bytes=size,
+            log_segment=str(data.log_segment),
+            offset_index=str(data.offset_index),
+            time_index=str(data.time_index),
+            transaction_index=str(data.transaction_index) if data.transaction_index else None,
+            producer_snapshot=str(data.producer_snapshot_index),
+            leader_epoch_index_b64=base64.b64encode(data.leader_epoch_index).decode("ascii"),
+        )
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RewriteResult:
+    segment_id: str
+    objects: list[ObjectInfo] = field(default_factory=list)
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "segment_id": self.segment_id,
+            "objects": [asdict(o) for o in self.objects],
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> RewriteResult:
+        objects = [ObjectInfo(o["key"], int(o["size"]), o.get("sha256")) for o in raw["objects"]]
+        return cls(raw["segment_id"], objects, raw.get("error"))
+
+
+def rewrite_segment(job: RewriteJob, rsm: RemoteStorageManager) -> RewriteResult:
+    """Transform and upload one segment; failures become results, so one bad segment does not
+    take the other segments of a Spark job down with it."""
+    try:
+        objects = rsm.copy_log_segment_data(job.segment, job.data)
+    except Exception as exc:  # reported to Airflow, which cleans up and fails the task
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return RewriteResult(job.segment_id, error=f"{job.segment.describe()}: {detail}")
+    return RewriteResult(job.segment_id, objects)
+
+
+def write_json_lines(path: Path, rows: Iterable[dict]) -> None:
+    """Write rows atomically: a reader never sees half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as out:
+        for row in rows:
+            out.write(json.dumps(row, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def read_json_lines(path: Path) -> Iterator[dict]:
+    with open(path) as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)

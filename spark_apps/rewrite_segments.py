@@ -1,0 +1,64 @@
+"""Spark job: transform and upload a batch of segments, one Spark task per segment.
+
+Input: a JSON-lines file of RewriteJobs, written by the segment_copy DAG for segments it has
+already marked COPY_SEGMENT_STARTED. Output: a JSON-lines file with one RewriteResult per
+segment (object keys, sizes, sha256). The driver only reads the metadata store, to skip
+segments that are no longer COPY_SEGMENT_STARTED (a cleared rerun); it never writes state.
+
+Storage settings reach the executors inside the task closure, not on the command line.
+
+    spark-submit spark_apps/rewrite_segments.py --jobs jobs.jsonl --results results.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from tierflow.config import Settings
+
+
+def rewrite_partition(settings: Settings, rows: Iterable[dict]) -> Iterator[dict]:
+    """Runs on an executor: one storage manager for all the segments of a Spark partition."""
+    from tierflow.lifecycle.rewrite import RewriteJob, rewrite_segment
+    from tierflow.runtime import open_storage
+
+    rsm = open_storage(settings)
+    for row in rows:
+        yield rewrite_segment(RewriteJob(**row), rsm).as_dict()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", required=True, type=Path, help="JSON lines of RewriteJobs")
+    parser.add_argument("--results", required=True, type=Path, help="where to write results")
+    args = parser.parse_args(argv)
+
+    from pyspark.sql import SparkSession
+
+    from tierflow.lifecycle.rewrite import write_json_lines
+    from tierflow.runtime import open_store
+    from tierflow.tasks.segment_copy import load_jobs, still_started
+
+    settings = Settings.from_env()
+    # Read-only: the driver only checks which segments are still COPY_SEGMENT_STARTED.
+    jobs = still_started(open_store(settings, migrate=False), load_jobs(args.jobs))
+    spark = SparkSession.builder.appName("tierflow-rewrite-segments").getOrCreate()
+    try:
+        rows = [job.as_dict() for job in jobs]
+        rdd = spark.sparkContext.parallelize(rows, numSlices=max(1, len(rows)))
+        results = rdd.mapPartitions(lambda part: rewrite_partition(settings, part)).collect()
+    finally:
+        spark.stop()
+    write_json_lines(args.results, results)
+    failed = [r for r in results if r["error"]]
+    print(f"rewrote {len(results) - len(failed)} of {len(results)} segments")
+    for result in failed:
+        print(f"failed: {result['error']}")
+    # Failures are reported per segment in the results; Airflow decides what they mean.
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
