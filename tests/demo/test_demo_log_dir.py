@@ -219,6 +219,7 @@ def test_another_seed_gives_other_ids_and_data(tmp_path: Path, demo_dir: Generat
         ("orders", {CODEC_NONE, CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD}),
         ("clickstream", {CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD, CODEC_SNAPPY}),
         ("payments", {CODEC_NONE, CODEC_GZIP, CODEC_ZSTD}),
+        ("audit-log", {CODEC_NONE}),
     ],
 )
 def test_every_partition_holds_its_topics_codecs(parsed: Parsed, topic: str, codecs: set) -> None:

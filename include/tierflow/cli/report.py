@@ -40,6 +40,7 @@ def partition_table(
     table.add_column("partition", no_wrap=True)
     table.add_column("segments\nlocal/remote", justify="right", no_wrap=True)
     table.add_column("bytes\nlocal/remote", justify="right", no_wrap=True)
+    table.add_column("stored", justify="right", no_wrap=True)
     table.add_column("remote states", no_wrap=True)
     table.add_column("verified", justify="right", no_wrap=True)
     for log_ in logs:
@@ -52,10 +53,12 @@ def partition_table(
         segments = log_.segments()
         local_bytes = sum(s.size_in_bytes() for s in segments)
         remote_bytes = sum(r.segment_size_bytes for r in finished)
+        stored = sum(o.size for r in finished for o in store.segment_objects(r.segment_id))
         table.add_row(
             f"{log_.topic}-{log_.partition}",
             f"{len(segments)} / {len(finished)}",
             f"{human_bytes(local_bytes)} / {human_bytes(remote_bytes)}",
+            human_bytes(stored),
             ", ".join(f"{name} {n}" for name, n in sorted(states.items())) or "-",
             f"{identical}/{len(mine)}" if mine else "-",
         )

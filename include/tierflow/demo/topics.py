@@ -72,4 +72,11 @@ DEMO_TOPICS: tuple[TopicSpec, ...] = (
         transactional=True,
         log_append_time=True,
     ),
+    # Producers left at compression.type=none, common in practice: tiering compresses these.
+    TopicSpec(
+        name="audit-log",
+        partitions=1,
+        segments=3,
+        codecs=(CODEC_NONE,) * 4,  # four producers: one plain, three idempotent
+    ),
 )
