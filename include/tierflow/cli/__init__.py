@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from tierflow.cli import commands, key_commands
+from tierflow.cli import commands, fetch_commands, key_commands
 
 DESCRIPTION = """\
 tierflow runs Kafka's tiered-storage lifecycle (KIP-405, KIP-950) from Apache Airflow.
@@ -18,6 +18,10 @@ Configuration comes from the environment (defaults in brackets):
   TIERFLOW_DB_URL          [sqlite:///<data>/tierflow.db]  any SQLAlchemy URL
   TIERFLOW_REMOTE_STORAGE  [<data>/bucket]  a directory standing in for the bucket
   TIERFLOW_LOG_DIRS        [<data>/kafka-logs]  the broker's log.dirs, ':'-separated
+  TIERFLOW_STORAGE_LAYOUT  [chunked]  Aiven's chunked layout, or plain (one object per file)
+  TIERFLOW_COMPRESSION     [true]  zstd per chunk (skipped when a segment is already compressed)
+  TIERFLOW_KEYRING         []  a key ring file (tierflow keys generate) turns on AES-GCM
+  TIERFLOW_SPARK_THRESHOLD_BYTES [67108864]  smaller batches skip Spark
 """
 
 
@@ -92,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         func=commands.db_upgrade
     )
 
+    fetch_commands.register(sub)
     key_commands.register(sub)
 
     airflow = sub.add_parser("airflow", help="drive a local Airflow (used by demo and tests)")

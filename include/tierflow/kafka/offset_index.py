@@ -36,8 +36,41 @@ class OffsetIndex:
         cls, path: str | Path, base_offset: int, *, log_size: int | None = None
     ) -> OffsetIndex:
         """Read and sanity-check an index; ``log_size`` also checks it against its log."""
+        raw_entries = read_index_entries(path, ENTRY.size, "offset index")
+        return cls._checked(raw_entries, base_offset, path, log_size)
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes, base_offset: int, *, source: str, log_size: int | None = None
+    ) -> OffsetIndex:
+        """The same checks as :meth:`read` for an index fetched from remote storage.
+
+        ``source`` names the bytes (object key, segment) in errors.
+        """
+        if len(data) % ENTRY.size:
+            raise CorruptIndexError(
+                source,
+                len(data) - len(data) % ENTRY.size,
+                f"offset index size {len(data)} is not a multiple of the {ENTRY.size}-byte "
+                "entry size",
+            )
+        raw_entries = [
+            (pos, data[pos : pos + ENTRY.size]) for pos in range(0, len(data), ENTRY.size)
+        ]
+        while raw_entries and not any(raw_entries[-1][1]):
+            raw_entries.pop()  # a zero-filled preallocated tail is not data
+        return cls._checked(raw_entries, base_offset, source, log_size)
+
+    @classmethod
+    def _checked(
+        cls,
+        raw_entries: list[tuple[int, bytes]],
+        base_offset: int,
+        path: str | Path,
+        log_size: int | None,
+    ) -> OffsetIndex:
         entries: list[OffsetPosition] = []
-        for pos, raw in read_index_entries(path, ENTRY.size, "offset index"):
+        for pos, raw in raw_entries:
             relative, position = ENTRY.unpack(raw)
             entry = OffsetPosition(base_offset + relative, position)
             if relative < 0 or position < 0:

@@ -37,8 +37,41 @@ class TimeIndex:
         cls, path: str | Path, base_offset: int, *, last_offset: int | None = None
     ) -> TimeIndex:
         """Read and sanity-check; ``last_offset`` (of the log) rejects entries beyond it."""
+        raw_entries = read_index_entries(path, ENTRY.size, "time index")
+        return cls._checked(raw_entries, base_offset, path, last_offset)
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes, base_offset: int, *, source: str, last_offset: int | None = None
+    ) -> TimeIndex:
+        """The same checks as :meth:`read` for an index fetched from remote storage.
+
+        ``source`` names the bytes (object key, segment) in errors.
+        """
+        if len(data) % ENTRY.size:
+            raise CorruptIndexError(
+                source,
+                len(data) - len(data) % ENTRY.size,
+                f"time index size {len(data)} is not a multiple of the {ENTRY.size}-byte "
+                "entry size",
+            )
+        raw_entries = [
+            (pos, data[pos : pos + ENTRY.size]) for pos in range(0, len(data), ENTRY.size)
+        ]
+        while raw_entries and not any(raw_entries[-1][1]):
+            raw_entries.pop()  # a zero-filled preallocated tail is not data
+        return cls._checked(raw_entries, base_offset, source, last_offset)
+
+    @classmethod
+    def _checked(
+        cls,
+        raw_entries: list[tuple[int, bytes]],
+        base_offset: int,
+        path: str | Path,
+        last_offset: int | None,
+    ) -> TimeIndex:
         entries: list[TimestampOffset] = []
-        for pos, raw in read_index_entries(path, ENTRY.size, "time index"):
+        for pos, raw in raw_entries:
             timestamp, relative = ENTRY.unpack(raw)
             entry = TimestampOffset(timestamp, base_offset + relative)
             if relative < 0:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy_candidates import CopyCandidate
-from tierflow.lifecycle.remote_delete import remote_segment
 from tierflow.lifecycle.segment_facts import inspect_segment
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
+from tierflow.segment_refs import remote_segment
 from tierflow.storage.errors import RemoteResourceNotFoundError
 from tierflow.storage.remote_storage_manager import IndexType, RemoteStorageManager
 

@@ -1,0 +1,451 @@
+"""Inspection commands: ``fetch``, ``dump-segment`` and ``metadata``.
+
+They read what the lifecycle wrote, never change it: a fetch through the remote read path,
+a kafka-dump-log style dump of a local or remote segment, and the remote segments of each
+partition with their states.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from tierflow.cli.commands import CommandError
+from tierflow.config import Settings
+from tierflow.fetch import RemoteFetchError, fetch_remote
+from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.kafka.log_dir import PartitionLog
+from tierflow.metadata.errors import MetadataError, UnknownSegmentError, UnknownTopicError
+from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
+from tierflow.metadata.states import RemoteLogSegmentState
+from tierflow.metadata.store import MetadataStore
+from tierflow.read.dump_format import batch_line, dump_batch, iter_batch_frames, record_lines
+from tierflow.read.metadata_cache import RemoteLogMetadataCache
+from tierflow.runtime import open_storage, open_store, partition_logs
+from tierflow.segment_refs import remote_segment
+from tierflow.storage.errors import RemoteStorageError
+
+_READ_CHUNK = 1024 * 1024
+_ERRORS = (
+    RemoteFetchError,
+    KafkaFormatError,
+    MetadataError,
+    RemoteStorageError,
+    FileNotFoundError,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``fetch``, ``dump-segment`` and ``metadata`` to the ``tierflow`` command."""
+    _register_fetch(sub)
+    _register_dump(sub)
+    _register_metadata(sub)
+
+
+def _register_fetch(sub: argparse._SubParsersAction) -> None:
+    fetch = sub.add_parser(
+        "fetch",
+        help="read batches of a tiered partition from remote storage",
+        description="Read record batches from remote storage the way a broker serves a "
+        "consumer from the remote tier (KIP-405): find the segment for the offset's leader "
+        "epoch, look the position up in its offset index and read only the byte ranges "
+        "needed. Prints each batch like kafka-dump-log, then how many remote bytes were read.",
+    )
+    fetch.add_argument("--topic", required=True, help="topic name")
+    fetch.add_argument("--partition", type=int, required=True, help="partition number")
+    start = fetch.add_mutually_exclusive_group(required=True)
+    start.add_argument("--offset", type=int, help="start at the batch containing this offset")
+    start.add_argument(
+        "--timestamp",
+        type=int,
+        metavar="MS",
+        help="start at the first record with a timestamp at or after this (epoch ms)",
+    )
+    fetch.add_argument(
+        "--max-bytes",
+        type=int,
+        default=1 << 20,
+        metavar="B",
+        help="stop before a batch that would exceed this many bytes; the first batch is "
+        "always returned whole, however large [1048576]",
+    )
+    fetch.add_argument(
+        "--print-records",
+        action="store_true",
+        help="also print every record with its key and payload (decoded as UTF-8)",
+    )
+    fetch.add_argument(
+        "--epochs",
+        choices=("auto", "log", "remote"),
+        default="auto",
+        help="leader-epoch cache to resolve offsets with: the partition's "
+        "leader-epoch-checkpoint in the log dirs (log), one rebuilt from the remote "
+        "segments (remote), or log when the partition is in the log dirs (auto) [auto]",
+    )
+    fetch.set_defaults(func=fetch_command)
+
+
+def _register_dump(sub: argparse._SubParsersAction) -> None:
+    dump = sub.add_parser(
+        "dump-segment",
+        help="print a segment's batches like kafka-dump-log (local file or remote segment)",
+        description="Print every record batch of a segment as Kafka's kafka-dump-log does. "
+        "Give a local .log path, or --segment-id (optionally with --topic/--partition as a "
+        "check) for a tiered segment, which is streamed from remote storage.",
+    )
+    dump.add_argument("path", nargs="?", type=Path, help="a local .log segment file")
+    dump.add_argument("--topic", help="topic of the remote segment (checked against the store)")
+    dump.add_argument(
+        "--partition", type=int, help="partition of the remote segment (checked, like --topic)"
+    )
+    dump.add_argument("--segment-id", help="id of a remote segment, as `tierflow metadata` shows")
+    dump.add_argument(
+        "--deep-iteration",
+        action="store_true",
+        help="print a line per record (offset, timestamp, sizes, sequence, header keys)",
+    )
+    dump.add_argument(
+        "--print-records",
+        "--print-data-log",
+        dest="print_records",
+        action="store_true",
+        help="print a line per record including key and payload (implies --deep-iteration)",
+    )
+    dump.set_defaults(func=dump_segment_command)
+
+
+def _register_metadata(sub: argparse._SubParsersAction) -> None:
+    metadata = sub.add_parser(
+        "metadata",
+        help="list remote segments per partition with their states",
+        description="List the remote log segments of each partition, as Kafka's "
+        "RemoteLogMetadataFormatter does for __remote_log_metadata: segment id, offsets, "
+        "leader epochs, size, state, whether it serves reads (referenced), tiered epoch and "
+        "the time of its last state change.",
+    )
+    metadata.add_argument("--topic", help="only this topic [all registered topics]")
+    metadata.add_argument("--partition", type=int, help="only this partition [all]")
+    metadata.add_argument(
+        "--state",
+        action="append",
+        choices=[state.value for state in RemoteLogSegmentState],
+        help="only segments in this state; repeat for several [all states]",
+    )
+    metadata.add_argument(
+        "--json", action="store_true", help="print JSON (one object per partition) for scripts"
+    )
+    metadata.set_defaults(func=metadata_command)
+
+
+# -- fetch ---------------------------------------------------------------------------------
+
+
+def fetch_command(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    store, rsm = open_store(settings), open_storage(settings)
+    epochs, log_end = _leader_epochs(settings, args.topic, args.partition, args.epochs)
+    try:
+        with _status(f"fetching {args.topic}-{args.partition} from remote storage"):
+            result = fetch_remote(
+                store,
+                rsm,
+                args.topic,
+                args.partition,
+                offset=args.offset,
+                timestamp=args.timestamp,
+                max_bytes=args.max_bytes,
+                leader_epochs=epochs,
+                log_end_offset=log_end,
+            )
+        out = _out()
+        if result.timestamp_match is not None:
+            match = result.timestamp_match
+            out.print(
+                f"timestamp {args.timestamp}: first record at offset {match.offset} "
+                f"(timestamp {match.timestamp}, leader epoch {match.leader_epoch})",
+                highlight=False,
+            )
+        for batch in result.found:
+            dumped = dump_batch(batch.header.position, batch.data, source=batch.segment_id)
+            out.print(f"segment: {batch.segment_id} {batch_line(dumped)}", highlight=False)
+            if args.print_records:
+                for line in record_lines(dumped, print_payload=True):
+                    out.print(line, highlight=False, markup=False)
+    except (*_ERRORS, ValueError) as exc:
+        raise CommandError(str(exc)) from exc
+    out.print(
+        f"{len(result.batches)} batches, {result.size_in_bytes} bytes, offsets "
+        f"{result.first_offset}-{result.next_offset - 1}, next offset {result.next_offset}; "
+        f"segments read: {', '.join(result.segments_read)}; "
+        f"remote bytes read: {result.remote_bytes_read}",
+        highlight=False,
+    )
+    return 0
+
+
+def _leader_epochs(
+    settings: Settings, topic: str, partition: int, source: str
+) -> tuple[list[EpochEntry] | None, int | None]:
+    """The broker's leader-epoch cache and log end offset, when asked for or available."""
+    if source == "remote":
+        return None, None
+    log_ = _partition_log(settings, topic, partition)
+    if log_ is None:
+        if source == "log":
+            dirs = ", ".join(str(p) for p in settings.log_dirs)
+            raise CommandError(f"--epochs log: no directory {topic}-{partition} in {dirs}")
+        return None, None
+    entries = log_.leader_epoch_entries()
+    if not entries:
+        if source == "log":
+            raise CommandError(f"--epochs log: {log_.path} has no leader-epoch-checkpoint")
+        return None, None
+    return entries, log_.log_end_offset()
+
+
+def _partition_log(settings: Settings, topic: str, partition: int) -> PartitionLog | None:
+    try:
+        logs = partition_logs(settings.log_dirs)
+    except (KafkaFormatError, ValueError):
+        return None
+    return next((p for p in logs if (p.topic, p.partition) == (topic, partition)), None)
+
+
+# -- dump-segment ----------------------------------------------------------------------------
+
+
+def dump_segment_command(args: argparse.Namespace) -> int:
+    if (args.path is None) == (args.segment_id is None):
+        raise CommandError("give either a local .log path or --segment-id, not both or neither")
+    deep = args.deep_iteration or args.print_records
+    try:
+        if args.path is not None:
+            source, start, size, chunks = _local_segment(args.path)
+        else:
+            source, start, size, chunks = _remote_segment(args)
+        out = _out()
+        out.print(f"Dumping {source}", highlight=False, markup=False)
+        out.print(f"Log starting offset: {start}", highlight=False)
+        for position, data in iter_batch_frames(_with_progress(chunks, size), source=source):
+            dumped = dump_batch(position, data, source=source)
+            out.print(batch_line(dumped), highlight=False, markup=False)
+            if deep:
+                for line in record_lines(dumped, print_payload=args.print_records):
+                    out.print(line, highlight=False, markup=False)
+    except _ERRORS as exc:
+        raise CommandError(str(exc)) from exc
+    return 0
+
+
+def _local_segment(path: Path) -> tuple[str, int, int, Iterator[bytes]]:
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file")
+    name = path.name
+    start = int(name[:20]) if name[:20].isdigit() else 0
+
+    def chunks() -> Iterator[bytes]:
+        with open(path, "rb") as handle:
+            yield from iter(lambda: handle.read(_READ_CHUNK), b"")
+
+    return str(path), start, path.stat().st_size, chunks()
+
+
+def _remote_segment(args: argparse.Namespace) -> tuple[str, int, int, Iterator[bytes]]:
+    settings = Settings.from_env()
+    store = open_store(settings)
+    try:
+        row = store.segment(args.segment_id)
+    except UnknownSegmentError as exc:
+        raise CommandError(f"no remote segment {args.segment_id!r} in the metadata store") from exc
+    topic = store.topic_by_id(row.topic_id)
+    if args.topic is not None and args.topic != topic.name:
+        raise CommandError(
+            f"segment {row.segment_id} belongs to topic {topic.name}, not {args.topic}"
+        )
+    if args.partition is not None and args.partition != row.partition:
+        raise CommandError(
+            f"segment {row.segment_id} belongs to partition {row.partition}, not {args.partition}"
+        )
+    if row.segment_state is not RemoteLogSegmentState.COPY_SEGMENT_FINISHED:
+        _err().print(
+            f"warning: segment {row.segment_id} is {row.state}; its data may be incomplete"
+        )
+    ref = remote_segment(topic, row)
+    rsm = open_storage(settings)
+    return ref.describe(), row.start_offset, row.segment_size_bytes, iter(rsm.iter_log_segment(ref))
+
+
+def _with_progress(chunks: Iterator[bytes], total: int) -> Iterator[bytes]:
+    """Download/read progress on stderr (only on a terminal; stdout stays clean)."""
+    progress = Progress(
+        TextColumn("reading"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=_err(),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
+    with progress:
+        task = progress.add_task("segment", total=total)
+        for chunk in chunks:
+            progress.advance(task, len(chunk))
+            yield chunk
+
+
+# -- metadata ------------------------------------------------------------------------------
+
+
+def metadata_command(args: argparse.Namespace) -> int:
+    store = open_store(Settings.from_env())
+    try:
+        topics = [store.topic(args.topic)] if args.topic else store.topics()
+    except UnknownTopicError as exc:
+        raise CommandError(str(exc)) from exc
+    partitions = [
+        (topic, part)
+        for topic in topics
+        for part in store.partitions(topic.topic_id)
+        if args.partition is None or part.partition == args.partition
+    ]
+    if args.topic and args.partition is not None and not partitions:
+        raise CommandError(f"{args.topic}-{args.partition} has no remote metadata")
+    states = set(args.state or [])
+    reports = [
+        _partition_report(store, topic, part, states)
+        for topic, part in _progress_over(partitions, "reading metadata")
+    ]
+    if args.json:
+        print(json.dumps(reports, indent=2))
+        return 0
+    out = _out()
+    if not reports:
+        out.print("no partitions with remote metadata")
+    for report in reports:
+        out.print(_partition_table(report))
+    return 0
+
+
+def _partition_report(
+    store: MetadataStore, topic: Topic, part: Partition, states: set[str]
+) -> dict:
+    cache = RemoteLogMetadataCache.load(store, topic.topic_id, part.partition)
+    rows = store.segments(topic.topic_id, part.partition)
+    return {
+        "topic": topic.name,
+        "topic_id": topic.topic_id,
+        "partition": part.partition,
+        "log_start_offset": part.log_start_offset,
+        "local_log_start_offset": part.local_log_start_offset,
+        "highest_remote_offset": part.highest_remote_offset,
+        "segments": [
+            _segment_report(row, cache) for row in rows if not states or row.state in states
+        ],
+    }
+
+
+def _segment_report(row: RemoteLogSegment, cache: RemoteLogMetadataCache) -> dict:
+    return {
+        "segment_id": row.segment_id,
+        "start_offset": row.start_offset,
+        "end_offset": row.end_offset,
+        "leader_epochs": [[epoch, start] for epoch, start in row.leader_epochs],
+        "size_bytes": row.segment_size_bytes,
+        "state": row.state,
+        "referenced": cache.is_referenced(row.segment_id),
+        "tiered_epoch": row.tiered_epoch,
+        "max_timestamp_ms": row.max_timestamp_ms,
+        "event_timestamp_ms": row.event_timestamp_ms,
+        "owner": row.owner,
+    }
+
+
+def _partition_table(report: dict) -> Table:
+    title = (
+        f"{report['topic']}-{report['partition']}  log start {report['log_start_offset']}, "
+        f"local log start {report['local_log_start_offset']}, "
+        f"highest remote offset {report['highest_remote_offset']}"
+    )
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for column, justify in (
+        ("segment id", "left"),
+        ("start", "right"),
+        ("end", "right"),
+        ("epochs (epoch@start)", "left"),
+        ("size", "right"),
+        ("state", "left"),
+        ("ref", "left"),
+        ("tiered epoch", "right"),
+        ("event time (UTC)", "left"),
+    ):
+        table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for seg in report["segments"]:
+        table.add_row(
+            seg["segment_id"],
+            str(seg["start_offset"]),
+            str(seg["end_offset"]),
+            ",".join(f"{epoch}@{start}" for epoch, start in seg["leader_epochs"]),
+            str(seg["size_bytes"]),
+            seg["state"],
+            "yes" if seg["referenced"] else "no",
+            str(seg["tiered_epoch"]),
+            _utc(seg["event_timestamp_ms"]),
+        )
+    if not report["segments"]:
+        table.add_row("(no segments)", *[""] * 8)
+    return table
+
+
+def _utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def _out() -> Console:
+    # Pipes and test captures get a width that fits a whole dump line and the metadata table.
+    return Console(width=None if sys.stdout.isatty() else 240, soft_wrap=True)
+
+
+def _err() -> Console:
+    return Console(stderr=True)
+
+
+@contextmanager
+def _status(message: str) -> Iterator[None]:
+    if sys.stderr.isatty():
+        with _err().status(message):
+            yield
+    else:
+        yield
+
+
+def _progress_over(items: list, description: str) -> Iterable:
+    if len(items) < 2 or not sys.stderr.isatty():
+        return items
+    return _tracked(items, description)
+
+
+def _tracked(items: list, description: str) -> Iterator:
+    with Progress(console=_err(), transient=True) as progress:
+        yield from progress.track(items, description=description)

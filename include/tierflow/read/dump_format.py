@@ -1,0 +1,161 @@
+"""kafka-dump-log's text for record batches, from a local file or a stream of remote bytes.
+
+The lines follow Kafka's DumpLogSegments so output can be compared (and grepped) the same
+way: one ``baseOffset: ...`` line per batch and, with deep iteration, one ``| offset: ...``
+line per record, keys and payloads decoded as UTF-8 as Kafka's default decoder does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from kafka.record.default_records import DefaultRecordBatch
+from kafka.record.legacy_records import LegacyRecordBatch
+
+from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
+from tierflow.kafka.record_batch import LOG_OVERHEAD, BatchHeader, iter_batches_in_buffer
+
+_PREFIX = struct.Struct(">qi")
+_INT32_MAX = 2**31 - 1
+TIMESTAMP_TYPES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
+CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+CONTROL_TYPES = {
+    0: "ABORT",
+    1: "COMMIT",
+    2: "LEADER_CHANGE",
+    3: "SNAPSHOT_HEADER",
+    4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION",
+    6: "KRAFT_VOTERS",
+}
+
+
+@dataclass(frozen=True)
+class DumpedBatch:
+    header: BatchHeader
+    data: bytes
+    is_valid: bool
+    last_sequence: int
+
+
+def iter_batch_frames(chunks: Iterable[bytes], *, source: str) -> Iterator[tuple[int, bytes]]:
+    """(position, whole batch) from a stream of arbitrary chunks, one batch in memory at a time.
+
+    A zero length ends the data (a preallocated tail); a batch cut short raises, naming where.
+    """
+    buffer = bytearray()
+    position = 0
+    for chunk in chunks:
+        buffer += chunk
+        while len(buffer) >= LOG_OVERHEAD:
+            base_offset, length = _PREFIX.unpack_from(buffer)
+            if length == 0:
+                return
+            if length < 0:
+                raise CorruptRecordError(
+                    source, position, f"negative batch length {length} (offset {base_offset})"
+                )
+            size = LOG_OVERHEAD + length
+            if len(buffer) < size:
+                break
+            yield position, bytes(buffer[:size])
+            del buffer[:size]
+            position += size
+    if any(buffer):
+        raise TruncatedDataError(
+            source, position, f"the data ends {len(buffer)} bytes into a batch"
+        )
+
+
+def dump_batch(position: int, data: bytes, *, source: str) -> DumpedBatch:
+    header = next(iter_batches_in_buffer(data, source=source, validate_crc=False))
+    header = dataclasses.replace(header, position=position)
+    if header.magic == 2:
+        batch = DefaultRecordBatch(data)
+        return DumpedBatch(header, data, batch.validate_crc(), batch.last_sequence)
+    legacy = LegacyRecordBatch(data, header.magic)
+    return DumpedBatch(header, data, legacy.validate_crc(), -1)
+
+
+def batch_line(batch: DumpedBatch) -> str:
+    h = batch.header
+    count = "null" if h.records_count is None else str(h.records_count)
+    return (
+        f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {count} "
+        f"baseSequence: {h.base_sequence} lastSequence: {batch.last_sequence} "
+        f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
+        f"partitionLeaderEpoch: {h.partition_leader_epoch} "
+        f"isTransactional: {_bool(h.is_transactional)} isControl: {_bool(h.is_control_batch)} "
+        f"position: {h.position} {_timestamp_type(h)}: {h.max_timestamp} "
+        f"size: {h.size_in_bytes} magic: {h.magic} "
+        f"compresscodec: {CODECS.get(h.compression_type, h.compression_type)} "
+        f"crc: {h.crc} isvalid: {_bool(batch.is_valid)}"
+    )
+
+
+def record_lines(batch: DumpedBatch, *, print_payload: bool) -> Iterator[str]:
+    """One ``| offset: ...`` line per record (deep iteration); keys/payloads if asked."""
+    h = batch.header
+    records: Iterable
+    if h.magic == 2:
+        records = DefaultRecordBatch(batch.data)
+    else:
+        records = LegacyRecordBatch(batch.data, h.magic)
+    for record in records:
+        key, value = record.key, record.value
+        line = (
+            f"| offset: {record.offset} {_timestamp_type(h)}: "
+            f"{record.timestamp} keySize: {_size(key)} valueSize: {_size(value)}"
+        )
+        if h.magic == 2:
+            sequence = _sequence(h.base_sequence, record.offset - h.base_offset)
+            header_keys = ",".join(k for k, _v in record.headers)
+            line += f" sequence: {sequence} headerKeys: [{header_keys}]"
+        if h.is_control_batch:
+            line += _control(key, value)
+        elif print_payload:
+            if key is not None:
+                line += f" key: {_text(key)}"
+            if value is not None:
+                line += f" payload: {_text(value)}"
+        yield line
+
+
+def _control(key: bytes | None, value: bytes | None) -> str:
+    if key is None or len(key) < 4:
+        return " controlType: UNKNOWN(-1)"
+    type_id = struct.unpack_from(">h", key, 2)[0]
+    name = CONTROL_TYPES.get(type_id)
+    if type_id in (0, 1) and value is not None and len(value) >= 6:
+        coordinator_epoch = struct.unpack_from(">i", value, 2)[0]
+        return f" endTxnMarker: {name} coordinatorEpoch: {coordinator_epoch}"
+    return f" controlType: {name or 'UNKNOWN'}({type_id})"
+
+
+def _sequence(base_sequence: int, delta: int) -> int:
+    """DefaultRecordBatch.incrementSequence: sequences wrap at Int.MaxValue."""
+    if base_sequence < 0:
+        return -1
+    if base_sequence > _INT32_MAX - delta:
+        return delta - (_INT32_MAX - base_sequence) - 1
+    return base_sequence + delta
+
+
+def _timestamp_type(header: BatchHeader) -> str:
+    kind = -1 if header.magic == 0 else header.timestamp_type  # v0 has no timestamps
+    return TIMESTAMP_TYPES.get(kind, str(kind))
+
+
+def _size(data: bytes | None) -> int:
+    return -1 if data is None else len(data)
+
+
+def _text(data: bytes) -> str:
+    return bytes(data).decode("utf-8", errors="replace")
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
