@@ -10,9 +10,9 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
 from tierflow.lifecycle.copy import PartitionBusyError, TopicIdMismatchError, copy_partition
-from tierflow.lifecycle.remote_delete import remote_segment
 from tierflow.lifecycle.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.segment_refs import remote_segment
 
 FINISHED = [S.COPY_SEGMENT_FINISHED]
 
@@ -221,3 +221,32 @@ def test_deleting_remote_segments_never_makes_them_eligible_again(tiered: Tiered
     assert tiered.store.partition(topic.topic_id, 0).highest_remote_offset == newest.end_offset
     again = copy(tiered, "payments", 0)
     assert again.copied == []
+
+
+def test_finalize_can_be_retried_after_a_failed_rewrite_and_after_success(tiered: Tiered):
+    from tierflow.lifecycle.copy import CopyFailedError, finalize_copy, prepare_copy
+    from tierflow.lifecycle.rewrite import rewrite_segment
+
+    log_ = tiered.log("payments", 0)
+    plan = prepare_copy(log_, tiered.store, rsm=tiered.rsm, owner="o")
+    assert plan.jobs
+    # Spark died: no results. Finalize cleans up and fails; Airflow's retry fails cleanly too.
+    with pytest.raises(CopyFailedError, match="no result from the rewrite job"):
+        finalize_copy(plan, {}, tiered.store, tiered.rsm, owner="o")
+    with pytest.raises(CopyFailedError, match="is DELETE_SEGMENT_FINISHED, no longer being"):
+        finalize_copy(plan, {}, tiered.store, tiered.rsm, owner="o")
+    assert {tiered.store.segment(j.segment_id).state for j in plan.jobs} == {
+        S.DELETE_SEGMENT_FINISHED
+    }
+    assert list(tiered.rsm.objects.list()) == []
+
+    # The next run copies everything; clearing its finalize after success changes nothing.
+    plan = prepare_copy(log_, tiered.store, rsm=tiered.rsm, owner="o")
+    results = {job.segment_id: rewrite_segment(job, tiered.rsm) for job in plan.jobs}
+    first = finalize_copy(plan, results, tiered.store, tiered.rsm, owner="o")
+    keys = sorted(tiered.rsm.objects.list())
+    plan.report.copied = []
+    again = finalize_copy(plan, results, tiered.store, tiered.rsm, owner="o")
+    assert again.copied == first.copied
+    assert sorted(tiered.rsm.objects.list()) == keys
+    assert finished(tiered, "payments", 0) == eligible(log_)

@@ -207,13 +207,19 @@ def finalize_copy(
     failure: str | None = None
     try:
         for job in plan.jobs:
-            result = results.get(job.segment_id)
-            if failure is None:
-                failure = _verify_result(job, result, rsm)
-            if failure is not None:
-                row = store.segment(job.segment_id)
-                delete_remote_segment(store, rsm, topic, row, actor=owner, now_ms=clock())
+            row = store.segment(job.segment_id)
+            if failure is None and row.state == RemoteLogSegmentState.COPY_SEGMENT_FINISHED:
+                _record_copied(report, job, on_copied)  # a rerun of a finalize that got here
                 continue
+            if failure is None and row.state != RemoteLogSegmentState.COPY_SEGMENT_STARTED:
+                failure = f"{job.segment.describe()}: is {row.state}, no longer being copied"
+            if failure is None:
+                failure = _verify_result(job, results.get(job.segment_id), rsm)
+            if failure is not None:
+                if row.state in _UNFINISHED:
+                    delete_remote_segment(store, rsm, topic, row, actor=owner, now_ms=clock())
+                continue
+            result = results[job.segment_id]
             crash_point("copy.before_finished")
             store.transition_segment(
                 job.segment_id,
@@ -223,10 +229,7 @@ def finalize_copy(
                 objects=[(_kind(o.key), o.key, o.size, o.sha256) for o in result.objects],
             )
             crash_point("copy.after_finished")
-            copied = CopiedSegment(
-                job.segment_id, job.start_offset, job.end_offset, job.size_in_bytes
-            )
-            report.copied.append(copied)
+            _record_copied(report, job, on_copied)
             log.info(
                 "copied %s-%d offsets %d-%d (%d bytes) as segment %s",
                 job.topic,
@@ -236,8 +239,6 @@ def finalize_copy(
                 job.size_in_bytes,
                 job.segment_id,
             )
-            if on_copied:
-                on_copied(copied)
     finally:
         _release(store, plan, owner)
     if failure is not None:
@@ -269,6 +270,17 @@ def copy_partition(
         results[job.segment_id] = rewrite_segment(job, rsm)
         crash_point("copy.after_upload")
     return finalize_copy(plan, results, store, rsm, owner=owner, clock=clock, on_copied=on_copied)
+
+
+def _record_copied(
+    report: PartitionCopyReport,
+    job: RewriteJob,
+    on_copied: Callable[[CopiedSegment], None] | None,
+) -> None:
+    copied = CopiedSegment(job.segment_id, job.start_offset, job.end_offset, job.size_in_bytes)
+    report.copied.append(copied)
+    if on_copied:
+        on_copied(copied)
 
 
 def _verify_result(

@@ -13,20 +13,10 @@ from tierflow.faults import crash_point
 from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
-from tierflow.storage.remote_storage_manager import RemoteSegment, RemoteStorageManager
+from tierflow.segment_refs import remote_segment
+from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 log = logging.getLogger(__name__)
-
-
-def remote_segment(topic: Topic, row: RemoteLogSegment) -> RemoteSegment:
-    return RemoteSegment(
-        topic=topic.name,
-        topic_id=topic.topic_id,
-        partition=row.partition,
-        segment_id=row.segment_id,
-        start_offset=row.start_offset,
-        end_offset=row.end_offset,
-    )
 
 
 def delete_remote_segment(
@@ -38,6 +28,9 @@ def delete_remote_segment(
     actor: str,
     now_ms: int,
 ) -> None:
+    """Delete one segment's objects and finish its state; already deleted is a no-op."""
+    if row.state == RemoteLogSegmentState.DELETE_SEGMENT_FINISHED:
+        return
     store.transition_segment(
         row.segment_id, RemoteLogSegmentState.DELETE_SEGMENT_STARTED, actor=actor, now_ms=now_ms
     )
