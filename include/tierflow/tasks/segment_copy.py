@@ -208,4 +208,3 @@ def package_zip(directory: Path) -> Path:
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
-
