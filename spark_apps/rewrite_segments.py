@@ -13,20 +13,10 @@ Storage settings reach the executors inside the task closure, not on the command
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tierflow.config import Settings
-
-
-def rewrite_partition(settings: Settings, rows: Iterable[dict]) -> Iterator[dict]:
-    """Runs on an executor: one storage manager for all the segments of a Spark partition."""
-    from tierflow.lifecycle.rewrite import RewriteJob, rewrite_segment
-    from tierflow.runtime import open_storage
-
-    rsm = open_storage(settings)
-    for row in rows:
-        yield rewrite_segment(RewriteJob(**row), rsm).as_dict()
+from tierflow.lifecycle.rewrite_executor import rewrite_partition
 
 
 def main(argv: list[str] | None = None) -> int:

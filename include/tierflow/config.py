@@ -24,11 +24,17 @@ ENV_COMPRESSION = "TIERFLOW_COMPRESSION"
 ENV_COMPRESSION_HEURISTIC = "TIERFLOW_COMPRESSION_HEURISTIC"
 ENV_KEYRING = "TIERFLOW_KEYRING"
 ENV_SPARK_THRESHOLD_BYTES = "TIERFLOW_SPARK_THRESHOLD_BYTES"
+ENV_CHUNK_CACHE_BYTES = "TIERFLOW_CHUNK_CACHE_BYTES"
+ENV_CHUNK_CACHE_DIR = "TIERFLOW_CHUNK_CACHE_DIR"
+ENV_CHUNK_CACHE_DISK_BYTES = "TIERFLOW_CHUNK_CACHE_DISK_BYTES"
+ENV_CHUNK_PREFETCH = "TIERFLOW_CHUNK_PREFETCH"
 
 DEFAULT_LEASE_TTL_S = 900
 DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024
 # Batches smaller than this are rewritten in the Airflow worker: starting Spark costs ~10 s.
 DEFAULT_SPARK_THRESHOLD_BYTES = 64 * 1024 * 1024
+# Decoded chunks kept in memory for reads: a fetch that extends its window never decrypts twice.
+DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024
 
 
 class InvalidSettingError(ValueError):
@@ -46,7 +52,7 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise InvalidSettingError(f"{name}={raw!r}: expected true or false")
 
 
-def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+def _int_setting(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
@@ -54,8 +60,8 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise InvalidSettingError(f"{name}={raw!r}: expected a whole number") from None
-    if value <= 0:
-        raise InvalidSettingError(f"{name}={raw!r}: must be positive")
+    if value < minimum:
+        raise InvalidSettingError(f"{name}={raw!r}: must be at least {minimum}")
     return value
 
 
@@ -86,6 +92,10 @@ class Settings:
     compression_heuristic: bool = True
     keyring: Path | None = None  # a key ring file turns encryption on
     spark_threshold_bytes: int = DEFAULT_SPARK_THRESHOLD_BYTES
+    chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES
+    chunk_cache_dir: Path | None = None  # set, decoded chunks also spill to disk
+    chunk_cache_disk_bytes: int = 0
+    chunk_prefetch: int = 0  # following chunks to read ahead on a miss
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -103,21 +113,28 @@ class Settings:
         if layout not in ("chunked", "plain"):
             raise InvalidSettingError(f"{ENV_STORAGE_LAYOUT}={layout!r}: expected chunked or plain")
         keyring = env.get(ENV_KEYRING)
+        cache_dir = env.get(ENV_CHUNK_CACHE_DIR)
         return cls(
             data_dir=data_dir,
             db_url=db_url,
             remote_storage=remote,
             log_dirs=log_dirs,
-            copy_lease_ttl_s=_positive_int(env, ENV_LEASE_TTL_S, DEFAULT_LEASE_TTL_S),
+            copy_lease_ttl_s=_int_setting(env, ENV_LEASE_TTL_S, DEFAULT_LEASE_TTL_S, minimum=1),
             storage_layout=layout,
             storage_prefix=env.get(ENV_STORAGE_PREFIX) or "",
-            chunk_size=_positive_int(env, ENV_CHUNK_SIZE, DEFAULT_CHUNK_SIZE),
+            chunk_size=_int_setting(env, ENV_CHUNK_SIZE, DEFAULT_CHUNK_SIZE, minimum=1),
             compression=_flag(env, ENV_COMPRESSION, True),
             compression_heuristic=_flag(env, ENV_COMPRESSION_HEURISTIC, True),
             keyring=Path(keyring).resolve() if keyring else None,
-            spark_threshold_bytes=_positive_int(
-                env, ENV_SPARK_THRESHOLD_BYTES, DEFAULT_SPARK_THRESHOLD_BYTES
+            spark_threshold_bytes=_int_setting(
+                env, ENV_SPARK_THRESHOLD_BYTES, DEFAULT_SPARK_THRESHOLD_BYTES, minimum=1
             ),
+            chunk_cache_bytes=_int_setting(
+                env, ENV_CHUNK_CACHE_BYTES, DEFAULT_CHUNK_CACHE_BYTES, minimum=0
+            ),
+            chunk_cache_dir=Path(cache_dir).resolve() if cache_dir else None,
+            chunk_cache_disk_bytes=_int_setting(env, ENV_CHUNK_CACHE_DISK_BYTES, 0, minimum=0),
+            chunk_prefetch=_int_setting(env, ENV_CHUNK_PREFETCH, 0, minimum=0),
         )
 
     @classmethod
@@ -147,4 +164,8 @@ class Settings:
             ENV_COMPRESSION_HEURISTIC: str(self.compression_heuristic).lower(),
             ENV_KEYRING: str(self.keyring or ""),
             ENV_SPARK_THRESHOLD_BYTES: str(self.spark_threshold_bytes),
+            ENV_CHUNK_CACHE_BYTES: str(self.chunk_cache_bytes),
+            ENV_CHUNK_CACHE_DIR: str(self.chunk_cache_dir or ""),
+            ENV_CHUNK_CACHE_DISK_BYTES: str(self.chunk_cache_disk_bytes),
+            ENV_CHUNK_PREFETCH: str(self.chunk_prefetch),
         }

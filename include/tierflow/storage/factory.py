@@ -36,9 +36,18 @@ def open_remote_storage(settings: Settings) -> RemoteStorageManager:
     objects = open_object_store(settings.remote_storage)
     if settings.storage_layout == "plain":
         return PlainRemoteStorageManager(objects, settings.storage_prefix)
+    from tierflow.storage.chunk_cache import ChunkCache
     from tierflow.storage.chunked import ChunkedRemoteStorageManager
     from tierflow.transform.keyring import KeyRing
 
+    cache = None
+    if settings.chunk_cache_bytes or settings.chunk_cache_disk_bytes:
+        cache = ChunkCache(
+            settings.chunk_cache_bytes,
+            disk_dir=settings.chunk_cache_dir,
+            disk_bytes=settings.chunk_cache_disk_bytes,
+            prefetch_chunks=settings.chunk_prefetch,
+        )
     return ChunkedRemoteStorageManager(
         objects,
         settings.storage_prefix,
@@ -46,4 +55,5 @@ def open_remote_storage(settings: Settings) -> RemoteStorageManager:
         compression=settings.compression,
         compression_heuristic=settings.compression_heuristic,
         key_ring=KeyRing.load(settings.keyring) if settings.keyring else None,
+        cache=cache,
     )
