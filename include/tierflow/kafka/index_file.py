@@ -13,15 +13,21 @@ from tierflow.kafka.errors import CorruptIndexError
 
 
 def read_index_entries(path: str | Path, entry_size: int, kind: str) -> list[tuple[int, bytes]]:
-    """(byte position, raw entry) pairs, without the zero-filled preallocated tail."""
-    data = read_file_bytes(path)
+    """(byte position, raw entry) pairs of an index file, without its zero-filled tail."""
+    return index_entries(read_file_bytes(path), entry_size, kind, source=path)
+
+
+def index_entries(
+    data: bytes, entry_size: int, kind: str, *, source: str | Path
+) -> list[tuple[int, bytes]]:
+    """(byte position, raw entry) pairs of index bytes; ``source`` names them in errors."""
     if len(data) % entry_size:
         raise CorruptIndexError(
-            path,
+            source,
             len(data) - len(data) % entry_size,
             f"{kind} size {len(data)} is not a multiple of the {entry_size}-byte entry size",
         )
     entries = [(pos, data[pos : pos + entry_size]) for pos in range(0, len(data), entry_size)]
     while entries and not any(entries[-1][1]):
-        entries.pop()
+        entries.pop()  # a zero-filled preallocated tail is not data
     return entries

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tierflow.kafka._fs import write_atomically
 from tierflow.kafka.errors import CorruptIndexError
-from tierflow.kafka.index_file import read_index_entries
+from tierflow.kafka.index_file import index_entries, read_index_entries
 
 ENTRY = struct.Struct(">ii")
 _INT32_MAX = 2**31 - 1
@@ -47,18 +47,7 @@ class OffsetIndex:
 
         ``source`` names the bytes (object key, segment) in errors.
         """
-        if len(data) % ENTRY.size:
-            raise CorruptIndexError(
-                source,
-                len(data) - len(data) % ENTRY.size,
-                f"offset index size {len(data)} is not a multiple of the {ENTRY.size}-byte "
-                "entry size",
-            )
-        raw_entries = [
-            (pos, data[pos : pos + ENTRY.size]) for pos in range(0, len(data), ENTRY.size)
-        ]
-        while raw_entries and not any(raw_entries[-1][1]):
-            raw_entries.pop()  # a zero-filled preallocated tail is not data
+        raw_entries = index_entries(data, ENTRY.size, "offset index", source=source)
         return cls._checked(raw_entries, base_offset, source, log_size)
 
     @classmethod

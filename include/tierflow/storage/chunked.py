@@ -9,7 +9,6 @@ written are deleted, as Aiven does.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -23,6 +22,7 @@ from tierflow.storage.errors import RemoteResourceNotFoundError, VerificationErr
 from tierflow.storage.keys import segment_key
 from tierflow.storage.object_store import ObjectInfo, ObjectStore
 from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
+from tierflow.storage.verification import verify_objects
 from tierflow.transform.chunk_reader import read_chunk_run
 from tierflow.transform.compression import first_batch_compressed
 from tierflow.transform.encryption import DataKey
@@ -156,23 +156,8 @@ class ChunkedRemoteStorageManager:
 
     def verify(self, segment: RemoteSegment, expected: list[ObjectInfo]) -> None:
         """Sizes and sha256 of every object, then the manifest parses and matches them."""
-        sizes: dict[str, int] = {}
-        for info in expected:
-            found = self.objects.stat(info.key)
-            if found is None:
-                raise VerificationError(info.key, "missing right after upload")
-            if found.size != info.size:
-                raise VerificationError(
-                    info.key, f"size {found.size} bytes, uploaded {info.size} bytes"
-                )
-            digest = hashlib.sha256()
-            for piece in self.objects.iter_chunks(info.key):
-                digest.update(piece)
-            if digest.hexdigest() != info.sha256:
-                raise VerificationError(
-                    info.key, f"sha256 {digest.hexdigest()} differs from uploaded {info.sha256}"
-                )
-            sizes[info.key] = found.size
+        verify_objects(self.objects, expected)
+        sizes = {info.key: info.size for info in expected}
         log_key, indexes_key, manifest_key = self.object_keys(segment)
         try:
             manifest = self._read_manifest(segment)

@@ -7,15 +7,15 @@ GETs of the ``.log`` object.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from tierflow.faults import crash_point
-from tierflow.storage.errors import RemoteResourceNotFoundError, VerificationError
+from tierflow.storage.errors import RemoteResourceNotFoundError
 from tierflow.storage.keys import segment_key
 from tierflow.storage.object_store import ObjectInfo, ObjectStore
 from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
+from tierflow.storage.verification import verify_objects
 
 LOG_SUFFIX = "log"
 INDEX_SUFFIXES: dict[IndexType, str] = {
@@ -68,21 +68,7 @@ class PlainRemoteStorageManager:
         return written
 
     def verify(self, segment: RemoteSegment, expected: list[ObjectInfo]) -> None:
-        for info in expected:
-            found = self.objects.stat(info.key)
-            if found is None:
-                raise VerificationError(info.key, "missing right after upload")
-            if found.size != info.size:
-                raise VerificationError(
-                    info.key, f"size {found.size} bytes, uploaded {info.size} bytes"
-                )
-            digest = hashlib.sha256()
-            for chunk in self.objects.iter_chunks(info.key):
-                digest.update(chunk)
-            if digest.hexdigest() != info.sha256:
-                raise VerificationError(
-                    info.key, f"sha256 {digest.hexdigest()} differs from uploaded {info.sha256}"
-                )
+        verify_objects(self.objects, expected)
 
     def fetch_log_segment(
         self, segment: RemoteSegment, start_position: int, end_position: int | None = None
