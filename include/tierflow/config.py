@@ -28,6 +28,10 @@ ENV_CHUNK_CACHE_BYTES = "TIERFLOW_CHUNK_CACHE_BYTES"
 ENV_CHUNK_CACHE_DIR = "TIERFLOW_CHUNK_CACHE_DIR"
 ENV_CHUNK_CACHE_DISK_BYTES = "TIERFLOW_CHUNK_CACHE_DISK_BYTES"
 ENV_CHUNK_PREFETCH = "TIERFLOW_CHUNK_PREFETCH"
+ENV_DELETE_LOCAL_SEGMENTS = "TIERFLOW_DELETE_LOCAL_SEGMENTS"
+ENV_INDEX_CACHE_DIR = "TIERFLOW_INDEX_CACHE_DIR"
+ENV_INDEX_CACHE_BYTES = "TIERFLOW_INDEX_CACHE_BYTES"
+ENV_STALE_COPY_GRACE_S = "TIERFLOW_STALE_COPY_GRACE_S"
 
 DEFAULT_LEASE_TTL_S = 900
 DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024
@@ -35,6 +39,10 @@ DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024
 DEFAULT_SPARK_THRESHOLD_BYTES = 64 * 1024 * 1024
 # Decoded chunks kept in memory for reads: a fetch that extends its window never decrypts twice.
 DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024
+# Kafka's remote.log.index.file.cache.total.size.bytes.
+DEFAULT_INDEX_CACHE_BYTES = 1024 * 1024 * 1024
+# A COPY_SEGMENT_STARTED row older than this, with no live copy lease, is an orphan to delete.
+DEFAULT_STALE_COPY_GRACE_S = 3600
 
 
 class InvalidSettingError(ValueError):
@@ -96,6 +104,15 @@ class Settings:
     chunk_cache_dir: Path | None = None  # set, decoded chunks also spill to disk
     chunk_cache_disk_bytes: int = 0
     chunk_prefetch: int = 0  # following chunks to read ahead on a miss
+    # Local retention deletes files from the broker's log dirs only when this is on.
+    delete_local_segments: bool = False
+    index_cache_dir: Path | None = None  # None: <data_dir>, holding remote-log-index-cache/
+    index_cache_bytes: int = DEFAULT_INDEX_CACHE_BYTES
+    stale_copy_grace_s: int = DEFAULT_STALE_COPY_GRACE_S
+
+    @property
+    def index_cache_root(self) -> Path:
+        return self.index_cache_dir or self.data_dir
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -114,6 +131,7 @@ class Settings:
             raise InvalidSettingError(f"{ENV_STORAGE_LAYOUT}={layout!r}: expected chunked or plain")
         keyring = env.get(ENV_KEYRING)
         cache_dir = env.get(ENV_CHUNK_CACHE_DIR)
+        index_dir = env.get(ENV_INDEX_CACHE_DIR)
         return cls(
             data_dir=data_dir,
             db_url=db_url,
@@ -135,6 +153,14 @@ class Settings:
             chunk_cache_dir=Path(cache_dir).resolve() if cache_dir else None,
             chunk_cache_disk_bytes=_int_setting(env, ENV_CHUNK_CACHE_DISK_BYTES, 0, minimum=0),
             chunk_prefetch=_int_setting(env, ENV_CHUNK_PREFETCH, 0, minimum=0),
+            delete_local_segments=_flag(env, ENV_DELETE_LOCAL_SEGMENTS, False),
+            index_cache_dir=Path(index_dir).resolve() if index_dir else None,
+            index_cache_bytes=_int_setting(
+                env, ENV_INDEX_CACHE_BYTES, DEFAULT_INDEX_CACHE_BYTES, minimum=1
+            ),
+            stale_copy_grace_s=_int_setting(
+                env, ENV_STALE_COPY_GRACE_S, DEFAULT_STALE_COPY_GRACE_S, minimum=0
+            ),
         )
 
     @classmethod
@@ -168,4 +194,8 @@ class Settings:
             ENV_CHUNK_CACHE_DIR: str(self.chunk_cache_dir or ""),
             ENV_CHUNK_CACHE_DISK_BYTES: str(self.chunk_cache_disk_bytes),
             ENV_CHUNK_PREFETCH: str(self.chunk_prefetch),
+            ENV_DELETE_LOCAL_SEGMENTS: str(self.delete_local_segments).lower(),
+            ENV_INDEX_CACHE_DIR: str(self.index_cache_dir or ""),
+            ENV_INDEX_CACHE_BYTES: str(self.index_cache_bytes),
+            ENV_STALE_COPY_GRACE_S: str(self.stale_copy_grace_s),
         }
