@@ -30,7 +30,9 @@ from pathlib import Path
 
 import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import TriggerRule, dag, get_current_context, task
+from airflow.sdk import Asset, TriggerRule, dag, get_current_context, task
+
+from tierflow.assets import REMOTE_SEGMENTS
 
 COPY_POOL = "tierflow_copy"
 SPARK_POOL = "tierflow_spark"
@@ -124,6 +126,14 @@ def segment_copy() -> None:
 
         return summarize_reports(list(reports))
 
+    @task(outlets=[Asset(REMOTE_SEGMENTS)])
+    def announce_new_segments(summary: dict) -> None:
+        """Updates the remote-segments Asset (the index cache DAG runs on it), only if any."""
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        if not summary["segments"]:
+            raise AirflowSkipException("no new remote segments")
+
     targets = list_partitions()
     prepared = prepare.partial(lease_ttl_s=LEASE_TTL_S).expand(target=targets)
     batch = plan_rewrite(targets)
@@ -132,7 +142,7 @@ def segment_copy() -> None:
     choose_rewrite(batch) >> [rewrite_with_spark, worker]
     reports = finalize.partial(batch=batch).expand(target=targets)
     [rewrite_with_spark, worker] >> reports
-    summarize(reports)
+    announce_new_segments(summarize(reports))
 
 
 segment_copy()

@@ -105,6 +105,7 @@ def run_dag_in_subprocess(
     extra_env: Mapping[str, str],
     log_file: Path,
     run_conf: Mapping[str, Any] | None = None,
+    logical_date: datetime | None = None,
     timeout_s: float = 600,
 ) -> str:
     """Migrate a private Airflow DB, apply settings, run the DAG; Airflow's output goes to log_file.
@@ -125,6 +126,8 @@ def run_dag_in_subprocess(
         "--conf",
         json.dumps(dict(run_conf or {})),
     ]
+    if logical_date is not None:
+        command += ["--logical-date", logical_date.isoformat()]
     with open(log_file, "w") as out:
         migrate = [sys.executable, "-m", "airflow", "db", "migrate"]
         subprocess.run(migrate, env=env, stdout=out, stderr=subprocess.STDOUT, check=True)

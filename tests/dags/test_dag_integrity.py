@@ -72,7 +72,10 @@ def test_dag_files_only_wire_tasks():
         top_imports = [
             line for line in source.splitlines() if line.startswith(("import ", "from "))
         ]
-        assert not any("tierflow" in line for line in top_imports), (
+        heavy = [
+            line for line in top_imports if "tierflow" in line and "tierflow.assets" not in line
+        ]
+        assert not heavy, (
             f"{path.name} imports tierflow at module level; import inside tasks to keep "
             "parsing fast"
         )

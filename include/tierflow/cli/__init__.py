@@ -107,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     test_dag = airflow_sub.add_parser("test-dag", help="run one DAG run with dag.test()")
     test_dag.add_argument("dag_id")
     test_dag.add_argument("--conf", default="{}", help="run conf as JSON")
+    test_dag.add_argument(
+        "--logical-date",
+        help="ISO date-time of the run (e.g. 2026-11-18T02:00:00+00:00), as a backfill sets it",
+    )
     test_dag.set_defaults(func=commands.airflow_test_dag)
     return parser
 

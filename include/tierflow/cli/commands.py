@@ -6,6 +6,7 @@ import argparse
 import json
 import shutil
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -222,7 +223,10 @@ def airflow_test_dag(args: argparse.Namespace) -> int:
 
     project = _project()
     apply_settings(project / "airflow_settings.yaml")
-    state = test_dag(args.dag_id, project / "dags", run_conf=json.loads(args.conf))
+    logical_date = datetime.fromisoformat(args.logical_date) if args.logical_date else None
+    state = test_dag(
+        args.dag_id, project / "dags", run_conf=json.loads(args.conf), logical_date=logical_date
+    )
     # A marker line that callers find in the noisy Airflow output.
     print(f"TIERFLOW_DAG_STATE={state}", flush=True)
     return 0 if state == "success" else 1
