@@ -24,7 +24,7 @@ from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.read.epochs import epoch_for_offset, lineage, next_epoch, within_lineage
-from tierflow.read.index_cache import DEFAULT_INDEX_CACHE, RemoteIndexCache
+from tierflow.read.index_cache import DEFAULT_INDEX_CACHE, IndexLookups
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 from tierflow.read.remote_reads import RemoteReads
 from tierflow.read.segment_reader import RemoteBatch, SegmentBatchReader
@@ -131,7 +131,7 @@ def fetch_remote(
     max_bytes: int = DEFAULT_MAX_BYTES,
     leader_epochs: list[EpochEntry] | None = None,
     log_end_offset: int | None = None,
-    index_cache: RemoteIndexCache | None = None,
+    index_cache: IndexLookups | None = None,
     metadata: RemoteLogMetadataCache | None = None,
 ) -> FetchResult:
     """Whole batches from remote storage starting at ``offset`` or at ``timestamp``.
@@ -139,6 +139,8 @@ def fetch_remote(
     ``leader_epochs`` is the partition's leader-epoch cache (default: rebuilt from the remote
     segments); ``log_end_offset`` bounds the lineage check of timestamp lookups (default: past
     the last remote offset). ``metadata`` reuses a loaded RLMM view across fetches.
+    ``index_cache`` is the on-disk ``tierflow.index_cache.RemoteIndexCache`` when one is
+    configured; without it an in-process cache shared by this process's fetches is used.
     """
     if (offset is None) == (timestamp is None):
         raise ValueError("fetch_remote needs exactly one of offset and timestamp")
@@ -170,7 +172,7 @@ def find_offset_by_timestamp(
     *,
     leader_epochs: list[EpochEntry] | None = None,
     log_end_offset: int | None = None,
-    index_cache: RemoteIndexCache | None = None,
+    index_cache: IndexLookups | None = None,
 ) -> TimestampMatch | None:
     """RLM.findOffsetByTimestamp: the first remote record with a timestamp >= ``timestamp``."""
     part = _load(store, topic, partition, leader_epochs, None)
@@ -216,7 +218,7 @@ def _out_of_range(part: _Partition, offset: int, epoch: int | None) -> OffsetOut
 def _read(
     part: _Partition,
     reads: RemoteReads,
-    cache: RemoteIndexCache,
+    cache: IndexLookups,
     offset: int,
     max_bytes: int,
     match: TimestampMatch | None,
@@ -276,7 +278,7 @@ def _result(
 def _find_offset_by_timestamp(
     part: _Partition,
     reads: RemoteReads,
-    cache: RemoteIndexCache,
+    cache: IndexLookups,
     timestamp: int,
     log_end_offset: int | None,
 ) -> TimestampMatch | None:
@@ -305,7 +307,7 @@ def _find_offset_by_timestamp(
 def _lookup_timestamp(
     part: _Partition,
     reads: RemoteReads,
-    cache: RemoteIndexCache,
+    cache: IndexLookups,
     segment: RemoteLogSegment,
     timestamp: int,
     starting_offset: int,

@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from tierflow.cli import commands, fetch_commands, key_commands
+from tierflow.cli import commands, fetch_commands, key_commands, status_commands
 
 DESCRIPTION = """\
 tierflow runs Kafka's tiered-storage lifecycle (KIP-405, KIP-950) from Apache Airflow.
@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     fetch_commands.register(sub)
+    status_commands.register(sub)
     key_commands.register(sub)
 
     airflow = sub.add_parser("airflow", help="drive a local Airflow (used by demo and tests)")

@@ -30,6 +30,7 @@ from rich.table import Table
 from tierflow.cli.commands import CommandError
 from tierflow.config import Settings
 from tierflow.fetch import RemoteFetchError, fetch_remote
+from tierflow.index_cache import open_index_cache
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.log_dir import PartitionLog
@@ -174,6 +175,7 @@ def fetch_command(args: argparse.Namespace) -> int:
                 max_bytes=args.max_bytes,
                 leader_epochs=epochs,
                 log_end_offset=log_end,
+                index_cache=open_index_cache(settings),
             )
         out = _out()
         if result.timestamp_match is not None:

@@ -1,5 +1,8 @@
 """Kafka's RemoteIndexCache, in memory: offset and time indexes of remote segments by id.
 
+The read path's default when no on-disk cache (``tierflow.index_cache``) is configured: it
+needs no directory and loads only the index type a lookup needs.
+
 A fetch needs the segment's offset index to find where to start reading; downloading it for
 every fetch would cost a remote round trip each time. Entries are keyed by segment id (I1),
 weighted by their index bytes and bounded in total (I2, least recently used first out).
@@ -12,6 +15,7 @@ import bisect
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition
 from tierflow.kafka.time_index import TimeIndex, TimestampOffset
@@ -39,6 +43,17 @@ class _Entry:
         assert self.times is not None
         i = bisect.bisect_right(self.time_keys, timestamp)
         return self.times.entries[i - 1] if i else TimestampOffset(-1, self.times.base_offset)
+
+
+class IndexLookups(Protocol):
+    """What the read path asks of an index cache: this one, or the on-disk
+    ``tierflow.index_cache.RemoteIndexCache``."""
+
+    def lookup_offset(self, reads: RemoteReads, segment: RemoteSegment, offset: int) -> int: ...
+
+    def lookup_timestamp(
+        self, reads: RemoteReads, segment: RemoteSegment, timestamp: int, starting_offset: int
+    ) -> int: ...
 
 
 @dataclass

@@ -1,0 +1,97 @@
+"""``tierflow status``: the table and --json print the same figures as compute_metrics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+import pytest
+
+from tests.support.tiered import Tiered
+from tierflow.cli.status_commands import COLUMNS, register
+from tierflow.metrics import compute_metrics
+
+
+@pytest.fixture
+def run_status(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    def run(t: Tiered, *argv: str) -> tuple[int, str]:
+        for name, value in t.settings.as_env().items():
+            monkeypatch.setenv(name, value)
+        parser = argparse.ArgumentParser()
+        register(parser.add_subparsers())
+        args = parser.parse_args(["status", *argv])
+        capsys.readouterr()
+        status = args.func(args)
+        return status, capsys.readouterr().out
+
+    return run
+
+
+def _json_cells(p: dict) -> list[str]:
+    """A --json partition in the table's column order."""
+
+    def pair(size: int | None, count: int | None) -> str:
+        return "-" if size is None else f"{size}/{count}"
+
+    remote = p["remote"]
+    return [
+        p["topic"],
+        str(p["partition"]),
+        pair(p["local_bytes"], p["local_segments"]),
+        *(
+            pair(remote[state]["bytes"], remote[state]["segments"])
+            for state in ("COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGMENT_STARTED")
+        ),
+        pair(p["remote_copy_lag_bytes"], p["remote_copy_lag_segments"]),
+        pair(p["remote_delete_lag_bytes"], p["remote_delete_lag_segments"]),
+        str(p["remote_log_size_bytes"]),
+        str(p["remote_log_metadata_count"]),
+        str(p["highest_remote_offset"]),
+        str(p["log_start_offset"]),
+        str(p["local_log_start_offset"]),
+        f"{p['tiered_state']}/{p['tiered_epoch']}",
+    ]
+
+
+def test_json_matches_compute_metrics(partly: Tiered, run_status) -> None:
+    status, out = run_status(partly, "--json")
+    assert status == 0
+    report = json.loads(out)
+    expected = compute_metrics(partly.store, partly.settings.log_dirs)
+    assert report["partitions"] == [m.as_dict() for m in expected]
+    assert [t["topic"] for t in report["topics"]] == ["orders", "payments"]
+
+
+def test_the_table_shows_the_json_figures(partly: Tiered, run_status) -> None:
+    _, out = run_status(partly, "--json")
+    partitions = json.loads(out)["partitions"]
+    status, table = run_status(partly)
+    assert status == 0
+    lines = table.splitlines()
+    header = next(i for i, line in enumerate(lines) if "copy lag" in line)
+    rows = [
+        line.split()
+        for line in lines[header + 1 :]
+        if line.split()[:1] in (["orders"], ["payments"])
+    ]
+    partition_rows = rows[: len(partitions)]
+    assert partition_rows == [_json_cells(p) for p in partitions]
+    assert len(COLUMNS) == len(partition_rows[0])
+    assert "topics (sum of partitions)" in table
+
+
+def test_filters_by_topic_and_partition(partly: Tiered, run_status) -> None:
+    _, out = run_status(partly, "--json", "--topic", "orders", "--partition", "1")
+    report = json.loads(out)
+    assert [(p["topic"], p["partition"]) for p in report["partitions"]] == [("orders", 1)]
+    assert report["topics"][0]["partitions"] == 1
+
+
+def test_an_unknown_topic_is_an_error(partly: Tiered, run_status) -> None:
+    from tierflow.cli.commands import CommandError
+
+    with pytest.raises(CommandError, match="nope"):
+        run_status(partly, "--topic", "nope")
