@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import insert, or_, update
+from sqlalchemy import case, insert, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
@@ -113,6 +113,83 @@ class PartitionRegistry(StoreBase):
                 .values(lease_owner=None, lease_expires_ms=None)
             )
             return result.rowcount == 1
+
+    def advance_log_start_offset(
+        self, topic_id: str, partition: int, offset: int, *, actor: str, now_ms: int
+    ) -> bool:
+        """Raise log_start_offset to ``offset``; True if this call moved it, False if already there.
+
+        Kafka's maybeIncrementLogStartOffset (L6): the log start only moves forward, and the
+        local log start is raised to at least the same value. The remote expiration task calls
+        this before it deletes anything (E6), so readers never see a start offset below data
+        that is being removed.
+        """
+        return self._raise_start(
+            topic_id, partition, offset, log_start=True, actor=actor, now_ms=now_ms
+        )
+
+    def advance_local_log_start_offset(
+        self, topic_id: str, partition: int, offset: int, *, actor: str, now_ms: int
+    ) -> bool:
+        """Raise local_log_start_offset to ``offset`` (never lower it); True if this call did.
+
+        Local retention of a tiered topic moves only the local start (L5): the data still
+        exists remotely, so log_start_offset stays. Called before any local file is removed.
+        """
+        return self._raise_start(
+            topic_id, partition, offset, log_start=False, actor=actor, now_ms=now_ms
+        )
+
+    def _raise_start(
+        self,
+        topic_id: str,
+        partition: int,
+        offset: int,
+        *,
+        log_start: bool,
+        actor: str,
+        now_ms: int,
+    ) -> bool:
+        """One conditional UPDATE naming the offsets it read, so racing writers re-read."""
+        name = "log_start_offset" if log_start else "local_log_start_offset"
+        for _ in range(MAX_ATTEMPTS):
+            existing = self._require_partition(topic_id, partition)
+            if offset <= getattr(existing, name):
+                return False
+            local = col(Partition.local_log_start_offset)
+            values: dict[str, object] = {
+                "local_log_start_offset": case((local < offset, offset), else_=local)
+            }
+            if log_start:
+                values["log_start_offset"] = offset
+            changed = {name: [getattr(existing, name), offset]}
+            if log_start and existing.local_log_start_offset < offset:
+                changed["local_log_start_offset"] = [existing.local_log_start_offset, offset]
+            with self._write() as connection:
+                result = connection.execute(
+                    update(Partition)
+                    .where(
+                        col(Partition.topic_id) == topic_id,
+                        col(Partition.partition) == partition,
+                        col(Partition.log_start_offset) == existing.log_start_offset,
+                        local == existing.local_log_start_offset,
+                    )
+                    .values(values)
+                )
+                if result.rowcount != 1:
+                    continue  # moved concurrently; re-read and decide again
+                append_event(
+                    connection,
+                    entity=EventEntity.PARTITION,
+                    topic_id=topic_id,
+                    partition=partition,
+                    to_state=PARTITION_OFFSETS_ADVANCED,
+                    actor=actor,
+                    now_ms=now_ms,
+                    details=changed,
+                )
+                return True
+        raise MetadataError(f"partition {topic_id}-{partition}: gave up after concurrent updates")
 
     def _advance_offsets(
         self, existing: Partition, offsets: dict[str, int], *, actor: str, now_ms: int

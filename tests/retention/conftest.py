@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.retention.support import copy_all
+from tests.support.tiered import LAYOUTS, Tiered, build_tiered
+
+
+@pytest.fixture
+def tiered(tmp_path: Path) -> Tiered:
+    """Every partition copied as of the generator's clock (plain layout)."""
+    t = build_tiered(tmp_path)
+    copy_all(t)
+    return t
+
+
+@pytest.fixture(params=sorted(LAYOUTS))
+def tiered_any_layout(request: pytest.FixtureRequest, tmp_path: Path) -> Tiered:
+    t = build_tiered(tmp_path, layout=request.param)
+    copy_all(t)
+    return t
