@@ -1,0 +1,89 @@
+"""
+### Retention expiry (nightly)
+
+Expires tiered data as Kafka's RLMExpirationTask and local retention do, one mapped task per
+partition, every night at 02:00 UTC.
+
+* **Now** for a run is its data interval end, so a backfill
+  (`airflow backfill create --dag-id retention_expiry --from-date … --to-date …`) evaluates each
+  night as of that night.
+* **Local retention** (first): `local.retention.ms/bytes` (-2: same as `retention.*`). A local
+  segment goes only when its remote copy is COPY_SEGMENT_FINISHED, and only as a prefix from the
+  oldest. Files are deleted from the broker's log dirs only with
+  `TIERFLOW_DELETE_LOCAL_SEGMENTS=true`; otherwise the run reports what it would free.
+* **Remote retention**: `retention.ms` against each segment's max timestamp, `retention.bytes`
+  over local-only plus remote bytes in the leader-epoch lineage, segments below the log start
+  offset or outside the lineage; the log start offset moves first, then each segment goes
+  DELETE_SEGMENT_STARTED → storage delete → DELETE_SEGMENT_FINISHED. Deletes left unfinished by
+  an earlier failure are retried first, and COPY_SEGMENT_STARTED orphans older than
+  `TIERFLOW_STALE_COPY_GRACE_S` with no live copy are removed (Kafka leaks those).
+* **Dry run:** trigger with `dry_run` on to print the plan (segments and bytes per topic) and
+  change nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, dag, get_current_context, task
+
+RETENTION_POOL = "tierflow_retention"
+
+
+@dag(
+    dag_id="retention_expiry",
+    schedule="0 2 * * *",
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    doc_md=__doc__,
+    tags=["tierflow", "tiered-storage", "retention"],
+    params={
+        "dry_run": Param(
+            False,
+            type="boolean",
+            title="Dry run",
+            description="Print what would be deleted (segments and bytes per topic); "
+            "change nothing.",
+        ),
+    },
+    default_args={
+        "owner": "tierflow",
+        "retries": 3,
+        "retry_delay": timedelta(minutes=1),
+        "retry_exponential_backoff": 2.0,
+        "max_retry_delay": timedelta(minutes=30),
+    },
+)
+def retention_expiry() -> None:
+    @task
+    def list_partitions() -> list[dict]:
+        from tierflow.tasks.retention import list_retention_targets
+
+        return list_retention_targets()
+
+    @task(pool=RETENTION_POOL, map_index_template="{{ partition_label }}")
+    def expire(target: dict) -> dict:
+        from tierflow.tasks.retention import expire_partition
+
+        context = get_current_context()
+        context["partition_label"] = f"{target['topic']}-{target['partition']}"
+        now = context["data_interval_end"] or context["dag_run"].run_after
+        return expire_partition(
+            target,
+            now_ms=int(now.timestamp() * 1000),
+            dry_run=bool(context["params"]["dry_run"]),
+        )
+
+    @task
+    def report(results: list[dict]) -> dict:
+        from tierflow.tasks.retention import summarize
+
+        dry_run = bool(get_current_context()["params"]["dry_run"])
+        return summarize(list(results), dry_run=dry_run)
+
+    report(expire.expand(target=list_partitions()))
+
+
+retention_expiry()

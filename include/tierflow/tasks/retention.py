@@ -1,0 +1,102 @@
+"""Task bodies of the retention_expiry DAG: plan and expire one partition as of a given night.
+
+"Now" is always passed in (the run's data interval end), never read from the clock, so that a
+backfill evaluates each night as of that night. Local retention runs first: it deletes a local
+segment only while its remote copy is COPY_SEGMENT_FINISHED, which remote retention may be
+about to delete.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+
+from tierflow.config import Settings
+from tierflow.lifecycle.local_retention import execute_local_retention, plan_local_retention
+from tierflow.lifecycle.retention import execute_remote_retention, plan_partition_retention
+from tierflow.metadata.states import TieredState
+from tierflow.runtime import UnknownPartitionError, find_partition_log, open_storage, open_store
+
+log = logging.getLogger(__name__)
+
+ACTOR = "airflow:retention_expiry"
+
+
+def list_retention_targets(settings: Settings | None = None) -> list[dict]:
+    """Partitions of tiered topics that the store knows, whether or not they are on this disk."""
+    settings = settings or Settings.from_env()
+    store = open_store(settings)
+    targets = []
+    for topic in store.topics():
+        if not topic.remote_storage_enable or topic.tiered_state != TieredState.ENABLED:
+            continue
+        for partition in store.partitions(topic.topic_id):
+            targets.append({"topic": topic.name, "partition": partition.partition})
+    log.info("%d partitions to check", len(targets))
+    return targets
+
+
+def expire_partition(
+    target: dict, *, now_ms: int, dry_run: bool, settings: Settings | None = None
+) -> dict:
+    settings = settings or Settings.from_env()
+    store = open_store(settings)
+    topic = store.topic(target["topic"])
+    partition = store.partition(topic.topic_id, int(target["partition"]))
+    try:
+        log_ = find_partition_log(settings.log_dirs, topic.name, partition.partition)
+    except UnknownPartitionError:
+        log_ = None  # remote retention still runs from the store alone
+    result: dict = {"topic": topic.name, "partition": partition.partition, "dry_run": dry_run}
+
+    local_plan = plan_local_retention(log_, store, topic, now_ms=now_ms) if log_ else None
+    result["local"] = local_plan.as_dict() if local_plan else None
+    if local_plan is not None and not dry_run:
+        local = execute_local_retention(
+            local_plan, log_, store, delete_files=settings.delete_local_segments, actor=ACTOR
+        )
+        result["local_report"] = local.as_dict()
+
+    # Planned after local retention, which may have moved the local log start offset.
+    remote_plan = plan_partition_retention(
+        store,
+        topic,
+        store.partition(topic.topic_id, partition.partition),
+        now_ms=now_ms,
+        log_=log_,
+        copy_grace_ms=settings.stale_copy_grace_s * 1000,
+    )
+    result["remote"] = remote_plan.as_dict()
+    if not dry_run:
+        report = execute_remote_retention(remote_plan, store, open_storage(settings), actor=ACTOR)
+        result["remote_report"] = report.as_dict()
+    return result
+
+
+def summarize(results: Sequence[dict | None], *, dry_run: bool) -> dict:
+    """Segments and bytes per topic: what was deleted, or with dry_run what would be."""
+    per_topic: dict[str, dict[str, int]] = defaultdict(
+        lambda: {"remote_segments": 0, "remote_bytes": 0, "local_segments": 0, "local_bytes": 0}
+    )
+    for result in filter(None, results):
+        totals = per_topic[result["topic"]]
+        deletions = result["remote"]["deletions"]
+        totals["remote_segments"] += len(deletions)
+        totals["remote_bytes"] += sum(d["size_bytes"] for d in deletions)
+        if result["local"]:
+            local_segments = result["local"]["deletions"]
+            totals["local_segments"] += len(local_segments)
+            totals["local_bytes"] += sum(d["size_bytes"] for d in local_segments)
+    verb = "would delete" if dry_run else "deleted"
+    for topic, totals in sorted(per_topic.items()):
+        log.info(
+            "%s %s: %d remote segments (%d bytes), %d local segments (%d bytes)",
+            topic,
+            verb,
+            totals["remote_segments"],
+            totals["remote_bytes"],
+            totals["local_segments"],
+            totals["local_bytes"],
+        )
+    return {"dry_run": dry_run, "topics": dict(per_topic)}
