@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from tierflow.faults import crash_point
 from tierflow.storage.errors import RemoteResourceNotFoundError, VerificationError
-from tierflow.storage.keys import segment_key
 from tierflow.storage.object_store import ObjectInfo, ObjectStore
 from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
 from tierflow.storage.verification import verify_objects
@@ -77,15 +76,7 @@ class ChunkedRemoteStorageManager:
         self._lock = threading.Lock()
 
     def key(self, segment: RemoteSegment, suffix: str) -> str:
-        return segment_key(
-            self.prefix,
-            segment.topic,
-            segment.topic_id,
-            segment.partition,
-            segment.start_offset,
-            segment.segment_id,
-            suffix,
-        )
+        return segment.object_key(self.prefix, suffix)
 
     def object_keys(self, segment: RemoteSegment) -> list[str]:
         return [self.key(segment, suffix) for suffix in (LOG, INDEXES, MANIFEST)]

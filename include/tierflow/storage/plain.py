@@ -12,7 +12,6 @@ from pathlib import Path
 
 from tierflow.faults import crash_point
 from tierflow.storage.errors import RemoteResourceNotFoundError
-from tierflow.storage.keys import segment_key
 from tierflow.storage.object_store import ObjectInfo, ObjectStore
 from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
 from tierflow.storage.verification import verify_objects
@@ -33,15 +32,7 @@ class PlainRemoteStorageManager:
         self.prefix = prefix
 
     def key(self, segment: RemoteSegment, suffix: str) -> str:
-        return segment_key(
-            self.prefix,
-            segment.topic,
-            segment.topic_id,
-            segment.partition,
-            segment.start_offset,
-            segment.segment_id,
-            suffix,
-        )
+        return segment.object_key(self.prefix, suffix)
 
     def object_keys(self, segment: RemoteSegment) -> list[str]:
         suffixes = [LOG_SUFFIX, *INDEX_SUFFIXES.values()]

@@ -14,6 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
+from tierflow.storage.keys import segment_key
 from tierflow.storage.object_store import ObjectInfo
 
 
@@ -42,6 +43,18 @@ class RemoteSegment:
         return (
             f"{self.topic}-{self.partition} segment {self.segment_id} "
             f"(offsets {self.start_offset}-{self.end_offset})"
+        )
+
+    def object_key(self, prefix: str, suffix: str) -> str:
+        """This segment's object with ``suffix``, in the Aiven key layout (see keys.py)."""
+        return segment_key(
+            prefix,
+            self.topic,
+            self.topic_id,
+            self.partition,
+            self.start_offset,
+            self.segment_id,
+            suffix,
         )
 
 
