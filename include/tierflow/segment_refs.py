@@ -7,13 +7,18 @@ to know the other.
 from __future__ import annotations
 
 from tierflow.metadata.models import RemoteLogSegment, Topic
+from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.storage.remote_storage_manager import RemoteSegment
 
 
 def remote_segment(topic: Topic, row: RemoteLogSegment) -> RemoteSegment:
-    """Where a segment's objects are: topic name and id, partition, start offset, segment id."""
+    """Where a segment's objects are: topic name and id, partition, start offset, segment id.
+
+    A topic deleted and then recreated under the same name keeps its old row under a retired
+    name; its objects are still keyed by the Kafka name it had.
+    """
     return RemoteSegment(
-        topic=topic.name,
+        topic=kafka_topic_name(topic.name),
         topic_id=topic.topic_id,
         partition=row.partition,
         segment_id=row.segment_id,

@@ -18,9 +18,22 @@ from tierflow.metadata.errors import (
 )
 from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.log_config import FIELD_NAMES, TopicConfig
-from tierflow.metadata.models import Topic
+from tierflow.metadata.models import Partition, RemotePartitionDelete, Topic
 from tierflow.metadata.states import TieredState, is_valid_tiered_transition
 from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+
+# '#' is not a legal Kafka topic character, so a retired name never clashes with a live one
+# and the Kafka name (still needed for the retired topic's object keys) is what precedes it.
+RETIRED_MARK = "#deleted-"
+
+
+def retired_topic_name(name: str, topic_id: str) -> str:
+    return f"{name}{RETIRED_MARK}{topic_id}"
+
+
+def kafka_topic_name(stored_name: str) -> str:
+    """The Kafka name of a topic row, whether live or retired."""
+    return stored_name.split(RETIRED_MARK, 1)[0]
 
 
 class TopicRegistry(StoreBase):
@@ -72,6 +85,56 @@ class TopicRegistry(StoreBase):
         if current is dst:
             return False
         raise InvalidStateTransition("topic", topic_id, current, dst)
+
+    def retire_topic_name(self, topic_id: str, *, actor: str, now_ms: int) -> bool:
+        """Free a deleted topic's name so Kafka can recreate it under a new id.
+
+        The row stays (its partitions are still being removed), renamed to a tombstone name
+        that ``kafka_topic_name`` maps back. Only a topic whose every partition is marked for
+        delete can be retired; retiring twice is a no-op (False).
+        """
+        topic = self.topic_by_id(topic_id)
+        if RETIRED_MARK in topic.name:
+            return False
+        unmarked = self._partitions_not_marked(topic_id)
+        if unmarked:
+            raise MetadataError(
+                f"topic {topic.name} ({topic_id}): partitions {unmarked} are not marked for "
+                "delete; only a deleted topic's name can be retired"
+            )
+        retired = retired_topic_name(topic.name, topic_id)
+        with self._write() as connection:
+            result = connection.execute(
+                update(Topic)
+                .where(col(Topic.topic_id) == topic_id, col(Topic.name) == topic.name)
+                .values(name=retired, updated_ms=now_ms)
+            )
+            if result.rowcount != 1:
+                return False  # retired concurrently
+            append_event(
+                connection,
+                entity=EventEntity.TOPIC,
+                topic_id=topic_id,
+                from_state=topic.state,
+                to_state=topic.state,
+                actor=actor,
+                now_ms=now_ms,
+                details={"retired_name": topic.name, "name": retired},
+            )
+        return True
+
+    def _partitions_not_marked(self, topic_id: str) -> list[int]:
+        marked = select(RemotePartitionDelete.partition).where(
+            col(RemotePartitionDelete.topic_id) == topic_id
+        )
+        query = (
+            select(Partition.partition)
+            .where(col(Partition.topic_id) == topic_id)
+            .where(col(Partition.partition).not_in(marked))
+            .order_by(col(Partition.partition))
+        )
+        with self._session() as session:
+            return list(session.exec(query).all())
 
     def topic(self, name: str) -> Topic:
         found = self._find_topic(name)

@@ -49,7 +49,10 @@ def list_copy_targets(settings: Settings | None = None) -> list[dict]:
         except UnknownTopicError:
             log.info("skipping %s-%d: topic not registered", log_.topic, log_.partition)
             continue
-        if topic.remote_storage_enable and topic.tiered_state == TieredState.ENABLED:
+        # A partition marked for deletion belongs to remote partition removal, not to copy.
+        being_removed = store.partition_delete(topic.topic_id, log_.partition) is not None
+        tiered = topic.remote_storage_enable and topic.tiered_state == TieredState.ENABLED
+        if tiered and not being_removed:
             targets.append({"topic": log_.topic, "partition": log_.partition})
     log.info("%d partitions to copy", len(targets))
     return targets
