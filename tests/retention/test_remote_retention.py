@@ -273,7 +273,8 @@ def test_log_start_offset_advances_before_any_delete(tiered: Tiered):
 
 def test_store_plan_covers_tiered_topics_only_and_reasons_match(tiered: Tiered):
     configure(tiered, "orders", retention_ms=30 * HOUR_MS)
-    configure(tiered, "payments", remote_storage_enable=False)  # DISABLING: not planned here
+    # Disabled with policy "delete": its remote data is being deleted, not expired.
+    configure(tiered, "payments", remote_storage_enable=False, remote_log_disable_policy="delete")
     plans = plan_store_retention(tiered.store, now_ms=NOW_MS, logs=tiered.logs())
     assert [(p.topic, p.partition) for p in plans] == [("orders", 0), ("orders", 1)]
     for plan in plans:
@@ -283,6 +284,13 @@ def test_store_plan_covers_tiered_topics_only_and_reasons_match(tiered: Tiered):
             assert row.max_timestamp_ms < NOW_MS - 30 * HOUR_MS
             assert deletion.size_bytes == row.segment_size_bytes
             assert deletion.state == row.state
+
+
+def test_a_topic_disabled_with_retain_still_expires(tiered: Tiered):
+    """KIP-950: with "retain" the remote data stays readable and still expires by retention.*"""
+    configure(tiered, "payments", remote_storage_enable=False)  # the default policy: retain
+    plans = plan_store_retention(tiered.store, now_ms=NOW_MS, logs=tiered.logs())
+    assert ("payments", 0) in [(p.topic, p.partition) for p in plans]
 
 
 def test_plan_without_the_log_dir_rebuilds_the_lineage_from_the_store(tiered: Tiered):

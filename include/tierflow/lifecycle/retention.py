@@ -224,6 +224,15 @@ def plan_partition_retention(
     )
 
 
+def remote_retention_applies(topic: Topic) -> bool:
+    """Remote data expires while tiering is on, and after KIP-950's "retain" disablement: the
+    data stays readable and still expires by retention.* (a "delete" disablement removes it)."""
+    if topic.remote_storage_enable and topic.tiered_state == TieredState.ENABLED:
+        return True
+    retained = topic.tiered_state in (TieredState.DISABLING, TieredState.DISABLED)
+    return retained and topic.remote_log_disable_policy == "retain"
+
+
 def plan_store_retention(
     store: MetadataStore,
     *,
@@ -244,7 +253,7 @@ def plan_store_retention(
     for topic in store.topics():
         if wanted is not None and topic.name not in wanted:
             continue
-        if not topic.remote_storage_enable or topic.tiered_state != TieredState.ENABLED:
+        if not remote_retention_applies(topic):
             continue
         for partition in store.partitions(topic.topic_id):
             plans.append(

@@ -47,3 +47,16 @@ class InvalidConfigError(MetadataError, ValueError):
     def __init__(self, config: str, message: str) -> None:
         self.config = config
         super().__init__(message)
+
+
+class TieredStorageDisablementInProgressError(MetadataError):
+    """Kafka's TIERED_STORAGE_DISABLEMENT_IN_PROGRESS: the topic is still DISABLING."""
+
+    error_code = "TIERED_STORAGE_DISABLEMENT_IN_PROGRESS"
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        super().__init__(
+            f"{self.error_code}: tiered storage disablement of topic {topic} is in progress; "
+            "retry once it is DISABLED"
+        )

@@ -14,8 +14,11 @@ from collections.abc import Sequence
 
 from tierflow.config import Settings
 from tierflow.lifecycle.local_retention import execute_local_retention, plan_local_retention
-from tierflow.lifecycle.retention import execute_remote_retention, plan_partition_retention
-from tierflow.metadata.states import TieredState
+from tierflow.lifecycle.retention import (
+    execute_remote_retention,
+    plan_partition_retention,
+    remote_retention_applies,
+)
 from tierflow.runtime import UnknownPartitionError, find_partition_log, open_storage, open_store
 
 log = logging.getLogger(__name__)
@@ -29,9 +32,11 @@ def list_retention_targets(settings: Settings | None = None) -> list[dict]:
     store = open_store(settings)
     targets = []
     for topic in store.topics():
-        if not topic.remote_storage_enable or topic.tiered_state != TieredState.ENABLED:
+        if not remote_retention_applies(topic):
             continue
         for partition in store.partitions(topic.topic_id):
+            if store.partition_delete(topic.topic_id, partition.partition) is not None:
+                continue  # the topic was deleted: remote partition removal owns it now
             targets.append({"topic": topic.name, "partition": partition.partition})
     log.info("%d partitions to check", len(targets))
     return targets

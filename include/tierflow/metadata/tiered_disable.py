@@ -1,0 +1,140 @@
+"""KIP-950 disablement writes that ``register_topic`` cannot express atomically.
+
+Kept apart from TopicRegistry so the store's mixins stay untouched: these are functions over
+any store (they use its write transactions), each one conditional UPDATE plus its event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sqlalchemy import exists, update
+from sqlmodel import col
+
+from tierflow.metadata.errors import (
+    InvalidConfigError,
+    MetadataError,
+    TieredStorageDisablementInProgressError,
+)
+from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.log_config import FIELD_NAMES
+from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
+from tierflow.metadata.states import RemoteLogSegmentState, TieredState
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+
+HIGHEST_REMOTE_OFFSET_RESET = "HIGHEST_REMOTE_OFFSET_RESET"
+
+
+def begin_tiered_disable(
+    store: StoreBase, topic_id: str, *, policy: str, actor: str, now_ms: int
+) -> Topic:
+    """ENABLED -> DISABLING with remote.storage.enable=false and ``policy``; epoch + 1.
+
+    Unlike ``register_topic`` (where repeating false is a silent no-op) a second request
+    fails: TIERED_STORAGE_DISABLEMENT_IN_PROGRESS while DISABLING, InvalidConfigError once
+    DISABLED. The UPDATE names the (state, epoch) it read, so of racing requests one wins.
+    """
+    for _ in range(MAX_ATTEMPTS):
+        existing = store.topic_by_id(topic_id)
+        require_enabled(existing)
+        old = existing.config
+        new = old.with_changes(
+            {"remote_storage_enable": False, "remote_log_disable_policy": policy}
+        )
+        new.validate()
+        epoch = existing.tiered_epoch + 1
+        changed = {
+            FIELD_NAMES[name]: [getattr(old, name), getattr(new, name)]
+            for name in FIELD_NAMES
+            if getattr(old, name) != getattr(new, name)
+        }
+        src, dst = TieredState.ENABLED, TieredState.DISABLING
+        with store._write() as connection:
+            result = connection.execute(
+                update(Topic)
+                .where(
+                    col(Topic.topic_id) == topic_id,
+                    col(Topic.tiered_state) == src.value,
+                    col(Topic.tiered_epoch) == existing.tiered_epoch,
+                )
+                .values(
+                    tiered_state=dst.value,
+                    tiered_epoch=epoch,
+                    updated_ms=now_ms,
+                    **dataclasses.asdict(new),
+                )
+            )
+            if result.rowcount != 1:
+                continue  # changed under us: re-read and decide again
+            append_event(
+                connection,
+                entity=EventEntity.TOPIC,
+                topic_id=topic_id,
+                from_state=src,
+                to_state=dst,
+                actor=actor,
+                now_ms=now_ms,
+                details={"changed": changed, "tiered_epoch": epoch},
+            )
+        return store.topic_by_id(topic_id)
+    raise MetadataError(f"topic {topic_id}: gave up after {MAX_ATTEMPTS} concurrent updates")
+
+
+def require_enabled(topic: Topic) -> None:
+    """Only an ENABLED topic can start disabling; say why the others cannot."""
+    if topic.state is TieredState.DISABLING:
+        raise TieredStorageDisablementInProgressError(topic.name)
+    if topic.state is TieredState.DISABLED:
+        raise InvalidConfigError(
+            "remote.storage.enable",
+            f"remote.storage.enable=false: topic {topic.name} is already DISABLED "
+            "(tiered storage is not enabled)",
+        )
+
+
+def reset_highest_remote_offset(
+    store: StoreBase, topic_id: str, partition: int, *, actor: str, now_ms: int
+) -> bool:
+    """Forget how far copying got, after a disable-with-delete removed every segment.
+
+    A re-enabled topic must then copy again from the log start (D3), and local retention must
+    not take the old range as uploaded. Done only while the topic is DISABLING and no segment
+    of the partition is live, checked in the same UPDATE; True if this call reset it.
+    """
+    existing = store._require_partition(topic_id, partition)
+    if existing.highest_remote_offset < 0:
+        return False
+    live = exists().where(
+        col(RemoteLogSegment.topic_id) == topic_id,
+        col(RemoteLogSegment.partition) == partition,
+        col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
+    )
+    disabling = exists().where(
+        col(Topic.topic_id) == topic_id,
+        col(Topic.tiered_state) == TieredState.DISABLING.value,
+    )
+    with store._write() as connection:
+        result = connection.execute(
+            update(Partition)
+            .where(
+                col(Partition.topic_id) == topic_id,
+                col(Partition.partition) == partition,
+                col(Partition.highest_remote_offset) == existing.highest_remote_offset,
+                disabling,
+                ~live,
+            )
+            .values(highest_remote_offset=-1)
+        )
+        if result.rowcount != 1:
+            return False
+        append_event(
+            connection,
+            entity=EventEntity.PARTITION,
+            topic_id=topic_id,
+            partition=partition,
+            to_state=HIGHEST_REMOTE_OFFSET_RESET,
+            actor=actor,
+            now_ms=now_ms,
+            details={"highest_remote_offset": [existing.highest_remote_offset, -1]},
+        )
+    return True
