@@ -1,38 +1,7 @@
-"""Kafka's RemoteIndexCache on disk: the offset, time and transaction indexes of remote segments.
-
-Laid out as Kafka lays it out (I3): ``<cache dir>/remote-log-index-cache/<startOffset>_<segmentId>``
-with ``.index``, ``.timeindex`` and ``.txnindex``; the start offset is decimal and not padded.
-The files outlive the process, so a restarted reader (or another process: the CLI, an Airflow
-worker) finds the indexes without a remote round trip.
-
-How it follows Kafka, and where it differs:
-
-* Keyed by segment id (I1); the weight of an entry is the size of its three files and the
-  total stays within ``remote.log.index.file.cache.total.size.bytes`` (I2). Eviction is least
-  recently used (Kafka's Caffeine uses Window TinyLFU). Access times are kept in memory and
-  written to the ``.index`` file's mtime now and then, so a restart, or another process,
-  rebuilds the order from the files.
-* Load on miss (I4): each existing file is read with the format's own checks; a corrupt or
-  truncated one is fetched again. Fetched bytes go to a ``.tmp`` file, are checked there and
-  renamed into place. A transaction index missing remotely becomes an empty file.
-* Startup (I5): leftover ``.deleted`` files are removed, and so are ``.tmp`` files and
-  incomplete entry sets older than ``stale_after_s`` (younger ones may be another process's
-  write in flight). Unlike Kafka, a corrupt file found at startup does not fail the
-  constructor: files are checked when first used and fetched again if bad.
-* Removal (I6): files are renamed to ``.deleted`` and then deleted. Unlike Kafka, entries of
-  segments deleted by retention need not age out: ``prune(live_ids)`` drops them.
-* Lookups (I7): ``lookup_offset`` and ``lookup_timestamp`` as Kafka's.
-
-Concurrency: threads share one lock for the bookkeeping, and only one thread loads a given
-segment at a time. Processes share nothing but the directory: every file appears by atomic
-rename, and before adding an entry the cache re-reads the directory, so the byte budget holds
-for the files of every process (give all of them the same budget), apart from the moment two
-of them add at once.
-"""
+"""RemoteIndexCache: the bookkeeping, loading, eviction and cleanup (see the package docs)."""
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import logging
 import os
@@ -41,15 +10,28 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tierflow.config import Settings
+from tierflow.index_cache.entry import IndexCacheStats, IndexEntry
+from tierflow.index_cache.files import (
+    DELETED_SUFFIX,
+    DIR_NAME,
+    SUFFIXES,
+    TMP_SUFFIX,
+    OnDisk,
+    file_mtime,
+    file_prefix,
+    file_size,
+    fsync_directory,
+    is_complete,
+    parse_file_name,
+    read_cache_file,
+    unlink_quietly,
+)
 from tierflow.kafka import txn_index
-from tierflow.kafka.errors import CorruptIndexError, KafkaFormatError, MissingFileError
-from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition
-from tierflow.kafka.time_index import TimeIndex, TimestampOffset
-from tierflow.kafka.txn_index import AbortedTxn, read_txn_index
+from tierflow.kafka.errors import KafkaFormatError
 from tierflow.read.remote_reads import RemoteReads
 from tierflow.storage.errors import RemoteResourceNotFoundError
 from tierflow.storage.remote_storage_manager import (
@@ -60,82 +42,12 @@ from tierflow.storage.remote_storage_manager import (
 
 log = logging.getLogger(__name__)
 
-DIR_NAME = "remote-log-index-cache"
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024  # remote.log.index.file.cache.total.size.bytes
 # Parsed indexes kept in memory, counted in index file bytes (the objects take more).
 DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024
 DEFAULT_STALE_AFTER_S = 300.0
 TOUCH_INTERVAL_S = 60.0
-TMP_SUFFIX = ".tmp"
-DELETED_SUFFIX = ".deleted"
-SUFFIXES: dict[IndexType, str] = {
-    IndexType.OFFSET: ".index",
-    IndexType.TIMESTAMP: ".timeindex",
-    IndexType.TRANSACTION: ".txnindex",
-}
 _STRIPES = 64
-
-
-class IndexCacheError(Exception):
-    """An index that cannot be cached: remote storage returned a corrupt one."""
-
-
-def file_prefix(start_offset: int, segment_id: str) -> str:
-    """Kafka's generateFileNamePrefixForIndex: ``<startOffset>_<segmentId>``, not padded."""
-    return f"{start_offset}_{segment_id}"
-
-
-def parse_file_name(name: str) -> tuple[int, str, str] | None:
-    """(start offset, segment id, suffix) of a cache file name; None for anything else."""
-    for suffix in SUFFIXES.values():
-        if name.endswith(suffix):
-            start, sep, segment_id = name[: -len(suffix)].partition("_")
-            if sep and start.isdigit() and segment_id:
-                return int(start), segment_id, suffix
-    return None
-
-
-@dataclass
-class IndexEntry:
-    """The three indexes of one remote segment, ready for lookups."""
-
-    segment_id: str
-    start_offset: int
-    offset_index: OffsetIndex
-    time_index: TimeIndex
-    txn_entries: list[AbortedTxn]
-    size_bytes: int  # of the three files
-    _offset_keys: list[int] = field(init=False, repr=False)
-    _time_keys: list[int] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._offset_keys = [e.offset for e in self.offset_index.entries]
-        self._time_keys = [e.timestamp for e in self.time_index.entries]
-
-    def lookup_offset(self, offset: int) -> int:
-        """lookupOffset: position of the last indexed batch at or below ``offset`` (else 0)."""
-        i = bisect.bisect_right(self._offset_keys, offset)
-        found = self.offset_index.entries[i - 1] if i else OffsetPosition(self.start_offset, 0)
-        return found.position
-
-    def lookup_timestamp(self, timestamp: int, starting_offset: int) -> int:
-        """lookupTimestamp: the offset index at max(startingOffset, time index lookup)."""
-        i = bisect.bisect_right(self._time_keys, timestamp)
-        timed = self.time_index.entries[i - 1] if i else TimestampOffset(-1, self.start_offset)
-        return self.lookup_offset(max(starting_offset, timed.offset))
-
-
-@dataclass
-class IndexCacheStats:
-    """KIP-958's proposed cache metrics."""
-
-    hits: int = 0
-    misses: int = 0
-    evictions: int = 0
-    load_successes: int = 0
-    load_failures: int = 0
-    refetched_corrupt: int = 0
-    load_time_s: float = 0.0
 
 
 @dataclass
@@ -149,14 +61,6 @@ class _Slot:
     touched: float  # when the .index mtime was last set to ``accessed``
     stamp: tuple[tuple[int, int], ...] = ()  # (size, inode) per file when loaded
     entry: IndexEntry | None = None  # parsed, while in the in-memory working set
-
-
-@dataclass
-class _OnDisk:
-    prefix: str
-    suffixes: set[str]
-    size_bytes: int
-    mtime: float
 
 
 class RemoteIndexCache:
@@ -270,7 +174,7 @@ class RemoteIndexCache:
 
     def disk_bytes(self) -> int:
         """Bytes of every complete entry in the directory now, whoever wrote it."""
-        return sum(found.size_bytes for found in self._scan().values() if _complete(found))
+        return sum(found.size_bytes for found in self._scan().values() if is_complete(found))
 
     # -- internals --------------------------------------------------------------------------
 
@@ -280,22 +184,22 @@ class RemoteIndexCache:
         for path in list(self.directory.iterdir()):
             name = path.name
             if name.endswith(DELETED_SUFFIX) or (
-                name.endswith(TMP_SUFFIX) and _mtime(path) <= stale_before
+                name.endswith(TMP_SUFFIX) and file_mtime(path) <= stale_before
             ):
-                _unlink(path)
+                unlink_quietly(path)
         for found in self._scan().values():
-            if _complete(found):
+            if is_complete(found):
                 continue
             if found.mtime <= stale_before:
                 log.warning("index cache: removing incomplete entry %s", found.prefix)
                 for suffix in found.suffixes:
-                    _unlink(self.directory / (found.prefix + suffix))
+                    unlink_quietly(self.directory / (found.prefix + suffix))
         with self._lock:
             self._resync()
             self._make_room(0, keep=None)
 
-    def _scan(self) -> dict[str, _OnDisk]:
-        found: dict[str, _OnDisk] = {}
+    def _scan(self) -> dict[str, OnDisk]:
+        found: dict[str, OnDisk] = {}
         for path in self.directory.iterdir():
             parsed = parse_file_name(path.name)
             if parsed is None:
@@ -306,7 +210,7 @@ class RemoteIndexCache:
             except FileNotFoundError:
                 continue  # removed by another process meanwhile
             item = found.setdefault(
-                segment_id, _OnDisk(file_prefix(start, segment_id), set(), 0, 0.0)
+                segment_id, OnDisk(file_prefix(start, segment_id), set(), 0, 0.0)
             )
             item.suffixes.add(suffix)
             item.size_bytes += st.st_size
@@ -316,7 +220,7 @@ class RemoteIndexCache:
 
     def _resync(self) -> None:
         """Bring the bookkeeping in line with the directory (other processes write to it)."""
-        on_disk = {k: v for k, v in self._scan().items() if _complete(v)}
+        on_disk = {k: v for k, v in self._scan().items() if is_complete(v)}
         for segment_id in list(self._slots):
             if segment_id not in on_disk or on_disk[segment_id].prefix != (
                 self._slots[segment_id].prefix
@@ -359,8 +263,8 @@ class RemoteIndexCache:
                 path = self.directory / (prefix + suffix)
                 if path.exists():
                     try:
-                        sizes[index_type] = _size(path)
-                        parsed[index_type] = _read(index_type, path, segment)
+                        sizes[index_type] = file_size(path)
+                        parsed[index_type] = read_cache_file(index_type, path, segment)
                         continue
                     except KafkaFormatError as exc:
                         log.warning("index cache: %s; fetching it again", exc)
@@ -369,10 +273,10 @@ class RemoteIndexCache:
                 tmp = self._fetch_to_tmp(reads, segment, index_type, path)
                 fetched[index_type] = tmp
                 sizes[index_type] = tmp.stat().st_size
-                parsed[index_type] = _read(index_type, tmp, segment, fetched_as=path.name)
+                parsed[index_type] = read_cache_file(index_type, tmp, segment, fetched_as=path.name)
         except BaseException:
             for tmp in fetched.values():
-                _unlink(tmp)
+                unlink_quietly(tmp)
             with self._lock:
                 self.stats.load_failures += 1
             raise
@@ -427,18 +331,18 @@ class RemoteIndexCache:
                 self.max_bytes,
             )
             for tmp in fetched.values():
-                _unlink(tmp)
+                unlink_quietly(tmp)
             old = self._slots.get(segment.segment_id)
             if old is not None:
                 self._drop(old)
             else:
                 for suffix in SUFFIXES.values():
-                    _unlink(self.directory / (prefix + suffix))
+                    unlink_quietly(self.directory / (prefix + suffix))
             return
         self._make_room(entry.size_bytes, keep=segment.segment_id)
         for index_type, tmp in fetched.items():
             os.replace(tmp, self.directory / (prefix + SUFFIXES[index_type]))
-        _fsync_dir(self.directory)
+        fsync_directory(self.directory)
         now = time.time()
         slot = self._slots.get(segment.segment_id)
         if slot is None:
@@ -487,7 +391,7 @@ class RemoteIndexCache:
                 os.replace(path, deleted)
             except FileNotFoundError:
                 continue
-            _unlink(deleted)
+            unlink_quietly(deleted)
 
     def _forget(self, segment_id: str) -> None:
         slot = self._slots.pop(segment_id, None)
@@ -511,85 +415,8 @@ class RemoteIndexCache:
         return tuple(stamp)
 
 
-def _read(
-    index_type: IndexType, path: Path, segment: RemoteSegment, *, fetched_as: str | None = None
-) -> object:
-    """Read one cache file with its format's checks; CorruptIndexError names what is wrong.
-
-    ``fetched_as`` marks a just-fetched ``.tmp`` file: a failure there is remote storage's,
-    reported as IndexCacheError naming the segment.
-    """
-    try:
-        return _read_checked(index_type, path, segment)
-    except KafkaFormatError as exc:
-        if fetched_as is None:
-            raise
-        raise IndexCacheError(
-            f"{segment.describe()}: the {index_type.value} index from remote storage is "
-            f"corrupt: {exc.reason}"
-        ) from exc
-
-
-def _read_checked(index_type: IndexType, path: Path, segment: RemoteSegment) -> object:
-    if index_type is IndexType.OFFSET:
-        index = OffsetIndex.read(path, segment.start_offset)
-        if index.entries and index.entries[-1].offset > segment.end_offset:
-            raise CorruptIndexError(
-                path,
-                None,
-                f"last entry is for offset {index.entries[-1].offset}, past the segment's end "
-                f"offset {segment.end_offset}",
-            )
-        return index
-    if index_type is IndexType.TIMESTAMP:
-        return TimeIndex.read(path, segment.start_offset, last_offset=segment.end_offset)
-    size = path.stat().st_size
-    if size % txn_index.ENTRY.size:
-        raise CorruptIndexError(
-            path,
-            size - size % txn_index.ENTRY.size,
-            f"transaction index size {size} is not a multiple of the "
-            f"{txn_index.ENTRY.size}-byte entry size",
-        )
-    return read_txn_index(path, base_offset=segment.start_offset)
-
-
 def _as_reads(reads: RemoteReads | RemoteStorageManager) -> RemoteReads:
     return reads if isinstance(reads, RemoteReads) else RemoteReads(reads)
-
-
-def _complete(found: _OnDisk) -> bool:
-    return len(found.suffixes) == len(SUFFIXES)
-
-
-def _size(path: Path) -> int:
-    """The file's size; a file gone meanwhile reads as missing, i.e. corrupt, and is fetched."""
-    try:
-        return path.stat().st_size
-    except FileNotFoundError as exc:
-        raise MissingFileError(path, None, "removed while loading") from exc
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except FileNotFoundError:
-        return 0.0
-
-
-def _unlink(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the renames durable; not every platform can open a directory."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def open_index_cache(settings: Settings) -> RemoteIndexCache:
