@@ -6,8 +6,6 @@ any store (they use its write transactions), each one conditional UPDATE plus it
 
 from __future__ import annotations
 
-import dataclasses
-
 from sqlalchemy import exists, update
 from sqlmodel import col
 
@@ -17,10 +15,10 @@ from tierflow.metadata.errors import (
     TieredStorageDisablementInProgressError,
 )
 from tierflow.metadata.events import EventEntity, append_event
-from tierflow.metadata.log_config import FIELD_NAMES
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+from tierflow.metadata.topic_registry import write_topic_config
 
 HIGHEST_REMOTE_OFFSET_RESET = "HIGHEST_REMOTE_OFFSET_RESET"
 
@@ -42,40 +40,17 @@ def begin_tiered_disable(
             {"remote_storage_enable": False, "remote_log_disable_policy": policy}
         )
         new.validate()
-        epoch = existing.tiered_epoch + 1
-        changed = {
-            FIELD_NAMES[name]: [getattr(old, name), getattr(new, name)]
-            for name in FIELD_NAMES
-            if getattr(old, name) != getattr(new, name)
-        }
-        src, dst = TieredState.ENABLED, TieredState.DISABLING
-        with store._write() as connection:
-            result = connection.execute(
-                update(Topic)
-                .where(
-                    col(Topic.topic_id) == topic_id,
-                    col(Topic.tiered_state) == src.value,
-                    col(Topic.tiered_epoch) == existing.tiered_epoch,
-                )
-                .values(
-                    tiered_state=dst.value,
-                    tiered_epoch=epoch,
-                    updated_ms=now_ms,
-                    **dataclasses.asdict(new),
-                )
-            )
-            if result.rowcount != 1:
-                continue  # changed under us: re-read and decide again
-            append_event(
-                connection,
-                entity=EventEntity.TOPIC,
-                topic_id=topic_id,
-                from_state=src,
-                to_state=dst,
-                actor=actor,
-                now_ms=now_ms,
-                details={"changed": changed, "tiered_epoch": epoch},
-            )
+        written = write_topic_config(
+            store,
+            existing,
+            new,
+            dst=TieredState.DISABLING,
+            epoch=existing.tiered_epoch + 1,
+            actor=actor,
+            now_ms=now_ms,
+        )
+        if not written:
+            continue  # changed under us: re-read and decide again
         return store.topic_by_id(topic_id)
     raise MetadataError(f"topic {topic_id}: gave up after {MAX_ATTEMPTS} concurrent updates")
 

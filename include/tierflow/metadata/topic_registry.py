@@ -36,6 +36,57 @@ def kafka_topic_name(stored_name: str) -> str:
     return stored_name.split(RETIRED_MARK, 1)[0]
 
 
+def write_topic_config(
+    store: StoreBase,
+    existing: Topic,
+    new: TopicConfig,
+    *,
+    dst: TieredState,
+    epoch: int,
+    actor: str,
+    now_ms: int,
+) -> bool:
+    """One conditional UPDATE of a topic's configs and tiered state, plus its event.
+
+    The UPDATE names the (state, epoch) that was read, so of racing writers one wins; False
+    means the row changed under us and the caller re-reads.
+    """
+    old, src = existing.config, existing.state
+    changed = {
+        FIELD_NAMES[field]: [getattr(old, field), getattr(new, field)]
+        for field in FIELD_NAMES
+        if getattr(old, field) != getattr(new, field)
+    }
+    with store._write() as connection:
+        result = connection.execute(
+            update(Topic)
+            .where(
+                col(Topic.topic_id) == existing.topic_id,
+                col(Topic.tiered_state) == src.value,
+                col(Topic.tiered_epoch) == existing.tiered_epoch,
+            )
+            .values(
+                tiered_state=dst.value,
+                tiered_epoch=epoch,
+                updated_ms=now_ms,
+                **dataclasses.asdict(new),
+            )
+        )
+        if result.rowcount != 1:
+            return False
+        append_event(
+            connection,
+            entity=EventEntity.TOPIC,
+            topic_id=existing.topic_id,
+            from_state=src,
+            to_state=dst,
+            actor=actor,
+            now_ms=now_ms,
+            details={"changed": changed, "tiered_epoch": epoch},
+        )
+    return True
+
+
 class TopicRegistry(StoreBase):
     def register_topic(
         self, name: str, topic_id: str, *, actor: str, now_ms: int, **configs: Any
@@ -206,36 +257,6 @@ class TopicRegistry(StoreBase):
                     f"{existing.name} is {src}; it can be enabled again once DISABLED",
                 )
             epoch += 1
-        changed = {
-            FIELD_NAMES[field]: [getattr(old, field), getattr(new, field)]
-            for field in FIELD_NAMES
-            if getattr(old, field) != getattr(new, field)
-        }
-        with self._write() as connection:
-            result = connection.execute(
-                update(Topic)
-                .where(
-                    col(Topic.topic_id) == existing.topic_id,
-                    col(Topic.tiered_state) == src.value,
-                    col(Topic.tiered_epoch) == existing.tiered_epoch,
-                )
-                .values(
-                    tiered_state=dst.value,
-                    tiered_epoch=epoch,
-                    updated_ms=now_ms,
-                    **dataclasses.asdict(new),
-                )
-            )
-            if result.rowcount != 1:
-                return False
-            append_event(
-                connection,
-                entity=EventEntity.TOPIC,
-                topic_id=existing.topic_id,
-                from_state=src,
-                to_state=dst,
-                actor=actor,
-                now_ms=now_ms,
-                details={"changed": changed, "tiered_epoch": epoch},
-            )
-        return True
+        return write_topic_config(
+            self, existing, new, dst=dst, epoch=epoch, actor=actor, now_ms=now_ms
+        )
