@@ -32,6 +32,8 @@ ENV_DELETE_LOCAL_SEGMENTS = "TIERFLOW_DELETE_LOCAL_SEGMENTS"
 ENV_INDEX_CACHE_DIR = "TIERFLOW_INDEX_CACHE_DIR"
 ENV_INDEX_CACHE_BYTES = "TIERFLOW_INDEX_CACHE_BYTES"
 ENV_STALE_COPY_GRACE_S = "TIERFLOW_STALE_COPY_GRACE_S"
+ENV_RECONCILE_GRACE_S = "TIERFLOW_RECONCILE_GRACE_S"
+ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
 
 DEFAULT_LEASE_TTL_S = 900
 DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024
@@ -43,6 +45,9 @@ DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024
 DEFAULT_INDEX_CACHE_BYTES = 1024 * 1024 * 1024
 # A COPY_SEGMENT_STARTED row older than this, with no live copy lease, is an orphan to delete.
 DEFAULT_STALE_COPY_GRACE_S = 3600
+# Reconcile deletes an object no metadata names only once it is older than this: an upload in
+# flight has its row written first, but clocks and listings lag.
+DEFAULT_RECONCILE_GRACE_S = 24 * 3600
 
 
 class InvalidSettingError(ValueError):
@@ -109,6 +114,9 @@ class Settings:
     index_cache_dir: Path | None = None  # None: <data_dir>, holding remote-log-index-cache/
     index_cache_bytes: int = DEFAULT_INDEX_CACHE_BYTES
     stale_copy_grace_s: int = DEFAULT_STALE_COPY_GRACE_S
+    reconcile_grace_s: int = DEFAULT_RECONCILE_GRACE_S
+    # host:port[,host:port]; set, deleted topics are also detected from the cluster metadata.
+    kafka_bootstrap: str | None = None
 
     @property
     def index_cache_root(self) -> Path:
@@ -161,6 +169,10 @@ class Settings:
             stale_copy_grace_s=_int_setting(
                 env, ENV_STALE_COPY_GRACE_S, DEFAULT_STALE_COPY_GRACE_S, minimum=0
             ),
+            reconcile_grace_s=_int_setting(
+                env, ENV_RECONCILE_GRACE_S, DEFAULT_RECONCILE_GRACE_S, minimum=0
+            ),
+            kafka_bootstrap=env.get(ENV_KAFKA_BOOTSTRAP) or None,
         )
 
     @classmethod
@@ -198,4 +210,6 @@ class Settings:
             ENV_INDEX_CACHE_DIR: str(self.index_cache_dir or ""),
             ENV_INDEX_CACHE_BYTES: str(self.index_cache_bytes),
             ENV_STALE_COPY_GRACE_S: str(self.stale_copy_grace_s),
+            ENV_RECONCILE_GRACE_S: str(self.reconcile_grace_s),
+            ENV_KAFKA_BOOTSTRAP: self.kafka_bootstrap or "",
         }
