@@ -145,7 +145,7 @@ def run_dag_in_subprocess(
             f"waiting to retry?); see {log_file}:\n" + "\n".join(errors)
         )
     states = [ln.split("=", 1)[1] for ln in lines if ln.startswith("TIERFLOW_DAG_STATE=")]
-    if done.returncode != 0 or not states:
+    if not states:  # killed, or refused before the run started (e.g. an invalid Param)
         tail = "\n".join(lines[-30:])
         raise RuntimeError(f"DAG {dag_id} did not complete; see {log_file}:\n{tail}")
     return states[-1]

@@ -10,54 +10,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.disablement.support import bucket_files, clock, copy, copy_first, live, live_keys
 from tests.retention.support import configure, copy_all, spans
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
 from tierflow.fetch import OffsetOutOfRangeError, fetch_remote
 from tierflow.index_cache import RemoteIndexCache
-from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.copy import copy_partition, finalize_copy, prepare_copy
+from tierflow.lifecycle.copy import copy_partition, prepare_copy
 from tierflow.lifecycle.disablement import complete_disable, enable, request_disable
 from tierflow.lifecycle.retention import execute_remote_retention, plan_partition_retention
 from tierflow.lifecycle.rewrite import rewrite_segment
 from tierflow.metadata.errors import InvalidConfigError, TieredStorageDisablementInProgressError
-from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 
 ACTOR = "test:disable"
 DAY_MS = 86_400_000
-LIVE = (S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED)
-
-
-def clock() -> int:
-    return NOW_MS
-
-
-def live(t: Tiered, topic: str, partition: int) -> list:
-    return t.store.segments(t.store.topic(topic).topic_id, partition, states=LIVE)
-
-
-def copy(t: Tiered, log_: PartitionLog) -> list[tuple[int, int]]:
-    report = copy_partition(log_, t.store, t.rsm, owner="copy", clock=clock)
-    return [(c.start_offset, c.end_offset) for c in report.copied]
-
-
-def copy_first(t: Tiered, log_: PartitionLog, count: int) -> None:
-    """Copy only the first ``count`` eligible segments, as a copy interrupted by the disable."""
-    plan = prepare_copy(log_, t.store, rsm=t.rsm, owner="copy", clock=clock, max_segments=count)
-    results = {job.segment_id: rewrite_segment(job, t.rsm) for job in plan.jobs}
-    finalize_copy(plan, results, t.store, t.rsm, owner="copy", clock=clock)
-
-
-def bucket_files(t: Tiered) -> set[str]:
-    return {p.relative_to(t.bucket()).as_posix() for p in t.bucket().rglob("*") if p.is_file()}
-
-
-def live_keys(t: Tiered) -> set[str]:
-    keys: set[str] = set()
-    for log_ in t.logs():
-        for row in live(t, log_.topic, log_.partition):
-            keys |= {o.key for o in t.store.segment_objects(row.segment_id)}
-    return keys
 
 
 def disable(t: Tiered, policy: str, **kwargs: object):
@@ -288,3 +254,22 @@ def test_retain_cleans_up_an_abandoned_copy(tmp_path: Path) -> None:
     assert report.deleted_segments == [plan.jobs[0].segment_id]
     assert live(t, "orders", 0) == []
     assert bucket_files(t) == live_keys(t)
+
+
+def test_retained_topic_can_then_be_disabled_with_delete(tiered: Tiered) -> None:
+    """Kafka's read-only state (copy disabled) may still turn remote storage off with delete."""
+    t = tiered
+    disable(t, "retain")
+    retained_epoch = t.store.topic("orders").tiered_epoch
+    assert live(t, "orders", 0)
+    report = disable(t, "delete")
+    topic = t.store.topic("orders")
+    assert (topic.state, topic.remote_log_disable_policy, topic.tiered_epoch) == (
+        TieredState.DISABLED,
+        "delete",
+        retained_epoch + 1,
+    )
+    assert report.deleted_segments and live(t, "orders", 0) == live(t, "orders", 1) == []
+    assert bucket_files(t) == live_keys(t)
+    with pytest.raises(InvalidConfigError, match="already DISABLED"):
+        request_disable(t.store, "orders", policy="retain", actor=ACTOR, now_ms=NOW_MS)

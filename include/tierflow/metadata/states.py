@@ -89,7 +89,9 @@ PARTITION_DELETE_SOURCES: dict[
 
 TIERED_SOURCES: dict[TieredState, frozenset[TieredState | None]] = {
     TieredState.ENABLED: frozenset({None, TieredState.DISABLED}),
-    TieredState.DISABLING: frozenset({TieredState.ENABLED}),
+    # DISABLED -> DISABLING only from retain to delete: retained data is Kafka's read-only
+    # ENABLED(copy off), which may still be turned off with delete (§2.4).
+    TieredState.DISABLING: frozenset({TieredState.ENABLED, TieredState.DISABLED}),
     TieredState.DISABLED: frozenset({None, TieredState.DISABLING}),
 }
 

@@ -28,13 +28,18 @@ def begin_tiered_disable(
 ) -> Topic:
     """ENABLED -> DISABLING with remote.storage.enable=false and ``policy``; epoch + 1.
 
+    Also DISABLED with retain -> DISABLING with delete: retain is Kafka's read-only state
+    (remote.log.copy.disable=true, still remote-enabled), from which turning remote storage
+    off with delete.on.disable is allowed (§2.4, "from either ENABLED state").
+
     Unlike ``register_topic`` (where repeating false is a silent no-op) a second request
     fails: TIERED_STORAGE_DISABLEMENT_IN_PROGRESS while DISABLING, InvalidConfigError once
-    DISABLED. The UPDATE names the (state, epoch) it read, so of racing requests one wins.
+    DISABLED otherwise. The UPDATE names the (state, epoch) it read, so of racing requests
+    one wins.
     """
     for _ in range(MAX_ATTEMPTS):
         existing = store.topic_by_id(topic_id)
-        require_enabled(existing)
+        require_disableable(existing, policy)
         old = existing.config
         new = old.with_changes(
             {"remote_storage_enable": False, "remote_log_disable_policy": policy}
@@ -55,16 +60,28 @@ def begin_tiered_disable(
     raise MetadataError(f"topic {topic_id}: gave up after {MAX_ATTEMPTS} concurrent updates")
 
 
-def require_enabled(topic: Topic) -> None:
-    """Only an ENABLED topic can start disabling; say why the others cannot."""
+def require_disableable(topic: Topic, policy: str) -> None:
+    """An ENABLED topic, or a read-only (retained) one being deleted, can start disabling;
+    say why the others cannot."""
     if topic.state is TieredState.DISABLING:
         raise TieredStorageDisablementInProgressError(topic.name)
+    if topic.state is TieredState.DISABLED and retained_to_delete(topic, policy):
+        return
     if topic.state is TieredState.DISABLED:
         raise InvalidConfigError(
             "remote.storage.enable",
             f"remote.storage.enable=false: topic {topic.name} is already DISABLED "
             "(tiered storage is not enabled)",
         )
+
+
+def retained_to_delete(topic: Topic, policy: str) -> bool:
+    """A topic disabled with retain still has remote data: deleting it is a new disablement."""
+    return (
+        topic.state is TieredState.DISABLED
+        and topic.remote_log_disable_policy == "retain"
+        and policy == "delete"
+    )
 
 
 def reset_highest_remote_offset(

@@ -1,0 +1,101 @@
+"""
+### Topic tiering disablement (KIP-950)
+
+Triggered from the UI (**Trigger DAG** shows a form): turn tiered storage off for a topic, or
+back on.
+
+* **disable / retain**: copying stops; remote data stays readable and still expires by
+  `retention.*`; local retention falls back to `retention.*`. Kafka (3.9) requires
+  `local.retention.*` to be -2 or equal to `retention.*` for this, and so do we.
+* **disable / delete**: the log start offset moves to the local log start offset (reads below
+  it get "offset out of range"), then every remote segment goes DELETE_SEGMENT_STARTED →
+  storage delete → DELETE_SEGMENT_FINISHED and its cached indexes are dropped.
+* **enable**: tiering resumes from max(highest remote offset + 1, log start offset) with a new
+  tiered epoch, recorded on every segment copied from then on.
+
+The topic moves ENABLED → DISABLING → DISABLED. A second request while DISABLING is rejected
+with `TIERED_STORAGE_DISABLEMENT_IN_PROGRESS`, unless it repeats the interrupted request's
+policy and nothing is still working on the topic: then this run finishes the interrupted one.
+Clearing a failed `complete` task finishes it too.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, dag, get_current_context, task
+from airflow.sdk.exceptions import AirflowFailException
+
+
+def _actor() -> str:
+    """The run is the requester: a retry or a clear of the same run is the same request."""
+    return f"airflow:topic_disablement:{get_current_context()['run_id']}"
+
+
+@dag(
+    dag_id="topic_disablement",
+    schedule=None,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    doc_md=__doc__,
+    tags=["tierflow", "tiered-storage", "kip-950"],
+    params={
+        "topic": Param(
+            "",
+            type="string",
+            minLength=1,
+            title="Topic",
+            description="A topic registered with tierflow (tierflow topics list).",
+        ),
+        "action": Param(
+            "disable",
+            type="string",
+            enum=["disable", "enable"],
+            title="Action",
+            description="disable: turn tiered storage off; enable: turn it back on.",
+        ),
+        "policy": Param(
+            "retain",
+            type="string",
+            enum=["retain", "delete"],
+            title="Disable policy (remote.log.disable.policy)",
+            description="retain: keep remote data readable until retention expires it; "
+            "delete: delete all remote data now. Ignored for enable.",
+        ),
+    },
+    default_args={
+        "owner": "tierflow",
+        "retries": 3,
+        "retry_delay": timedelta(seconds=30),
+        "retry_exponential_backoff": 2.0,
+        "max_retry_delay": timedelta(minutes=10),
+    },
+)
+def topic_disablement() -> None:
+    @task
+    def request() -> dict:
+        from tierflow.metadata.errors import MetadataError
+        from tierflow.tasks.disablement import apply_request
+
+        params = get_current_context()["params"]
+        try:
+            return apply_request(
+                params["topic"], params["action"], params["policy"], actor=_actor()
+            )
+        except MetadataError as exc:  # a rejected request: retrying cannot make it valid
+            raise AirflowFailException(str(exc)) from exc
+
+    @task
+    def complete(outcome: dict) -> dict:
+        from tierflow.tasks.disablement import complete_request
+
+        if outcome["action"] != "disable":
+            return outcome
+        return complete_request(outcome["topic"], actor=_actor())
+
+    complete(request())
+
+
+topic_disablement()
