@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from tierflow.cli import commands, fetch_commands, key_commands, status_commands
+from tierflow.cli import commands, fetch_commands, key_commands, status_commands, topic_commands
 
 DESCRIPTION = """\
 tierflow runs Kafka's tiered-storage lifecycle (KIP-405, KIP-950) from Apache Airflow.
@@ -22,6 +22,7 @@ Configuration comes from the environment (defaults in brackets):
   TIERFLOW_COMPRESSION     [true]  zstd per chunk (skipped when a segment is already compressed)
   TIERFLOW_KEYRING         []  a key ring file (tierflow keys generate) turns on AES-GCM
   TIERFLOW_SPARK_THRESHOLD_BYTES [67108864]  smaller batches skip Spark
+  TIERFLOW_KAFKA_BOOTSTRAP []  host:port; set, deleted topics are also found in the cluster
 """
 
 
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     fetch_commands.register(sub)
     status_commands.register(sub)
     key_commands.register(sub)
+    topic_commands.register(sub)
 
     airflow = sub.add_parser("airflow", help="drive a local Airflow (used by demo and tests)")
     airflow_sub = airflow.add_subparsers(dest="airflow_command", required=True, metavar="ACTION")

@@ -85,14 +85,20 @@ class PartitionRemovalError(RuntimeError):
 
 
 def mark_topic_deleted(
-    store: MetadataStore, topic_name: str, *, actor: str, now_ms: int
+    store: MetadataStore,
+    topic_name: str,
+    *,
+    actor: str,
+    now_ms: int,
+    topic_id: str | None = None,
 ) -> list[int]:
-    """Mark every partition of the topic's current id; returns those newly marked.
+    """Mark every partition of the topic (its current id, or ``topic_id``); returns those
+    newly marked.
 
     Marking again is harmless: a MARKED partition only counts the repeat (no event), and one
     already STARTED or FINISHED is left alone.
     """
-    topic = store.topic(topic_name)
+    topic = store.topic_by_id(topic_id) if topic_id else store.topic(topic_name)
     newly = []
     for p in store.partitions(topic.topic_id):
         current = store.partition_delete(topic.topic_id, p.partition)

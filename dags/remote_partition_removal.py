@@ -1,0 +1,102 @@
+"""
+### Remote partition removal (KIP-405's RemotePartitionRemover), hourly
+
+Removes the remote data of deleted topics, durably: Kafka deletes it once, from the old
+leader, and leaks it on any failure; here every partition moves DELETE_PARTITION_MARKED →
+DELETE_PARTITION_STARTED → DELETE_PARTITION_FINISHED and a failed or killed run is continued
+by the next one (or by clearing the failed task).
+
+1. **detect**: a registered topic is deleted when it is gone from the broker's log dirs
+   (or only Kafka's `…-delete` directories remain, or the name now has a new topic id), or,
+   with `TIERFLOW_KAFKA_BOOTSTRAP` set, gone from the cluster metadata. Its partitions are
+   marked and its name freed, so a topic recreated with the same name never mixes with the
+   old one. `tierflow delete-topic T` marks a topic by hand.
+2. **remove** (one mapped task per partition, pool `tierflow_removal`): every segment goes
+   DELETE_SEGMENT_STARTED → storage delete → DELETE_SEGMENT_FINISHED, whatever is left under
+   the partition's prefix is swept, then FINISHED is recorded.
+
+Trigger with **dry_run** on to see what would be marked and removed, changing nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+
+REMOVAL_POOL = "tierflow_removal"
+
+
+def _dry_run() -> bool:
+    return bool(get_current_context()["params"]["dry_run"])
+
+
+@dag(
+    dag_id="remote_partition_removal",
+    schedule="@hourly",  # remote.partition.remover.task.interval.ms = 1 hour
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    doc_md=__doc__,
+    tags=["tierflow", "tiered-storage", "topic-deletion"],
+    params={
+        "detect": Param(
+            True,
+            type="boolean",
+            title="Detect deleted topics",
+            description="Look for topics gone from the log dirs (and the cluster, when "
+            "TIERFLOW_KAFKA_BOOTSTRAP is set) and mark them; off: only continue marked ones.",
+        ),
+        "dry_run": Param(
+            False,
+            type="boolean",
+            title="Dry run",
+            description="Print what would be marked and removed; change nothing.",
+        ),
+    },
+    default_args={
+        "owner": "tierflow",
+        "retries": 3,
+        "retry_delay": timedelta(minutes=1),
+        "retry_exponential_backoff": 2.0,
+        "max_retry_delay": timedelta(minutes=30),
+    },
+)
+def remote_partition_removal() -> None:
+    @task
+    def detect() -> dict:
+        from tierflow.tasks.partition_removal import detect_deleted_topics
+
+        if not get_current_context()["params"]["detect"]:
+            return {"skipped": True, "marked": []}
+        return detect_deleted_topics(dry_run=_dry_run())
+
+    # Partitions marked earlier are removed even when detection fails (summarize still fails).
+    @task(trigger_rule=TriggerRule.ALL_DONE)
+    def list_pending() -> list[dict]:
+        from tierflow.tasks.partition_removal import list_pending_removals
+
+        return list_pending_removals()
+
+    @task(pool=REMOVAL_POOL, map_index_template="{{ partition_label }}")
+    def remove(job: dict) -> dict:
+        from tierflow.tasks.partition_removal import remove_one
+
+        context = get_current_context()
+        context["partition_label"] = f"{job['topic']}-{job['partition']} ({job['topic_id']})"
+        return remove_one(job, dry_run=_dry_run())
+
+    @task(trigger_rule=TriggerRule.ALL_DONE)
+    def summarize(detected: dict | None, results: list[dict]) -> dict:
+        from tierflow.tasks.partition_removal import summarize as summarize_run
+
+        return summarize_run(detected, list(results or []))
+
+    detected = detect()
+    pending = list_pending()
+    detected >> pending
+    summarize(detected, remove.expand(job=pending))
+
+
+remote_partition_removal()

@@ -1,0 +1,134 @@
+"""Topic names and ids from a live Kafka cluster, through kafka-python's admin client.
+
+Deleted-topic detection compares these with the metadata store, so a failure must never look
+like an answer: every error raises ``ClusterMetadataError`` (an empty dict would read as "every
+topic was deleted"). Ids are in Kafka's 22-character form, as in ``partition.metadata``.
+
+A client only sees the topics its principal may DESCRIBE; a full listing silently leaves the
+others out. Pass ``topics`` (the registered names) to ask for them by name instead: the broker
+then answers each one with the topic, UNKNOWN_TOPIC_OR_PARTITION (gone), or
+TOPIC_AUTHORIZATION_FAILED, which raises here rather than passing for a deletion.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import kafka.errors as kafka_errors
+from kafka.admin import KafkaAdminClient
+from kafka.net.compat import KafkaNetClient
+
+from tierflow.ids import ZERO_UUID, to_kafka_uuid
+
+__all__ = ["ClusterMetadataError", "read_cluster_topics"]
+
+CLIENT_ID = "tierflow"
+_UNKNOWN_TOPIC = kafka_errors.UnknownTopicOrPartitionError.errno
+_NOT_AUTHORIZED = kafka_errors.TopicAuthorizationFailedError.errno
+
+
+class ClusterMetadataError(RuntimeError):
+    """The cluster's topics could not be read; nothing may be concluded about them."""
+
+    def __init__(self, bootstrap: str, reason: str) -> None:
+        self.bootstrap = bootstrap
+        super().__init__(f"cannot read topic metadata from Kafka at {bootstrap}: {reason}")
+
+
+def read_cluster_topics(
+    bootstrap: str,
+    *,
+    timeout_s: float = 10,
+    topics: Collection[str] | None = None,
+    client_config: Mapping[str, Any] | None = None,
+) -> dict[str, str | None]:
+    """Topic name -> topic id (None when the broker is too old to send ids, before 2.8).
+
+    ``topics=None`` lists every topic the client may see; with names, only those are asked
+    for and the absent ones are left out of the answer. ``client_config`` passes further
+    ``KafkaAdminClient`` settings (``security_protocol``, ``sasl_*``, ``ssl_*``).
+    """
+    timeout_ms = max(1, int(timeout_s * 1000))
+    try:
+        with _admin_client(bootstrap, timeout_ms, client_config or {}) as admin:
+            described = admin.describe_topics(None if topics is None else sorted(set(topics)))
+    except (kafka_errors.KafkaError, OSError, ValueError) as exc:
+        raise ClusterMetadataError(bootstrap, _describe_error(exc, timeout_s)) from exc
+    return _topic_ids(bootstrap, described)
+
+
+@contextmanager
+def _admin_client(
+    bootstrap: str, timeout_ms: int, client_config: Mapping[str, Any]
+) -> Iterator[KafkaAdminClient]:
+    """A connected admin client, always closed, also when connecting fails.
+
+    ``KafkaAdminClient`` starts its IO thread before it bootstraps and, when bootstrapping
+    fails, raises without stopping it; the factory below keeps hold of the network client so
+    that thread and its sockets are stopped here.
+    """
+    created: list[KafkaNetClient] = []
+    try:
+        admin = KafkaAdminClient(
+            **{
+                **client_config,
+                "bootstrap_servers": bootstrap,
+                "client_id": client_config.get("client_id", CLIENT_ID),
+                "bootstrap_timeout_ms": timeout_ms,
+                "request_timeout_ms": timeout_ms,
+                "kafka_client": _recording(created),
+            }
+        )
+    except BaseException:
+        for client in created:
+            client.close()
+            client._net.stop()
+        raise
+    try:
+        yield admin
+    finally:
+        admin.close()
+
+
+def _recording(created: list[KafkaNetClient]) -> Callable[..., KafkaNetClient]:
+    def make(**configs: Any) -> KafkaNetClient:
+        client = KafkaNetClient(**configs)
+        created.append(client)
+        return client
+
+    return make
+
+
+def _topic_ids(bootstrap: str, described: list[dict[str, Any]]) -> dict[str, str | None]:
+    """The answer per topic: unknown ones left out, unauthorized ones raise.
+
+    Any other per-topic error (no leader, say) still means the topic exists.
+    """
+    found: dict[str, str | None] = {}
+    for topic in described:
+        code = topic.get("error_code", 0)
+        if code == _UNKNOWN_TOPIC:
+            continue
+        if code == _NOT_AUTHORIZED:
+            raise ClusterMetadataError(
+                bootstrap, f"not authorized to describe topic {topic['name']!r}"
+            )
+        found[topic["name"]] = _kafka_topic_id(topic.get("topic_id"))
+    return found
+
+
+def _kafka_topic_id(value: uuid.UUID | str | None) -> str | None:
+    """kafka-python's UUID (or its text) -> Kafka's form; the zero id means "no id"."""
+    if value is None:
+        return None
+    text = to_kafka_uuid(value if isinstance(value, uuid.UUID) else uuid.UUID(str(value)))
+    return None if text == ZERO_UUID else text
+
+
+def _describe_error(exc: BaseException, timeout_s: float) -> str:
+    if isinstance(exc, kafka_errors.KafkaTimeoutError):
+        return f"no answer within {timeout_s:g} s ({exc})"
+    return f"{type(exc).__name__}: {exc}"
