@@ -5,6 +5,7 @@ form (run conf) and the copy itself standing in for the offloading broker."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,26 @@ def test_invalid_requests_change_nothing(tmp_path: Path, conf: dict, message: st
     assert message in log_text(t, "invalid")
     assert len(t.store.events()) == events
     assert t.store.topic("orders").state is TieredState.ENABLED
+
+
+@pytest.mark.parametrize("kill_at", ["disable.after_log_start", "delete.after_storage_delete#2"])
+def test_killed_while_disabling_then_triggered_again(tmp_path: Path, kill_at: str) -> None:
+    t = build_tiered(tmp_path, layout="chunked-encrypted")
+    for log_ in t.logs():
+        copy(t, log_)
+    crashing = {**t.settings.as_env(), "TIERFLOW_CRASH_AT": kill_at}
+    with pytest.raises(RuntimeError, match="did not complete"):
+        run_dag_in_subprocess(
+            "topic_disablement",
+            project=PROJECT,
+            airflow_home=t.settings.data_dir / "airflow",
+            extra_env=crashing,
+            log_file=t.settings.data_dir / "killed.log",
+            run_conf={"topic": "orders", "action": "disable", "policy": "delete"},
+        )
+    assert t.store.topic("orders").state is TieredState.DISABLING
+    os.environ.pop("TIERFLOW_CRASH_AT", None)
+    assert trigger(t, "again", action="disable", policy="delete") == "success"
+    assert t.store.topic("orders").state is TieredState.DISABLED
+    assert live(t, "orders", 0) == live(t, "orders", 1) == []
+    assert bucket_files(t) == live_keys(t)  # no orphaned object of orders

@@ -14,8 +14,9 @@ records DISABLED.
   remote data is unreadable at once; then every remote segment is deleted through
   DELETE_SEGMENT_STARTED/FINISHED and dropped from the index cache.
 
-Both policies hold each partition's copy lease while they work, so a copy that read the topic
-as ENABLED just before the request cannot upload under a segment being deleted, and abandoned
+Both policies hold each partition's copy lease while they work (under one owner name for all
+attempts, so a rerun takes over a killed attempt's lease), so a copy that read the topic as
+ENABLED just before the request cannot upload under a segment being deleted, and abandoned
 COPY_SEGMENT_STARTED rows (which no copy will ever clean up now) are deleted.
 """
 
@@ -143,8 +144,9 @@ def complete_disable(
         return report
     if topic.state is not TieredState.DISABLING:
         raise InvalidStateTransition("topic", topic.topic_id, topic.state, TieredState.DISABLED)
+    owner = disable_lease_owner(topic.topic_id)
     for partition in store.partitions(topic.topic_id):
-        with _copy_lease(store, topic, partition.partition, actor, clock, lease_ttl_s):
+        with _copy_lease(store, topic, partition.partition, owner, clock, lease_ttl_s):
             if policy == "delete":
                 _delete_partition(store, rsm, topic, partition, report, actor, clock)
             else:
@@ -168,6 +170,15 @@ def enable(store: MetadataStore, topic_name: str, *, actor: str, now_ms: int) ->
     return store.register_topic(
         topic.name, topic.topic_id, actor=actor, now_ms=now_ms, remote_storage_enable=True
     )
+
+
+def disable_lease_owner(topic_id: str) -> str:
+    """One lease owner for every attempt at a topic's disablement, whoever runs it.
+
+    A killed attempt's lease must not block the rerun (a clear, the next run, the CLI) for
+    the lease's whole TTL; a live copy's lease still does, since its owner differs.
+    """
+    return f"tierflow:disable:{topic_id}"
 
 
 @contextmanager

@@ -23,7 +23,12 @@ from typing import Literal
 from tierflow.config import Settings
 from tierflow.index_cache import open_index_cache
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.disablement import complete_disable, enable, request_disable
+from tierflow.lifecycle.disablement import (
+    complete_disable,
+    disable_lease_owner,
+    enable,
+    request_disable,
+)
 from tierflow.metadata.errors import InvalidConfigError, TieredStorageDisablementInProgressError
 from tierflow.metadata.log_config import DISABLE_POLICIES
 from tierflow.metadata.models import Topic
@@ -120,12 +125,16 @@ def complete_request(topic_name: str, *, actor: str, settings: Settings | None =
 
 
 def live_lease_holders(store: MetadataStore, topic: Topic, *, now_ms: int) -> list[str]:
-    """Owners of unexpired copy leases on the topic's partitions: attempts still running."""
+    """Owners of unexpired copy leases on the topic's partitions: copies still running.
+
+    A disablement attempt's own lease does not count: the rerun takes it over.
+    """
+    ours = disable_lease_owner(topic.topic_id)
     return sorted(
         {
             f"{p.lease_owner} (partition {p.partition})"
             for p in store.partitions(topic.topic_id)
-            if p.lease_owner and (p.lease_expires_ms or 0) > now_ms
+            if p.lease_owner not in (None, ours) and (p.lease_expires_ms or 0) > now_ms
         }
     )
 
