@@ -7,7 +7,14 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from tierflow.cli import commands, fetch_commands, key_commands, status_commands, topic_commands
+from tierflow.cli import (
+    commands,
+    fetch_commands,
+    key_commands,
+    reconcile_commands,
+    status_commands,
+    topic_commands,
+)
 
 DESCRIPTION = """\
 tierflow runs Kafka's tiered-storage lifecycle (KIP-405, KIP-950) from Apache Airflow.
@@ -101,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     status_commands.register(sub)
     key_commands.register(sub)
     topic_commands.register(sub)
+    reconcile_commands.register(sub)
 
     airflow = sub.add_parser("airflow", help="drive a local Airflow (used by demo and tests)")
     airflow_sub = airflow.add_subparsers(dest="airflow_command", required=True, metavar="ACTION")

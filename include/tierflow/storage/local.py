@@ -93,9 +93,10 @@ class LocalDirectoryObjectStore:
 
     def stat(self, key: str) -> ObjectInfo | None:
         try:
-            return ObjectInfo(key, self._path(key).stat().st_size)
+            found = self._path(key).stat()
         except FileNotFoundError:
             return None
+        return ObjectInfo(key, found.st_size, last_modified_ms=found.st_mtime_ns // 1_000_000)
 
     def delete(self, keys: Iterable[str]) -> None:
         for key in keys:

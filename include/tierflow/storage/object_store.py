@@ -15,6 +15,9 @@ class ObjectInfo:
     key: str
     size: int
     sha256: str | None = None
+    # When the object was last written (ms since the epoch), as ``stat`` reports it; None when
+    # unknown. Reconciliation deletes an unreferenced object only once it is old enough.
+    last_modified_ms: int | None = None
 
 
 class ObjectStore(Protocol):
@@ -34,7 +37,7 @@ class ObjectStore(Protocol):
         """Stream the whole object, so callers never hold a segment in memory."""
 
     def stat(self, key: str) -> ObjectInfo | None:
-        """Size of the object, or None when it does not exist."""
+        """Size and last-modified time of the object, or None when it does not exist."""
 
     def delete(self, keys: Iterable[str]) -> None:
         """Delete keys; a key that is already gone is a success."""

@@ -1,0 +1,223 @@
+"""``tierflow reconcile``: compare the bucket with the metadata store, by hand.
+
+The same plan and fixes as the weekly remote_reconcile DAG. Exit status: 0 when nothing is
+wrong (or everything found was fixed), 1 when anomalies were found in a dry run or remain
+after ``--apply``, 2 on errors (a fix failed, or the store or bucket could not be read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+from rich import box
+from rich.console import Console, JustifyMethod
+from rich.markup import escape
+from rich.table import Table
+
+from tierflow.cli.commands import CommandError
+from tierflow.cli.report import human_bytes
+from tierflow.config import InvalidSettingError, Settings
+from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.lifecycle.reconcile import (
+    Finding,
+    Outcome,
+    ReconcilePlan,
+    ReconcileReport,
+    Result,
+    apply_reconcile,
+    human_duration,
+    plan_reconcile,
+    reconcile_summary,
+    why_kept,
+)
+from tierflow.metadata.errors import UnknownTopicError
+from tierflow.runtime import open_storage, open_store
+from tierflow.storage.errors import RemoteStorageError
+from tierflow.storage.factory import UnsupportedStorageURLError, open_object_store
+
+ACTOR = "cli:reconcile"
+EXIT_CLEAN, EXIT_ANOMALIES, EXIT_ERRORS = 0, 1, 2
+
+_UNITS_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION = re.compile(r"^(?P<amount>\d+(?:\.\d+)?)(?P<unit>[smhd])$")
+
+DESCRIPTION = """\
+Compare the bucket with the metadata store and report what does not match:
+
+  orphan-object     a key under TIERFLOW_STORAGE_PREFIX that no live segment names (also
+                    objects left by deleted segments, and keys outside every registered
+                    partition)
+  stale-copy        COPY_SEGMENT_STARTED, no copy lease held, older than
+                    TIERFLOW_STALE_COPY_GRACE_S: an abandoned copy
+  stale-delete      DELETE_SEGMENT_STARTED older than the same grace: an interrupted delete
+  missing-object    a COPY_SEGMENT_FINISHED segment's object is gone
+  size-mismatch     ... or has another size than recorded
+
+Nothing changes unless --apply is given (the default is a dry run). With --apply, orphan
+objects last written longer ago than the grace period (--grace, else
+TIERFLOW_RECONCILE_GRACE_S, 24h) are deleted, stale deletes are finished and stale copies
+deleted through DELETE_SEGMENT_STARTED -> DELETE_SEGMENT_FINISHED; each is re-checked just
+before it is done. Missing or wrong-sized objects are data loss: they are only reported, and
+never "fixed" by dropping their metadata, so readers keep failing loudly rather than silently
+skipping offsets. Partitions of deleted topics still being removed are left to the remover.
+
+Exit status: 0 clean, 1 anomalies found (dry run) or remaining (--apply), 2 errors.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``reconcile`` to the ``tierflow`` command."""
+    parser = sub.add_parser(
+        "reconcile",
+        help="compare the bucket with the store: orphans, stale rows, missing objects",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--apply",
+        action="store_true",
+        help="fix what is safe to fix (default: a dry run that changes nothing)",
+    )
+    parser.add_argument(
+        "--grace",
+        type=parse_duration,
+        metavar="DURATION",
+        help="delete orphan objects only when last written longer ago than this, e.g. 24h, "
+        "30m, 90s, 7d, or 0 [TIERFLOW_RECONCILE_GRACE_S, 24h]",
+    )
+    parser.add_argument("--topic", action="append", help="only this topic (repeatable) [all]")
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+    parser.set_defaults(func=reconcile_command)
+
+
+def parse_duration(text: str) -> int:
+    """``24h``, ``30m``, ``90s``, ``7d`` or ``0``, in milliseconds. A bare number other than 0
+    is refused: hours or seconds would be a guess."""
+    text = text.strip()
+    if text == "0":
+        return 0
+    found = _DURATION.match(text)
+    if not found:
+        raise argparse.ArgumentTypeError(
+            f"invalid duration {text!r}: give a number with a unit, e.g. 24h, 30m, 90s, 7d, or 0"
+        )
+    return round(float(found["amount"]) * _UNITS_MS[found["unit"]])
+
+
+def reconcile_command(args: argparse.Namespace) -> int:
+    try:
+        settings = Settings.from_env()
+        plan, report = _run(settings, args)
+    except (UnknownTopicError, InvalidSettingError, UnsupportedStorageURLError) as exc:
+        raise CommandError(str(exc)) from exc
+    except RemoteStorageError as exc:
+        raise CommandError(f"reading the bucket failed: {exc}") from exc
+    if args.json:
+        print(json.dumps(reconcile_summary(plan, report), indent=2))
+    else:
+        _print(plan, report)
+    return exit_status(plan, report)
+
+
+def _run(
+    settings: Settings, args: argparse.Namespace
+) -> tuple[ReconcilePlan, ReconcileReport | None]:
+    grace_ms = settings.reconcile_grace_s * 1000 if args.grace is None else args.grace
+    objects = open_object_store(settings.remote_storage)
+    store = open_store(settings)
+    try:
+        plan = plan_reconcile(
+            store,
+            objects,
+            prefix=settings.storage_prefix,
+            now_ms=wall_clock_ms(),
+            object_grace_ms=grace_ms,
+            row_grace_ms=settings.stale_copy_grace_s * 1000,
+            topics=args.topic,
+        )
+        if not args.apply:
+            return plan, None
+        rsm = open_storage(settings)
+        return plan, apply_reconcile(plan, store, rsm, objects, actor=ACTOR, now_ms=wall_clock_ms())
+    finally:
+        store.close()
+
+
+def exit_status(plan: ReconcilePlan, report: ReconcileReport | None) -> int:
+    if report is not None:
+        if report.failed:
+            return EXIT_ERRORS
+        return EXIT_ANOMALIES if report.remaining else EXIT_CLEAN
+    return EXIT_ANOMALIES if plan.anomalies else EXIT_CLEAN
+
+
+def _print(plan: ReconcilePlan, report: ReconcileReport | None) -> None:
+    out = _out()
+    if not plan.findings:
+        out.print(
+            f"clean: {plan.partitions_checked} partition(s), {plan.objects_listed} object(s) "
+            "checked, nothing to reconcile"
+        )
+        return
+    rows = (
+        [(o.finding, o) for o in report.outcomes] if report else [(f, None) for f in plan.findings]
+    )
+    out.print(findings_table(rows))
+    for finding, _outcome in rows:
+        if finding.data_loss:
+            out.print(f"[red]{escape(finding.message)}[/red]")
+    out.print(_totals(plan, report))
+
+
+def findings_table(rows: list[tuple[Finding, Outcome | None]]) -> Table:
+    """One row per finding; the last column says what --apply would do, or what it did."""
+    table = Table(title="reconcile findings", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in ("kind", "partition", "key / segment", "size", "age", "action", "outcome"):
+        justify: JustifyMethod = "right" if column in ("size", "age") else "left"
+        table.add_column(column, justify=justify, no_wrap=column != "outcome")
+    for finding, outcome in rows:
+        table.add_row(
+            finding.kind.value,
+            finding.where,
+            escape(finding.subject),
+            "-" if finding.size is None else human_bytes(finding.size),
+            "-" if finding.age_ms is None else human_duration(finding.age_ms),
+            finding.action.value,
+            _outcome_text(finding, outcome),
+        )
+    return table
+
+
+def _outcome_text(finding: Finding, outcome: Outcome | None) -> str:
+    if outcome is None:  # a dry run: say what --apply would do
+        if finding.actionable:
+            return "would fix with --apply"
+        outcome = Outcome(finding, Result.KEPT, why_kept(finding))
+    detail = f": {escape(outcome.detail)}" if outcome.detail else ""
+    text = f"{outcome.result.value}{detail}"
+    return f"[red]{text}[/red]" if finding.data_loss or outcome.result is Result.FAILED else text
+
+
+def _totals(plan: ReconcilePlan, report: ReconcileReport | None) -> str:
+    counts = ", ".join(f"{kind} {n}" for kind, n in plan.counts().items() if n)
+    head = (
+        f"{plan.partitions_checked} partition(s), {plan.objects_listed} object(s) checked: "
+        f"{counts}."
+    )
+    if report is None:
+        return (
+            f"{head} Dry run: nothing changed; {len(plan.actionable)} finding(s) would be "
+            "fixed with --apply."
+        )
+    return (
+        f"{head} Applied: {len(report.fixed)} fixed, {len(report.remaining)} remaining, "
+        f"{len(report.failed)} failed."
+    )
+
+
+def _out() -> Console:
+    # Pipes and test captures get a width that fits the whole table on one line per row.
+    return Console(width=None if sys.stdout.isatty() else 240, soft_wrap=True, highlight=False)
