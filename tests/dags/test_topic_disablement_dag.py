@@ -61,6 +61,7 @@ def test_disable_remote_log_on_topic(tmp_path: Path) -> None:
     copy_first(t, log0, 1)
     copy(t, t.log("orders", 1))
     local_before = local_files(t)
+    assert readable_from(t, 0, 0) and readable_from(t, 1, 0)
 
     # Copy disabled, data kept: still readable from tier 2, nothing more offloaded.
     assert trigger(t, "retain", action="disable", policy="retain") == "success"

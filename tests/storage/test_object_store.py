@@ -72,3 +72,73 @@ def test_killed_writer_leftovers_are_invisible_and_removed_with_the_key(tmp_path
     store.delete(["t/0/seg.log"])
     assert not leftover.exists()
     assert not (tmp_path / "bucket" / "t").exists(), "empty prefixes are pruned"
+
+
+LISTED_KEYS = [
+    "orders-abc/0/00000000000000000000-x.log",
+    "orders-abc/0/00000000000000000100-y.log",
+    "orders-abc/0/10000000000000000000-z.log",
+    "orders-abc/0/sub/00000000000000000000-deep.log",
+    "orders-abc/1/00000000000000000000-w.log",
+    "orders-abcd/0/00000000000000000000-v.log",
+    "top-level-object",
+]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "expected"),
+    [
+        # ending mid-name: the last part filters the names in its parent directory
+        ("orders-abc/0/000", [0, 1]),
+        ("orders-abc/0/00000000000000000000-x.log", [0]),
+        ("orders-abc/0/s", [3]),
+        ("orders-abc", [0, 1, 2, 3, 4, 5]),
+        ("top", [6]),
+        # ending at a '/': that directory's whole subtree, and nothing beside it
+        ("orders-abc/0/", [0, 1, 2, 3]),
+        ("orders-abc/", [0, 1, 2, 3, 4]),
+        ("orders-abc/0/sub/", [3]),
+        ("", [0, 1, 2, 3, 4, 5, 6]),
+        # naming nothing
+        ("orders-abc/7/", []),
+        ("orders-abc/0/9", []),
+        ("nope", []),
+        ("nope/deeper/", []),
+        ("orders-abc/0/00000000000000000000-x.log/", []),  # a file, not a directory
+        ("top-level-object/", []),
+        ("/orders-abc/", []),
+        ("orders-abc//0/", []),
+        ("./orders-abc/", []),
+        ("../bucket/orders-abc/", []),
+        ("orders-abc/../orders-abc/0/", []),
+    ],
+)
+def test_list_prefixes_ending_mid_name_at_a_slash_or_naming_nothing(
+    store: ObjectStore, prefix: str, expected: list[int]
+):
+    for key in LISTED_KEYS:
+        store.put_bytes(key, b"x")
+    listed = list(store.list(prefix))
+    assert sorted(listed) == [LISTED_KEYS[i] for i in expected]
+    # In the order a listing of everything gives them, so callers see the same either way.
+    assert listed == [key for key in store.list() if key.startswith(prefix)]
+
+
+def test_list_from_a_prefix_skips_killed_writer_leftovers(tmp_path: Path):
+    store = LocalDirectoryObjectStore(tmp_path / "bucket")
+    store.put_bytes("t/0/seg.log", b"data")
+    (tmp_path / "bucket" / "t" / "0" / ".seg.log.tmp-deadbeef").write_bytes(b"half")
+    assert list(store.list("t/0/")) == ["t/0/seg.log"]
+    assert list(store.list("t/0/.")) == []
+
+
+def test_list_does_not_follow_links_to_directories(tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"x")
+    store = LocalDirectoryObjectStore(tmp_path / "bucket")
+    store.put_bytes("t/0/seg.log", b"data")
+    (tmp_path / "bucket" / "link").symlink_to(outside, target_is_directory=True)
+    assert list(store.list()) == ["t/0/seg.log"]
+    assert list(store.list("link/")) == []
+    assert list(store.list("li")) == []

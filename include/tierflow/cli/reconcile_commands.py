@@ -34,9 +34,9 @@ from tierflow.lifecycle.reconcile import (
     why_kept,
 )
 from tierflow.metadata.errors import UnknownTopicError
-from tierflow.runtime import open_storage, open_store
+from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.storage.errors import RemoteStorageError
-from tierflow.storage.factory import UnsupportedStorageURLError, open_object_store
+from tierflow.storage.factory import UnsupportedStorageURLError
 
 ACTOR = "cli:reconcile"
 EXIT_CLEAN, EXIT_ANOMALIES, EXIT_ERRORS = 0, 1, 2
@@ -126,7 +126,7 @@ def _run(
     settings: Settings, args: argparse.Namespace
 ) -> tuple[ReconcilePlan, ReconcileReport | None]:
     grace_ms = settings.reconcile_grace_s * 1000 if args.grace is None else args.grace
-    objects = open_object_store(settings.remote_storage)
+    objects = open_objects(settings)
     store = open_store(settings)
     try:
         plan = plan_reconcile(

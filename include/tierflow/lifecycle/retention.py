@@ -25,6 +25,7 @@ from tierflow.faults import crash_point
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
+from tierflow.lifecycle.copy_liveness import copy_lease_live
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.lifecycle.retention_plan import (
     DEFAULT_COPY_GRACE_MS,
@@ -202,11 +203,6 @@ def plan_partition_retention(
         log_start = max(log_start, log_.log_start_offset())
         log_end = log_.log_end_offset()
         local_bytes = only_local_bytes(log_, partition.highest_remote_offset)
-    lease_live = (
-        partition.lease_owner is not None
-        and partition.lease_expires_ms is not None
-        and partition.lease_expires_ms > now_ms
-    )
     return plan_remote_retention(
         topic=topic.name,
         topic_id=topic.topic_id,
@@ -219,7 +215,7 @@ def plan_partition_retention(
         retention_ms=topic.retention_ms,
         retention_bytes=topic.retention_bytes,
         now_ms=now_ms,
-        copy_lease_live=lease_live,
+        copy_lease_live=copy_lease_live(partition, now_ms),
         copy_grace_ms=copy_grace_ms,
     )
 

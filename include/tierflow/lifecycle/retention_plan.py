@@ -44,6 +44,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.lifecycle.copy_liveness import copy_attempt_live
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.read.epochs import epochs_from_segments, lineage, within_lineage
 
@@ -207,7 +208,9 @@ def plan_remote_retention(
         )
 
     def being_copied(row: SegmentRow) -> bool:
-        return copy_lease_live or now_ms - row.created_ms < copy_grace_ms
+        return copy_attempt_live(
+            row.created_ms, lease_live=copy_lease_live, now_ms=now_ms, grace_ms=copy_grace_ms
+        )
 
     counted = [s.row for s in live if s.row.state in (FINISHED, DELETE_STARTED)]
     plan.remote_log_metadata_count = len(counted)

@@ -66,6 +66,14 @@ def decode_leader_epochs(text: str) -> list[tuple[int, int]]:
         return [(int(epoch), int(start)) for epoch, start in json.loads(text)]
 
 
+class FinishedObject(NamedTuple):
+    """An object row of a COPY_SEGMENT_FINISHED segment: what its key must hold."""
+
+    segment_id: str
+    kind: str
+    size: int
+
+
 # Plain SQL: its result rows skip SQLAlchemy's per-column type processing, which is most of the
 # cost of reading a million rows; the columns are already ints and strings in every driver.
 _SUMMARY_QUERY = text(
@@ -326,6 +334,26 @@ class SegmentStore(StoreBase):
             rows = list(map(SegmentSummary._make, result.fetchall()))
         rows.sort(key=lambda r: (r.start_offset, r.created_ms, r.segment_id))
         return rows
+
+    def finished_objects(self, topic_id: str, partition: int) -> dict[str, FinishedObject]:
+        """The object rows of the partition's COPY_SEGMENT_FINISHED segments, by key.
+
+        One query, joined to the segments through ix_remote_log_segments_tp_state, so a
+        partition's objects are checked without a query per segment.
+        """
+        obj, seg = RemoteSegmentObject, RemoteLogSegment
+        query = (
+            select(col(obj.key), col(obj.segment_id), col(obj.kind), col(obj.size))
+            .join(seg, col(seg.segment_id) == col(obj.segment_id))
+            .where(
+                col(seg.topic_id) == topic_id,
+                col(seg.partition) == partition,
+                col(seg.state) == RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value,
+            )
+        )
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).all()
+        return {key: FinishedObject(segment, kind, int(size)) for key, segment, kind, size in rows}
 
     def highest_remote_offset(self, topic_id: str, partition: int) -> int:
         """Max end offset over COPY_SEGMENT_FINISHED segments, -1 if none.

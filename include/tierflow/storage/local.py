@@ -121,13 +121,29 @@ class LocalDirectoryObjectStore:
             directory = directory.parent
 
     def list(self, prefix: str = "") -> Iterator[str]:
-        for dirpath, _dirnames, filenames in os.walk(self.root):
+        """Keys starting with ``prefix``: each directory's files sorted, then its directories.
+
+        The walk starts at the deepest directory the prefix names, so listing one partition
+        does not read the whole bucket; its last part (``000`` of ``t/0/000``) filters names.
+        """
+        *dirs, partial = prefix.split("/")
+        if "\x00" in prefix or any(part in ("", ".", "..") for part in dirs):
+            return  # no key has such a part, and the walk must not leave the root
+        start = self.root
+        for part in dirs:
+            start = start / part
+            if start.is_symlink():
+                return  # a walk from the root does not follow links into directories either
+        top = True
+        for dirpath, dirnames, filenames in os.walk(start):
+            if top:
+                dirnames[:] = [name for name in dirnames if name.startswith(partial)]
+                filenames = [name for name in filenames if name.startswith(partial)]
+                top = False
             for name in sorted(filenames):
                 if name.startswith(".") and _TMP_MARKER in name:
                     continue
-                key = Path(dirpath, name).relative_to(self.root).as_posix()
-                if key.startswith(prefix):
-                    yield key
+                yield Path(dirpath, name).relative_to(self.root).as_posix()
 
     def sweep_temporary_files(self) -> list[Path]:
         """Delete temporary files left by writers that were killed mid-upload."""

@@ -30,8 +30,7 @@ from tierflow.lifecycle.reconcile import (
     plan_reconcile,
     reconcile_summary,
 )
-from tierflow.runtime import open_storage, open_store
-from tierflow.storage.factory import open_object_store
+from tierflow.runtime import open_objects, open_storage, open_store
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +66,7 @@ def reconcile(
 ) -> dict[str, Any]:
     """Plan (and with ``apply``, fix) the whole bucket; returns reconcile_summary's dict."""
     settings = settings or Settings.from_env()
-    objects = open_object_store(settings.remote_storage)
+    objects = open_objects(settings)
     store = open_store(settings)
     try:
         plan = plan_reconcile(

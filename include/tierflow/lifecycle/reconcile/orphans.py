@@ -1,0 +1,92 @@
+"""Orphan-object findings: keys that no live segment row names.
+
+Objects named only by a DELETE_SEGMENT_FINISHED tombstone, or lying outside every registered
+partition, are orphans too. Only those older than the object grace period are deleted: a copy
+in flight names its objects before it uploads them, but listings and clocks lag.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from tierflow.lifecycle.reconcile.findings import (
+    Action,
+    Finding,
+    FindingKind,
+    ReconcilePlan,
+    human_duration,
+    object_age,
+)
+from tierflow.lifecycle.reconcile.layout import PartitionScan, segment_id_of
+from tierflow.lifecycle.reconcile.segments import LIVE_NAMES, segment_row
+from tierflow.metadata.models import Topic
+from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.storage.object_store import ObjectStore
+
+
+class Place(NamedTuple):
+    """Where an orphan key lies, for its finding and message."""
+
+    topic: str | None
+    topic_id: str | None
+    partition: int | None
+    why: str
+
+
+def unregistered_place(key: str, prefix: str, topic_dirs: dict[str, Topic]) -> Place:
+    """Describe a key outside every registered partition prefix."""
+    top = key[len(prefix) :].split("/", 1)[0]
+    topic = topic_dirs.get(f"{prefix}{top}/")
+    if topic is None:
+        return Place(None, None, None, "outside every registered topic")
+    name = kafka_topic_name(topic.name)
+    parts = key[len(prefix) :].split("/")
+    number = int(parts[1]) if len(parts) >= 3 and parts[1].isdigit() else None
+    if number is None:
+        return Place(name, topic.topic_id, None, f"under topic {name} but in no partition")
+    return Place(name, topic.topic_id, number, f"partition {number} of {name} is not registered")
+
+
+def orphan_place(store: MetadataStore, scan: PartitionScan, key: str) -> Place | None:
+    """Where an unnamed key in a registered partition lies, and whose tombstone it is; None
+    when a live segment names it after all (a copy that started after the partition was read).
+    """
+    row = segment_row(store, segment_id_of(key))
+    if row is None:
+        why = "no segment names it"
+    elif row.state in LIVE_NAMES:
+        return None
+    else:
+        why = f"its segment {row.segment_id} is {row.state}"
+    return Place(scan.name, scan.topic.topic_id, scan.number, why)
+
+
+def add_orphan(plan: ReconcilePlan, objects: ObjectStore, key: str, place: Place) -> None:
+    found = objects.stat(key)
+    if found is None:
+        return  # deleted between the listing and now: nothing to report
+    age = object_age(plan.now_ms, found.last_modified_ms)
+    old_enough = age is not None and age >= plan.object_grace_ms
+    grace = human_duration(plan.object_grace_ms)
+    if age is None:
+        when = "the bucket reports no modification time, so it is never deleted"
+    elif old_enough:
+        when = f"last written {human_duration(age)} ago, past the {grace} grace period"
+    else:
+        when = f"last written {human_duration(age)} ago, within the {grace} grace period: kept"
+    plan.findings.append(
+        Finding(
+            kind=FindingKind.ORPHAN_OBJECT,
+            action=Action.DELETE_OBJECT,
+            actionable=old_enough,
+            message=f"{key}: {place.why}; {when}",
+            topic=place.topic,
+            topic_id=place.topic_id,
+            partition=place.partition,
+            key=key,
+            segment_id=segment_id_of(key),
+            size=found.size,
+            age_ms=age,
+        )
+    )

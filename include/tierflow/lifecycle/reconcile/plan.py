@@ -1,0 +1,128 @@
+"""Planning: compare the bucket with the store, one registered partition at a time.
+
+Planning only reads. Partitions whose removal is pending (DELETE_PARTITION_MARKED or STARTED)
+belong to partition_removal.py: they are skipped, with one informational finding each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tierflow.lifecycle.reconcile.findings import Action, Finding, FindingKind, ReconcilePlan
+from tierflow.lifecycle.reconcile.layout import (
+    PartitionScan,
+    partition_dir,
+    partition_scans,
+    stem,
+    stem_in,
+    topic_dir,
+)
+from tierflow.lifecycle.reconcile.orphans import add_orphan, orphan_place, unregistered_place
+from tierflow.lifecycle.reconcile.segments import LIVE_STATES, check_recorded, plan_stale_rows
+from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.models import Topic
+from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
+from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.storage.keys import normalize_prefix
+from tierflow.storage.object_store import ObjectStore
+
+PENDING_REMOVAL = (
+    RemotePartitionDeleteState.DELETE_PARTITION_MARKED,
+    RemotePartitionDeleteState.DELETE_PARTITION_STARTED,
+)
+
+
+def plan_reconcile(
+    store: MetadataStore,
+    objects: ObjectStore,
+    *,
+    prefix: str,
+    now_ms: int,
+    object_grace_ms: int,
+    row_grace_ms: int,
+    topics: Iterable[str] | None = None,
+) -> ReconcilePlan:
+    """Compare the bucket under ``prefix`` with the store; change nothing.
+
+    Each registered partition's prefix is listed once (one partition's expected keys in memory
+    at a time); then the whole prefix is listed for keys outside every registered partition.
+    ``topics`` (Kafka names) narrows both to those topics.
+    """
+    if object_grace_ms < 0 or row_grace_ms < 0:
+        raise ValueError("grace periods must not be negative")
+    plan = ReconcilePlan(normalize_prefix(prefix), now_ms, object_grace_ms, row_grace_ms)
+    chosen = _chosen_topics(store, topics)
+    known: set[str] = set()
+    for topic in chosen:
+        for scan in partition_scans(store, topic, prefix):
+            known.add(scan.where)
+            _plan_partition(plan, store, objects, scan)
+            plan.partitions_checked += 1
+    scopes = [plan.prefix] if topics is None else [topic_dir(plan.prefix, t) for t in chosen]
+    topic_dirs = {topic_dir(plan.prefix, t): t for t in store.topics()}
+    for scope in scopes:
+        for key in objects.list(scope):
+            if partition_dir(key, plan.prefix) in known:
+                continue  # its partition's scan judged it
+            plan.objects_listed += 1
+            add_orphan(plan, objects, key, unregistered_place(key, plan.prefix, topic_dirs))
+    return plan
+
+
+def _chosen_topics(store: MetadataStore, names: Iterable[str] | None) -> list[Topic]:
+    """Every topic row (retired ones too: their data is still keyed), or those named."""
+    topics = store.topics()
+    if names is None:
+        return topics
+    wanted = set(names)
+    chosen = [t for t in topics if kafka_topic_name(t.name) in wanted]
+    missing = wanted - {kafka_topic_name(t.name) for t in chosen}
+    if missing:
+        raise UnknownTopicError(f"unknown topic(s): {', '.join(sorted(missing))}")
+    return chosen
+
+
+def _plan_partition(
+    plan: ReconcilePlan, store: MetadataStore, objects: ObjectStore, scan: PartitionScan
+) -> None:
+    removal = store.partition_delete(scan.topic.topic_id, scan.number)
+    if removal is not None and removal.delete_state in PENDING_REMOVAL:
+        _skip_partition(plan, objects, scan, removal.state)
+        return
+    live = store.segment_summaries(scan.topic.topic_id, scan.number, states=LIVE_STATES)
+    named = {stem(row.start_offset, row.segment_id) for row in live}
+    finished_state = RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value
+    finished = {r.segment_id: r for r in live if r.state == finished_state}
+    recorded = store.finished_objects(scan.topic.topic_id, scan.number)
+    seen: set[str] = set()
+    for key in objects.list(scan.where):
+        plan.objects_listed += 1
+        if key in recorded:
+            seen.add(key)
+            check_recorded(plan, store, objects, scan, key, recorded[key], finished)
+        elif stem_in(key, scan.where) not in named:
+            place = orphan_place(store, scan, key)
+            if place is not None:
+                add_orphan(plan, objects, key, place)
+    for key in sorted(recorded.keys() - seen):  # not listed: stat says whether it is gone
+        check_recorded(plan, store, objects, scan, key, recorded[key], finished)
+    plan_stale_rows(plan, store, scan)
+
+
+def _skip_partition(
+    plan: ReconcilePlan, objects: ObjectStore, scan: PartitionScan, state: str
+) -> None:
+    count = sum(1 for _ in objects.list(scan.where))
+    plan.findings.append(
+        Finding(
+            kind=FindingKind.PARTITION_BEING_REMOVED,
+            action=Action.REPORT_ONLY,
+            actionable=False,
+            message=f"{scan.name}-{scan.number} is {state}: the partition remover owns its "
+            f"{count} object(s) and its rows; not checked",
+            topic=scan.name,
+            topic_id=scan.topic.topic_id,
+            partition=scan.number,
+        )
+    )
