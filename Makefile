@@ -9,7 +9,7 @@ RUNTIME_STAMP := $(VENV)/.runtime-installed
 DEV_STAMP := $(VENV)/.dev-installed
 PIP_QUIET := --quiet --disable-pip-version-check
 
-.PHONY: demo test lint format java install clean
+.PHONY: demo test lint format java test-servers airflow install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,11 +38,32 @@ java:
 		exit 1; \
 	fi
 
+# The servers the test suite starts on loopback: PostgreSQL (the metadata suite runs on it too)
+# and Chromium (the Airflow end-to-end test takes a screenshot of the UI). Debian's packages,
+# installed as root when missing; moto_server (S3) and Spark come with the Python packages.
+test-servers:
+	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+		echo "Installing Debian packages for the test servers:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else \
+		echo "The tests need:$$missing (e.g. sudo apt-get install$$missing)" >&2; \
+		exit 1; \
+	fi
+
 demo: $(RUNTIME_STAMP) java
 	$(PY) -m tierflow.cli demo
 
-test: $(DEV_STAMP) java
+test: $(DEV_STAMP) java test-servers
 	$(PY) -m pytest
+
+# A local Airflow 3 (api-server, scheduler, dag-processor) with dags/ and plugins/ and the
+# settings in airflow_settings.yaml; prints the UI address and login. Ctrl-C stops it.
+airflow: $(RUNTIME_STAMP) java
+	$(PY) -m tierflow.cli airflow serve
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
