@@ -12,6 +12,8 @@ remote storage, as Kafka's RLMCopyTask does.
 * **rewrite** (one batch): chunk, compress, encrypt and upload every segment, one Spark task
   per segment (`rewrite_with_spark`, through the `spark_default` connection) or, below
   `TIERFLOW_SPARK_THRESHOLD_BYTES`, in the worker (`rewrite_in_worker`). No state is written.
+  An S3 bucket is reached through `TIERFLOW_AWS_CONN_ID` (`aws_default`); Spark's driver gets
+  the connection in its environment only, never as an argument, template or XCom.
 * **finalize** (one task per partition): verify every object, record COPY_SEGMENT_FINISHED in
   offset order, release the lease.
 
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset, TriggerRule, dag, get_current_context, task
+from airflow.sdk import Asset, Context, TriggerRule, dag, get_current_context, task
 
 from tierflow.assets import REMOTE_SEGMENTS
 
@@ -40,6 +42,17 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "rewrite_segmen
 # A partition lease outlives a killed task by this much; a cleared rerun takes it over at once.
 LEASE_TTL_S = 900
 BATCH = "ti.xcom_pull(task_ids='plan_rewrite')"
+
+
+class RewriteSparkSubmitOperator(SparkSubmitOperator):
+    """spark-submit with the S3 connection handed to the driver at execute time, in the
+    environment it inherits: never a rendered field, an argument or an XCom."""
+
+    def execute(self, context: Context) -> None:
+        from tierflow.tasks.segment_copy import spark_s3_handover
+
+        with spark_s3_handover():
+            super().execute(context)
 
 
 @dag(
@@ -85,7 +98,7 @@ def segment_copy() -> None:
     def choose_rewrite(batch: dict) -> str:
         return "rewrite_with_spark" if batch["use_spark"] else "rewrite_in_worker"
 
-    rewrite_with_spark = SparkSubmitOperator(
+    rewrite_with_spark = RewriteSparkSubmitOperator(
         task_id="rewrite_with_spark",
         application=str(SPARK_APP),
         conn_id="spark_default",

@@ -3,6 +3,9 @@
 Everything comes from environment variables so that the same code runs from the CLI, from an
 Airflow worker and from a Spark driver. The defaults are the embedded ones: a SQLite file, a
 local directory standing in for the bucket, and the demo log directory, all under the data dir.
+
+Settings never hold credentials: an S3 bucket (``s3://bucket/prefix``) is reached through an
+Airflow connection, named here by its id only.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ ENV_INDEX_CACHE_BYTES = "TIERFLOW_INDEX_CACHE_BYTES"
 ENV_STALE_COPY_GRACE_S = "TIERFLOW_STALE_COPY_GRACE_S"
 ENV_RECONCILE_GRACE_S = "TIERFLOW_RECONCILE_GRACE_S"
 ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
+ENV_AWS_CONN_ID = "TIERFLOW_AWS_CONN_ID"
+ENV_S3_PART_SIZE = "TIERFLOW_S3_PART_SIZE"
 
 DEFAULT_LEASE_TTL_S = 900
 DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024
@@ -48,6 +53,11 @@ DEFAULT_STALE_COPY_GRACE_S = 3600
 # Reconcile deletes an object no metadata names only once it is older than this: an upload in
 # flight has its row written first, but clocks and listings lag.
 DEFAULT_RECONCILE_GRACE_S = 24 * 3600
+DEFAULT_AWS_CONN_ID = "aws_default"
+# Objects larger than one part go up as multipart uploads. S3 rejects parts below 5 MiB (all
+# but the last), so that is the smallest part size there is.
+DEFAULT_S3_PART_SIZE = 8 * 1024 * 1024
+MIN_S3_PART_SIZE = 5 * 1024 * 1024
 
 
 class InvalidSettingError(ValueError):
@@ -117,6 +127,10 @@ class Settings:
     reconcile_grace_s: int = DEFAULT_RECONCILE_GRACE_S
     # host:port[,host:port]; set, deleted topics are also detected from the cluster metadata.
     kafka_bootstrap: str | None = None
+    # The Airflow connection of an s3:// bucket: credentials, region, and an endpoint_url in
+    # its extras for S3-compatible stores. Only the id is a setting.
+    aws_conn_id: str = DEFAULT_AWS_CONN_ID
+    s3_part_size: int = DEFAULT_S3_PART_SIZE
 
     @property
     def index_cache_root(self) -> Path:
@@ -173,6 +187,10 @@ class Settings:
                 env, ENV_RECONCILE_GRACE_S, DEFAULT_RECONCILE_GRACE_S, minimum=0
             ),
             kafka_bootstrap=env.get(ENV_KAFKA_BOOTSTRAP) or None,
+            aws_conn_id=env.get(ENV_AWS_CONN_ID) or DEFAULT_AWS_CONN_ID,
+            s3_part_size=_int_setting(
+                env, ENV_S3_PART_SIZE, DEFAULT_S3_PART_SIZE, minimum=MIN_S3_PART_SIZE
+            ),
         )
 
     @classmethod
@@ -188,7 +206,7 @@ class Settings:
         return replace(settings, **overrides)
 
     def as_env(self) -> dict[str, str]:
-        """The same settings as environment variables, for a subprocess."""
+        """The same settings as environment variables, for a subprocess (no credentials)."""
         return {
             ENV_DATA_DIR: str(self.data_dir),
             ENV_DB_URL: self.db_url,
@@ -212,4 +230,6 @@ class Settings:
             ENV_STALE_COPY_GRACE_S: str(self.stale_copy_grace_s),
             ENV_RECONCILE_GRACE_S: str(self.reconcile_grace_s),
             ENV_KAFKA_BOOTSTRAP: self.kafka_bootstrap or "",
+            ENV_AWS_CONN_ID: self.aws_conn_id,
+            ENV_S3_PART_SIZE: str(self.s3_part_size),
         }

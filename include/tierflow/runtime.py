@@ -8,7 +8,7 @@ from pathlib import Path
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import LogDir, PartitionLog
 from tierflow.metadata.store import MetadataStore
-from tierflow.storage.factory import open_object_store, open_remote_storage
+from tierflow.storage.factory import open_remote_storage, settings_object_store
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
@@ -29,7 +29,7 @@ def open_storage(settings: Settings) -> RemoteStorageManager:
 
 def open_objects(settings: Settings) -> ObjectStore:
     """The bucket itself, for work that lists keys rather than reading segments."""
-    return open_object_store(settings.remote_storage)
+    return settings_object_store(settings)
 
 
 def partition_logs(log_dirs: Sequence[Path]) -> list[PartitionLog]:

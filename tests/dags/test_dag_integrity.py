@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 DAGS_FOLDER = Path(__file__).resolve().parents[2] / "dags"
 
@@ -55,7 +56,8 @@ def test_segment_copy_is_wired_as_the_issue_asks(dagbag):
     assert prepare.retry_exponential_backoff == 2.0
     assert prepare.retry_delay == timedelta(seconds=30)
     spark = dag.get_task("rewrite_with_spark")
-    assert type(spark).__name__ == "SparkSubmitOperator"
+    assert isinstance(spark, SparkSubmitOperator)
+    assert type(spark).__name__ == "RewriteSparkSubmitOperator", "hands the S3 connection over"
     assert spark.pool == "tierflow_spark"
     assert spark._conn_id == "spark_default"
     assert spark.application.endswith("spark_apps/rewrite_segments.py")

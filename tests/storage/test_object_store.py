@@ -1,20 +1,39 @@
-"""The object-store contract, run against every backend (the local directory for now)."""
+"""The object-store contract, run against every backend: the local directory, and S3 (moto's
+standalone server on loopback, through the Airflow connection), at a bucket's root and under a
+prefix."""
 
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 
 import pytest
 
 from tierflow.storage.errors import InvalidKeyError, RemoteResourceNotFoundError
+from tierflow.storage.factory import open_object_store
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.s3 import S3ObjectStore
+
+BACKENDS = ["local", "s3", "s3-prefix"]
 
 
-@pytest.fixture(params=["local"])
+def open_backend(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> ObjectStore:
+    """A store of the backend. "s3" is opened from its URL through the Airflow connection, as
+    tierflow opens the configured bucket; "s3-prefix" shares the session's client (faster)."""
+    if backend == "local":
+        return open_object_store(str(tmp_path / "bucket"))
+    bucket = request.getfixturevalue("s3_bucket")
+    if backend == "s3":
+        return open_object_store(f"s3://{bucket}")
+    client = request.getfixturevalue("moto_server").client()
+    return S3ObjectStore(bucket, prefix="/deployments/eu-1", client=client)
+
+
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> ObjectStore:
-    return LocalDirectoryObjectStore(tmp_path / "bucket")
+    return open_backend(request, request.param, tmp_path)
 
 
 def test_put_file_reports_size_and_sha256_and_reads_back(store: ObjectStore, tmp_path: Path):
@@ -25,7 +44,18 @@ def test_put_file_reports_size_and_sha256_and_reads_back(store: ObjectStore, tmp
     assert info.size == len(data)
     assert info.sha256 == hashlib.sha256(data).hexdigest()
     assert b"".join(store.iter_chunks("t-id/0/x.log", chunk_size=1000)) == data
-    assert store.stat("t-id/0/x.log").size == len(data)
+    found = store.stat("t-id/0/x.log")
+    assert found.size == len(data)
+    assert found.sha256 in (None, info.sha256), "a backend that keeps the digest keeps it right"
+    assert abs(found.last_modified_ms - time.time() * 1000) < 60_000
+
+
+def test_stat_of_a_missing_object_is_none_and_reads_name_the_key(store: ObjectStore):
+    assert store.stat("t/0/missing.log") is None
+    with pytest.raises(RemoteResourceNotFoundError, match=r"t/0/missing\.log"):
+        store.read_range("t/0/missing.log", 0, 10)
+    with pytest.raises(RemoteResourceNotFoundError, match=r"t/0/missing\.log"):
+        list(store.iter_chunks("t/0/missing.log"))
 
 
 def test_ranged_read(store: ObjectStore):
@@ -33,6 +63,48 @@ def test_ranged_read(store: ObjectStore):
     assert store.read_range("a/b", 3, 7) == b"3456"
     assert store.read_range("a/b", 8) == b"89"
     assert store.read_range("a/b", 20) == b""
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        (0, None, b"0123456789"),
+        (0, 1, b"0"),
+        (9, 10, b"9"),
+        (9, None, b"9"),
+        (10, None, b""),  # exactly at the end
+        (10, 11, b""),
+        (8, 30, b"89"),  # end past the object: clipped
+        (4, 4, b""),  # empty range
+        (6, 2, b""),  # end before start
+    ],
+)
+def test_ranged_read_edges_end_exclusive(store: ObjectStore, start, end, expected):
+    store.put_bytes("a/b", b"0123456789")
+    assert store.read_range("a/b", start, end) == expected
+
+
+def test_empty_object(store: ObjectStore):
+    info = store.put_bytes("t/0/empty.log", b"")
+    assert (info.size, info.sha256) == (0, hashlib.sha256(b"").hexdigest())
+    assert store.read_range("t/0/empty.log") == b""
+    assert store.read_range("t/0/empty.log", 0, 5) == b""
+    assert b"".join(store.iter_chunks("t/0/empty.log")) == b""
+    assert store.stat("t/0/empty.log").size == 0
+
+
+def test_put_chunks_streams_and_a_failing_producer_stores_nothing(store: ObjectStore):
+    def chunks():
+        yield b"a" * 1000
+        yield b"b" * 10
+        raise RuntimeError("producer died")
+
+    info = store.put_chunks("t/0/ok.log", iter([b"x" * 7, b"", b"y" * 5]))
+    assert (info.size, store.read_range("t/0/ok.log")) == (12, b"x" * 7 + b"y" * 5)
+    with pytest.raises(RuntimeError, match="producer died"):
+        store.put_chunks("t/0/failed.log", chunks())
+    assert store.stat("t/0/failed.log") is None
+    assert list(store.list()) == ["t/0/ok.log"]
 
 
 def test_retry_overwrites(store: ObjectStore):

@@ -1,4 +1,4 @@
-"""The KIP-405 operations of the plain storage manager on the local bucket."""
+"""The KIP-405 operations of the plain storage manager, on the local bucket and on S3."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ import pytest
 
 from tierflow.ids import new_kafka_uuid
 from tierflow.storage.errors import RemoteResourceNotFoundError, VerificationError
-from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
 from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
 
+from .test_object_store import open_backend
 
-@pytest.fixture
-def rsm(tmp_path: Path) -> PlainRemoteStorageManager:
-    return PlainRemoteStorageManager(LocalDirectoryObjectStore(tmp_path / "bucket"), "tiered")
+
+@pytest.fixture(params=["local", "s3"])
+def rsm(request: pytest.FixtureRequest, tmp_path: Path) -> PlainRemoteStorageManager:
+    return PlainRemoteStorageManager(open_backend(request, request.param, tmp_path), "tiered")
 
 
 def segment_files(tmp_path: Path, *, with_txn: bool) -> LogSegmentData:

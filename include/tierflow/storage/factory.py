@@ -1,7 +1,10 @@
 """Build the configured storage manager from settings.
 
-A plain path or ``file://`` URL is a local directory bucket (the embedded default). The layout
-is Aiven's chunked one (optionally compressed and encrypted) or plain: one object per file.
+A plain path or ``file://`` URL is a local directory bucket (the embedded default);
+``s3://bucket[/prefix]`` is an S3 bucket, or any S3-compatible store, reached through the
+Airflow connection ``aws_conn_id`` (Spark executors pass a handed-over client spec instead).
+The layout is Aiven's chunked one (optionally compressed and encrypted) or plain: one object
+per file.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
@@ -17,23 +21,63 @@ from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 if TYPE_CHECKING:
     from tierflow.config import Settings
+    from tierflow.storage.s3_handover import S3ClientSpec
 
 
 class UnsupportedStorageURLError(ValueError):
     pass
 
 
-def open_object_store(url: str) -> ObjectStore:
+def open_object_store(
+    url: str,
+    *,
+    aws_conn_id: str = DEFAULT_AWS_CONN_ID,
+    part_size: int = DEFAULT_S3_PART_SIZE,
+    s3_client: S3ClientSpec | None = None,
+) -> ObjectStore:
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
         return LocalDirectoryObjectStore(Path(parsed.path if parsed.scheme else url))
+    if parsed.scheme == "s3":
+        from tierflow.storage.s3 import S3ObjectStore, parse_s3_url
+
+        try:
+            bucket, prefix = parse_s3_url(url)
+        except ValueError as exc:
+            raise UnsupportedStorageURLError(f"remote storage {exc}") from None
+        return S3ObjectStore(
+            bucket,
+            prefix=prefix,
+            aws_conn_id=aws_conn_id,
+            part_size=part_size,
+            client=None if s3_client is None else s3_client.client(),
+        )
     raise UnsupportedStorageURLError(
-        f"remote storage {url!r}: unsupported scheme {parsed.scheme!r} (supported: a path, file://)"
+        f"remote storage {url!r}: unsupported scheme {parsed.scheme!r} "
+        "(supported: a path, file://, s3://)"
     )
 
 
-def open_remote_storage(settings: Settings) -> RemoteStorageManager:
-    objects = open_object_store(settings.remote_storage)
+def is_s3_url(url: str) -> bool:
+    return urlparse(url).scheme == "s3"
+
+
+def settings_object_store(
+    settings: Settings, *, s3_client: S3ClientSpec | None = None
+) -> ObjectStore:
+    """The configured bucket; ``s3_client`` replaces the Airflow connection (Spark executors)."""
+    return open_object_store(
+        settings.remote_storage,
+        aws_conn_id=settings.aws_conn_id,
+        part_size=settings.s3_part_size,
+        s3_client=s3_client,
+    )
+
+
+def open_remote_storage(
+    settings: Settings, *, s3_client: S3ClientSpec | None = None
+) -> RemoteStorageManager:
+    objects = settings_object_store(settings, s3_client=s3_client)
     if settings.storage_layout == "plain":
         return PlainRemoteStorageManager(objects, settings.storage_prefix)
     from tierflow.storage.chunk_cache import ChunkCache

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tierflow.storage.errors import InvalidKeyError, RemoteResourceNotFoundError, RemoteStorageError
-from tierflow.storage.object_store import READ_CHUNK, ObjectInfo
+from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, validate_key
 
 _TMP_MARKER = ".tmp-"
 
@@ -29,11 +29,9 @@ class LocalDirectoryObjectStore:
         return self.root.as_uri()
 
     def _path(self, key: str) -> Path:
-        parts = key.split("/")
-        if not key or key.startswith("/") or any(p in ("", ".", "..") for p in parts):
-            raise InvalidKeyError(key, "keys are relative, '/'-separated, without '.' or '..'")
-        if "\x00" in key or any(p.startswith(".") and _TMP_MARKER in p for p in parts):
-            raise InvalidKeyError(key, "key contains a NUL byte or a temporary-file name")
+        parts = validate_key(key).split("/")
+        if any(p.startswith(".") and _TMP_MARKER in p for p in parts):
+            raise InvalidKeyError(key, "key contains a temporary-file name")
         return self.root.joinpath(*parts)
 
     def _write(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:

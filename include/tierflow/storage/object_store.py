@@ -7,7 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from tierflow.storage.errors import InvalidKeyError
+
 READ_CHUNK = 1024 * 1024
+
+
+def validate_key(key: str) -> str:
+    """Every backend takes the same keys: relative, '/'-separated, no empty, '.' or '..' part
+    and no NUL. A key that works on one backend then works on all, and none leaves a local root."""
+    parts = key.split("/")
+    if not key or key.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise InvalidKeyError(key, "keys are relative, '/'-separated, without '.' or '..'")
+    if "\x00" in key:
+        raise InvalidKeyError(key, "key contains a NUL byte")
+    return key
 
 
 @dataclass(frozen=True)
@@ -37,7 +50,8 @@ class ObjectStore(Protocol):
         """Stream the whole object, so callers never hold a segment in memory."""
 
     def stat(self, key: str) -> ObjectInfo | None:
-        """Size and last-modified time of the object, or None when it does not exist."""
+        """Size and last-modified time of the object, or None when it does not exist; also the
+        sha256 recorded at upload where the backend keeps one (S3), else None (local)."""
 
     def delete(self, keys: Iterable[str]) -> None:
         """Delete keys; a key that is already gone is a success."""

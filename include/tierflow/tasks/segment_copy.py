@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import sys
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from tierflow.config import Settings
@@ -34,6 +35,8 @@ from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import find_partition_log, open_storage, open_store, partition_logs
+from tierflow.storage.factory import is_s3_url
+from tierflow.storage.s3_handover import S3ClientSpec, handed_over
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +120,20 @@ def rewrite_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     results = [rewrite_segment(job, rsm).as_dict() for job in jobs]
     write_json_lines(Path(batch["results_file"]), results)
     return {"segments": len(results), "failed": sum(1 for r in results if r["error"])}
+
+
+@contextmanager
+def spark_s3_handover(settings: Settings | None = None) -> Iterator[None]:
+    """While spark-submit runs: the S3 connection, resolved now (fresh temporary credentials
+    for every try), in the environment the driver inherits; nothing for a local bucket."""
+    settings = settings or Settings.from_env()
+    if not is_s3_url(settings.remote_storage):
+        yield
+        return
+    spec = S3ClientSpec.from_connection(settings.aws_conn_id)
+    log.info("handing connection %r to the Spark driver", settings.aws_conn_id)
+    with handed_over(spec):
+        yield
 
 
 def finalize_target(

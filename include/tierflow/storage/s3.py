@@ -1,0 +1,348 @@
+"""An S3 bucket, or any S3-compatible store, as an ObjectStore.
+
+In Airflow the boto3 client comes from the Amazon provider's ``S3Hook`` on an Airflow
+connection (``aws_default``): credentials, region and, for an S3-compatible store, an
+``endpoint_url`` in the connection's extras all live in one place. Spark executors cannot use
+Airflow; they pass a plain boto3 client built by ``s3_handover.S3ClientSpec``.
+
+Writes stream: an object of at most one part goes up in a single PUT, a larger one as a
+multipart upload of ``part_size`` parts, aborted on any failure so that no incomplete upload is
+left behind. The sha256 of what was sent is computed on the way and stored with the object:
+as user metadata on a single PUT, and as an object tag after a multipart upload, because
+metadata must be given before the first part and the digest is known only after the last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any, NoReturn
+from urllib.parse import urlparse, urlunparse
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE, MIN_S3_PART_SIZE
+from tierflow.storage.errors import RemoteResourceNotFoundError, RemoteStorageError
+from tierflow.storage.keys import normalize_prefix
+from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, validate_key
+
+S3Client = Any  # a botocore S3 client: from S3Hook, or built by s3_handover.S3ClientSpec
+log = logging.getLogger(__name__)
+
+SHA256_FIELD = "sha256"  # user metadata key (x-amz-meta-sha256) and tag key
+DELETE_BATCH = 1000  # DeleteObjects takes at most 1000 keys
+MAX_PARTS = 10_000  # S3's limit per multipart upload
+MAX_PART_SIZE = 5 * 1024**3
+LIST_PAGE_SIZE = 1000  # ListObjectsV2's maximum
+_NOT_FOUND = {"NoSuchKey", "NotFound", "404"}
+_STORAGE_ERRORS = (BotoCoreError, ClientError)
+
+
+def parse_s3_url(url: str) -> tuple[str, str]:
+    """``s3://bucket[/prefix]`` -> (bucket, prefix ending in '/' or empty)."""
+    parsed = urlparse(url)
+    if parsed.scheme != "s3" or not parsed.netloc:
+        raise ValueError(f"{url!r}: expected s3://bucket[/prefix]")
+    if parsed.query or parsed.fragment or "@" in parsed.netloc:
+        raise ValueError(f"{url!r}: expected s3://bucket[/prefix], without credentials")
+    return parsed.netloc, normalize_prefix(parsed.path)
+
+
+def hook_client(aws_conn_id: str = DEFAULT_AWS_CONN_ID) -> S3Client:
+    """The S3 client of an Airflow connection (imported here: executors never get this far)."""
+    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+
+    return S3Hook(aws_conn_id=aws_conn_id).get_conn()
+
+
+class S3ObjectStore:
+    def __init__(
+        self,
+        bucket: str,
+        *,
+        prefix: str = "",
+        aws_conn_id: str = DEFAULT_AWS_CONN_ID,
+        part_size: int = DEFAULT_S3_PART_SIZE,
+        client: S3Client | None = None,
+    ) -> None:
+        if not MIN_S3_PART_SIZE <= part_size <= MAX_PART_SIZE:
+            raise ValueError(
+                f"S3 part size {part_size} outside [{MIN_S3_PART_SIZE}, {MAX_PART_SIZE}]"
+            )
+        self.bucket = bucket
+        self.prefix = normalize_prefix(prefix)
+        self.part_size = part_size
+        self.list_page_size = LIST_PAGE_SIZE
+        self.client = client if client is not None else hook_client(aws_conn_id)
+
+    def describe(self) -> str:
+        """Bucket, prefix and endpoint; never credentials (userinfo is dropped from the URL)."""
+        endpoint = urlparse(self.client.meta.endpoint_url)
+        host = endpoint.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        netloc = f"{host}:{endpoint.port}" if endpoint.port else host
+        public = urlunparse(endpoint._replace(netloc=netloc, query="", fragment=""))
+        return f"s3://{self.bucket}/{self.prefix} at {public}"
+
+    def _s3_key(self, key: str) -> str:
+        return self.prefix + validate_key(key)
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def put_file(self, key: str, source: Path) -> ObjectInfo:
+        if not Path(source).is_file():
+            raise RemoteStorageError(key, f"cannot upload {source}: no such file")
+        with open(source, "rb") as handle:
+            return self._write(key, iter(lambda: handle.read(READ_CHUNK), b""))
+
+    def put_bytes(self, key: str, data: bytes) -> ObjectInfo:
+        return self._write(key, [data])
+
+    def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        return self._write(key, chunks)
+
+    def _write(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        """Fill parts from the stream; the first full part with more data behind it starts a
+        multipart upload, otherwise the whole object is one PUT (nothing is sent before the
+        stream ends, so a failing producer leaves nothing behind)."""
+        s3_key = self._s3_key(key)
+        digest = hashlib.sha256()
+        size = 0
+        buffer = bytearray()
+        upload: _MultipartUpload | None = None
+        try:
+            for chunk in chunks:
+                digest.update(chunk)
+                size += len(chunk)
+                buffer += chunk
+                while len(buffer) > self.part_size:
+                    if upload is None:
+                        upload = _MultipartUpload(self.client, self.bucket, s3_key, key)
+                    upload.send(bytes(buffer[: self.part_size]))
+                    del buffer[: self.part_size]
+            self._finish(key, s3_key, upload, bytes(buffer), digest.hexdigest())
+        except BaseException as exc:
+            _fail_upload(key, upload, exc)
+        return ObjectInfo(key, size, digest.hexdigest())
+
+    def _finish(
+        self, key: str, s3_key: str, upload: _MultipartUpload | None, rest: bytes, sha256: str
+    ) -> None:
+        if upload is None:
+            self.client.put_object(
+                Bucket=self.bucket, Key=s3_key, Body=rest, Metadata={SHA256_FIELD: sha256}
+            )
+            return
+        upload.send(rest)
+        upload.complete()
+        self._tag_sha256(key, s3_key, sha256)
+
+    def _tag_sha256(self, key: str, s3_key: str, sha256: str) -> None:
+        """A tag holds the digest of a multipart object. The object is complete without it, so a
+        store that refuses tags costs only the digest in ``stat``, never the upload."""
+        try:
+            self.client.put_object_tagging(
+                Bucket=self.bucket,
+                Key=s3_key,
+                Tagging={"TagSet": [{"Key": SHA256_FIELD, "Value": sha256}]},
+            )
+        except _STORAGE_ERRORS as exc:
+            log.warning("%s: uploaded, but its sha256 tag was not stored: %s", key, exc)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
+        """Bytes [start, end) in one ranged GET; past the end of the object there are none."""
+        if start < 0:
+            raise RemoteStorageError(key, f"read failed: negative start {start}")
+        if end is not None and end <= start:
+            if self.stat(key) is None:
+                raise RemoteResourceNotFoundError(key, "no such object")
+            return b""
+        request = {"Bucket": self.bucket, "Key": self._s3_key(key)}
+        if start or end is not None:
+            request["Range"] = f"bytes={start}-{'' if end is None else end - 1}"
+        try:
+            response = self.client.get_object(**request)
+            with closing(response["Body"]) as body:
+                return body.read()
+        except ClientError as exc:
+            if _code(exc) == "InvalidRange":  # starts at or past the end (or the object is empty)
+                return b""
+            _raise_storage_error(key, "read", exc)
+        except BotoCoreError as exc:
+            _raise_storage_error(key, "read", exc)
+
+    def iter_chunks(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
+        """One streaming GET, so verifying a segment never holds it in memory."""
+        s3_key = self._s3_key(key)
+        try:
+            body = self.client.get_object(Bucket=self.bucket, Key=s3_key)["Body"]
+            with closing(body):
+                yield from body.iter_chunks(chunk_size)
+        except _STORAGE_ERRORS as exc:
+            _raise_storage_error(key, "read", exc)
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        s3_key = self._s3_key(key)
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=s3_key)
+        except ClientError as exc:
+            if _code(exc) in _NOT_FOUND:
+                return None
+            _raise_storage_error(key, "stat", exc)
+        except BotoCoreError as exc:
+            _raise_storage_error(key, "stat", exc)
+        sha256 = (head.get("Metadata") or {}).get(SHA256_FIELD)
+        if sha256 is None and "-" in head.get("ETag", ""):  # a multipart object: see the tag
+            sha256 = self._tagged_sha256(s3_key)
+        modified = head.get("LastModified")
+        return ObjectInfo(
+            key,
+            int(head["ContentLength"]),
+            sha256,
+            last_modified_ms=int(modified.timestamp() * 1000) if modified else None,
+        )
+
+    def _tagged_sha256(self, s3_key: str) -> str | None:
+        try:
+            tags = self.client.get_object_tagging(Bucket=self.bucket, Key=s3_key)["TagSet"]
+        except _STORAGE_ERRORS as exc:
+            log.debug("%s: no sha256 tag readable: %s", s3_key, exc)
+            return None
+        return next((t["Value"] for t in tags if t["Key"] == SHA256_FIELD), None)
+
+    # -- deletes and listing ------------------------------------------------------------------
+
+    def delete(self, keys: Iterable[str]) -> None:
+        """DeleteObjects in batches of 1000; S3 reports a missing key as deleted, and any key it
+        could not delete fails the call, named."""
+        s3_keys = list(dict.fromkeys(self._s3_key(key) for key in keys))
+        for first in range(0, len(s3_keys), DELETE_BATCH):
+            batch = s3_keys[first : first + DELETE_BATCH]
+            try:
+                response = self.client.delete_objects(
+                    Bucket=self.bucket,
+                    Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True},
+                )
+            except _STORAGE_ERRORS as exc:
+                _raise_storage_error(self._unprefixed(batch[0]), "delete", exc)
+            failed = [e for e in response.get("Errors") or [] if e.get("Code") not in _NOT_FOUND]
+            if failed:
+                error = failed[0]
+                more = f" (and {len(failed) - 1} more keys)" if len(failed) > 1 else ""
+                raise RemoteStorageError(
+                    self._unprefixed(error.get("Key", batch[0])),
+                    f"delete failed: {error.get('Code')}: {error.get('Message')}{more}",
+                )
+
+    def list(self, prefix: str = "") -> Iterator[str]:
+        """Keys starting with ``prefix``, in S3's order (ascending UTF-8 bytes), page by page."""
+        if "\x00" in prefix:
+            return
+        paginator = self.client.get_paginator("list_objects_v2")
+        try:
+            pages = paginator.paginate(
+                Bucket=self.bucket,
+                Prefix=self.prefix + prefix,
+                PaginationConfig={"PageSize": self.list_page_size},
+            )
+            for page in pages:
+                for item in page.get("Contents") or []:
+                    key = self._unprefixed(item["Key"])
+                    if _is_valid_key(key):  # e.g. a console's "folder/" marker is not ours
+                        yield key
+        except _STORAGE_ERRORS as exc:
+            _raise_storage_error(prefix or "(bucket root)", "list", exc)
+
+    def _unprefixed(self, s3_key: str) -> str:
+        return s3_key[len(self.prefix) :] if s3_key.startswith(self.prefix) else s3_key
+
+    def incomplete_uploads(self, prefix: str = "") -> list[str]:
+        """Keys with a multipart upload in progress (or abandoned by a killed writer)."""
+        paginator = self.client.get_paginator("list_multipart_uploads")
+        found = []
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + prefix):
+            found += [self._unprefixed(u["Key"]) for u in page.get("Uploads") or []]
+        return found
+
+
+class _MultipartUpload:
+    """One multipart upload: started lazily, parts numbered from 1, aborted on failure."""
+
+    def __init__(self, client: S3Client, bucket: str, s3_key: str, key: str) -> None:
+        self.client, self.bucket, self.s3_key, self.key = client, bucket, s3_key, key
+        started = client.create_multipart_upload(Bucket=bucket, Key=s3_key)
+        self.upload_id: str = started["UploadId"]
+        self.parts: list[dict[str, Any]] = []
+
+    def send(self, data: bytes) -> None:
+        number = len(self.parts) + 1
+        if number > MAX_PARTS:
+            raise RemoteStorageError(
+                self.key, f"more than {MAX_PARTS} parts: raise TIERFLOW_S3_PART_SIZE"
+            )
+        sent = self.client.upload_part(
+            Bucket=self.bucket,
+            Key=self.s3_key,
+            UploadId=self.upload_id,
+            PartNumber=number,
+            Body=data,
+        )
+        self.parts.append({"PartNumber": number, "ETag": sent["ETag"]})
+
+    def complete(self) -> None:
+        self.client.complete_multipart_upload(
+            Bucket=self.bucket,
+            Key=self.s3_key,
+            UploadId=self.upload_id,
+            MultipartUpload={"Parts": self.parts},
+        )
+
+    def abort(self) -> None:
+        """Best effort: the upload's own error matters more. A bucket lifecycle rule
+        (AbortIncompleteMultipartUpload) catches what a killed process leaves."""
+        try:
+            self.client.abort_multipart_upload(
+                Bucket=self.bucket, Key=self.s3_key, UploadId=self.upload_id
+            )
+        except _STORAGE_ERRORS as exc:
+            log.warning("%s: aborting upload %s failed: %s", self.key, self.upload_id, exc)
+
+
+def _fail_upload(key: str, upload: _MultipartUpload | None, exc: BaseException) -> NoReturn:
+    """Abort the multipart upload, then raise: an OSError (reading the source) or an S3 error
+    as the project's storage error, anything else (the producer's own failure) unchanged."""
+    if upload is not None:
+        upload.abort()
+    if isinstance(exc, OSError):  # as the local store reports it
+        raise RemoteStorageError(key, f"write failed: {exc}") from exc
+    if isinstance(exc, _STORAGE_ERRORS):
+        _raise_storage_error(key, "upload", exc)
+    raise exc
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _is_valid_key(key: str) -> bool:
+    try:
+        validate_key(key)
+    except RemoteStorageError:
+        return False
+    return True
+
+
+def _raise_storage_error(key: str, action: str, exc: BaseException) -> NoReturn:
+    """The project's storage errors, naming the key; a missing object is not-found."""
+    if isinstance(exc, ClientError):
+        code = _code(exc)
+        message = exc.response.get("Error", {}).get("Message") or str(exc)
+        if code in _NOT_FOUND:
+            raise RemoteResourceNotFoundError(key, "no such object") from exc
+        raise RemoteStorageError(key, f"{action} failed: {code}: {message}") from exc
+    raise RemoteStorageError(key, f"{action} failed: {exc}") from exc

@@ -1,0 +1,123 @@
+"""Handing an Airflow S3 connection to Spark executors, which cannot import Airflow.
+
+The Airflow task resolves the connection through ``S3Hook`` right before spark-submit starts:
+endpoint, region, the connection's botocore ``config_kwargs`` (addressing style, checksums...),
+TLS verification and the credentials (temporary ones when the connection assumes a role).
+They travel in ONE environment variable of the spark-submit process, ``TIERFLOW_S3_CLIENT``.
+The driver takes it out of its environment and ships it to the executors inside the task
+closure, where each builds a plain boto3 client.
+
+What the credentials never touch: the spark-submit arguments and ``--conf`` (readable by every
+user in ``ps``, logged by the Spark hook, kept in Spark's event log and UI), operator fields
+(rendered into Airflow's database), XComs, files at rest, and log lines (``__repr__`` leaves
+them out, and the task registers them with Airflow's secrets masker too).
+
+This works wherever the driver is the spark-submit process: ``local[*]`` and a standalone
+cluster (PySpark runs its driver in client mode there), on this machine or another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+HANDOVER_ENV = "TIERFLOW_S3_CLIENT"
+
+
+@dataclass(frozen=True)
+class S3ClientSpec:
+    """Everything a plain boto3 S3 client needs. Fields left None fall back to boto3's own
+    resolution (AWS_* variables, instance profile), as for a job started outside Airflow."""
+
+    endpoint_url: str | None = None
+    region_name: str | None = None
+    # The connection extra's ``config_kwargs``, for botocore.config.Config (JSON, not hashed).
+    config_kwargs: dict[str, Any] | None = field(default=None, hash=False)
+    verify: bool | str | None = None
+    access_key_id: str | None = field(default=None, repr=False)
+    secret_access_key: str | None = field(default=None, repr=False)
+    session_token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_connection(cls, aws_conn_id: str) -> S3ClientSpec:
+        """Resolve an Airflow connection the way S3Hook does; only Airflow tasks call this."""
+        from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+        from airflow.sdk.log import mask_secret
+
+        hook = S3Hook(aws_conn_id=aws_conn_id)
+        meta = hook.get_conn().meta
+        found = hook.get_session(region_name=hook.region_name).get_credentials()
+        frozen = found.get_frozen_credentials() if found is not None else None
+        for secret in (frozen.secret_key, frozen.token) if frozen else ():
+            if secret:
+                mask_secret(secret)
+        return cls(
+            endpoint_url=hook.conn_config.get_service_endpoint_url("s3"),
+            region_name=meta.region_name,
+            config_kwargs=hook.conn_config.extra_config.get("config_kwargs") or None,
+            verify=hook.verify,
+            access_key_id=frozen.access_key if frozen else None,
+            secret_access_key=frozen.secret_key if frozen else None,
+            session_token=frozen.token if frozen else None,
+        )
+
+    def to_json(self) -> str:
+        return json.dumps({k: v for k, v in asdict(self).items() if v is not None})
+
+    @classmethod
+    def from_json(cls, text: str) -> S3ClientSpec:
+        raw = json.loads(text)
+        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
+
+    def client(self) -> Any:
+        """A boto3 S3 client, without Airflow."""
+        import boto3
+        from botocore import UNSIGNED
+        from botocore.config import Config
+
+        session = boto3.session.Session(
+            aws_access_key_id=self.access_key_id,
+            aws_secret_access_key=self.secret_access_key,
+            aws_session_token=self.session_token,
+            region_name=self.region_name,
+        )
+        options = dict(self.config_kwargs or {})
+        if options.get("signature_version") == "unsigned":  # as the Amazon provider reads it
+            options["signature_version"] = UNSIGNED
+        config = Config(retries={"mode": "standard"}).merge(Config(**options))
+        return session.client(
+            "s3", endpoint_url=self.endpoint_url, verify=self.verify, config=config
+        )
+
+
+@contextmanager
+def handed_over(
+    spec: S3ClientSpec, environ: MutableMapping[str, str] | None = None
+) -> Iterator[None]:
+    """``spec`` in the environment that spark-submit inherits, for as long as it runs.
+
+    The environment of this task's own process, not an operator field: nothing to render,
+    store or log, and it is gone when the block ends.
+    """
+    environ = os.environ if environ is None else environ
+    previous = environ.get(HANDOVER_ENV)
+    environ[HANDOVER_ENV] = spec.to_json()
+    try:
+        yield
+    finally:
+        if previous is None:
+            environ.pop(HANDOVER_ENV, None)
+        else:
+            environ[HANDOVER_ENV] = previous
+
+
+def take_handed_over(environ: MutableMapping[str, str] | None = None) -> S3ClientSpec:
+    """The driver's side: the spec the task handed over (removed from the environment, so the
+    driver's children do not inherit it), or boto3's defaults when started by hand."""
+    environ = os.environ if environ is None else environ
+    raw = environ.pop(HANDOVER_ENV, None)
+    return S3ClientSpec.from_json(raw) if raw else S3ClientSpec()

@@ -1,0 +1,86 @@
+"""The segment_copy DAG, run by Airflow itself, uploading to S3 from Spark executors.
+
+The Airflow connection carries recognisable fake credentials; after the run, they must be
+nowhere: not in Airflow's log of the run (which holds the spark-submit command line the Spark
+hook logs), not in XComs or rendered template fields, not in any file the run left behind.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.support.moto_server import (
+    ACCESS_KEY_ID,
+    SECRET_ACCESS_KEY,
+    SESSION_TOKEN,
+    MotoServer,
+)
+from tests.support.tiered import build_tiered, eligible
+from tierflow.airflow_local import run_dag_in_subprocess
+from tierflow.lifecycle.verify import verify_partition
+from tierflow.metadata.states import RemoteLogSegmentState as S
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+PROJECT = Path(__file__).resolve().parents[2]
+SECRETS = (SECRET_ACCESS_KEY, SESSION_TOKEN, ACCESS_KEY_ID)
+
+
+def airflow_rows(airflow_home: Path, table: str) -> list[tuple]:
+    with sqlite3.connect(airflow_home / "airflow.db") as db:
+        return db.execute(f"SELECT * FROM {table}").fetchall()
+
+
+def files_containing(root: Path, secret: str) -> list[Path]:
+    needle = secret.encode()
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_spark_rewrites_into_s3_and_the_credentials_leak_nowhere(
+    tmp_path: Path, moto_server: MotoServer, s3_bucket: str
+):
+    t = build_tiered(
+        tmp_path,
+        layout="chunked-encrypted",
+        remote_storage=f"s3://{s3_bucket}/dag-run",
+        spark_threshold_bytes=1,
+    )
+    airflow_home = tmp_path / "airflow"
+    log_file = tmp_path / "segment_copy.log"
+    state = run_dag_in_subprocess(
+        "segment_copy",
+        project=PROJECT,
+        airflow_home=airflow_home,
+        extra_env={**t.settings.as_env(), **moto_server.connection_env()},
+        log_file=log_file,
+    )
+    log_text = log_file.read_text()
+    assert state == "success", log_text[-3000:]
+
+    expected = sum(len(eligible(log_)) for log_ in t.logs())
+    assert f"rewrote {expected} of {expected} segments" in log_text, "Spark did the upload"
+    submit = [line for line in log_text.splitlines() if "Spark-Submit cmd:" in line]
+    assert submit and "--master local[*]" in submit[0]
+    xcoms = airflow_rows(airflow_home, "xcom")
+    rendered = airflow_rows(airflow_home, "rendered_task_instance_fields")
+    assert xcoms and rendered
+    for secret in SECRETS:
+        assert secret not in log_text
+        assert secret not in repr(xcoms) + repr(rendered)
+        assert files_containing(tmp_path, secret) == []
+
+    keys = set()
+    for log_ in t.logs():
+        topic = t.store.topic(log_.topic)
+        finished = t.store.segments(
+            topic.topic_id, log_.partition, states=[S.COPY_SEGMENT_FINISHED]
+        )
+        assert [(r.start_offset, r.end_offset) for r in finished] == eligible(log_)
+        keys |= {o.key for r in finished for o in t.store.segment_objects(r.segment_id)}
+        checks = verify_partition(log_, topic, t.store, t.rsm)  # read back from the bucket
+        assert checks and all(check.identical for check in checks), checks
+    stored = moto_server.client().list_objects_v2(Bucket=s3_bucket)["Contents"]
+    assert {item["Key"] for item in stored} == {f"dag-run/{key}" for key in keys}
