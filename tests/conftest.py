@@ -12,6 +12,18 @@ from pathlib import Path
 
 import pytest
 
+# The session's moto_server (a real S3-compatible HTTP server on loopback) and a fresh bucket.
+from tests.support.moto_server import moto_server, s3_bucket  # noqa: F401
+
+# The session's throwaway PostgreSQL server, for any test that asks for it (started on first
+# use), and its log in the report of a test that fails while it runs.
+from tests.support.postgres import (  # noqa: F401
+    postgres_server,
+    postgres_url,
+    pytest_runtest_logstart,
+    pytest_runtest_makereport,
+)
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_SAMPLES = PROJECT_ROOT.parent / "shared" / "kafka-samples"
 

@@ -5,10 +5,14 @@ A plain module rather than a conftest so that 'spawn' children can import the wo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tierflow.metadata import MetadataStore, RemoteLogSegmentState
+
+if TYPE_CHECKING:
+    import pytest
 
 TOPIC = "orders"
 TOPIC_ID = "3Ld2yxqAQXGhsYHpGRjNpw"
@@ -17,13 +21,29 @@ NOW = 1_700_000_000_000
 
 S = RemoteLogSegmentState
 
+# The store backends every store test runs on (the ids of the ``store_url`` fixture).
+BACKENDS = ["sqlite", "postgresql"]
 
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'metadata.db'}"
+
+def sqlite_url(base: Path) -> str:
+    return f"sqlite:///{base / 'metadata.db'}"
 
 
-def new_store(tmp_path: Path, *, with_partition: bool = True) -> MetadataStore:
-    store = MetadataStore(db_url(tmp_path))
+def backend_url(request: pytest.FixtureRequest, backend: str, base: Path) -> Iterator[str]:
+    """For fixtures: the URL of an empty database of ``backend``, dropped afterwards on
+    PostgreSQL (a fresh database on the session's server each time)."""
+    if backend == "sqlite":
+        yield sqlite_url(base)
+        return
+    server = request.getfixturevalue("postgres_server")
+    name = server.create_database()
+    yield server.url(name)
+    server.discard_database(name)
+
+
+def new_store(url: str, *, with_partition: bool = True) -> MetadataStore:
+    """A migrated store at ``url`` (an empty database: see the ``store_url`` fixture)."""
+    store = MetadataStore(url)
     if with_partition:
         store.register_topic(TOPIC, TOPIC_ID, actor="test", now_ms=NOW, remote_storage_enable=True)
         store.ensure_partition(
@@ -72,11 +92,14 @@ def segment_in_state(store: MetadataStore, segment_id: str, state: RemoteLogSegm
 # Many contested items per race, so that the workers really overlap: with one item, the first
 # process released by the barrier often finishes before the others have even started.
 RACE_ITEMS = 30
-RACES: list[tuple[str, str | None]] = [
-    ("copy_finished", RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value),
-    ("delete_started", RemoteLogSegmentState.DELETE_SEGMENT_STARTED.value),
-    ("lease", None),
-]
+# Each race, and the segment state it drives its items to (None: not a segment transition).
+RACES: dict[str, RemoteLogSegmentState | None] = {
+    "copy_started": RemoteLogSegmentState.COPY_SEGMENT_STARTED,  # add_segment, same id
+    "copy_finished": RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
+    "delete_started": RemoteLogSegmentState.DELETE_SEGMENT_STARTED,
+    "lease": None,  # acquire_lease of one partition per item
+}
+CLAIMED_RANGE = (300, 399)  # the offsets of the segment the copy_started race adds
 
 
 def race_segment_id(race: str, item: int) -> str:
@@ -86,31 +109,41 @@ def race_segment_id(race: str, item: int) -> str:
 def race_all(url: str, worker: int, barrier: Any, out: Any) -> None:
     """Run every race in RACES; all workers start each race together and try every item.
 
-    Puts ``(worker, {race: [result per item]})``; a result is True, False or an error text.
+    Puts ``(worker, {race: [result per item]})``; a result is True (this worker won), False
+    (another did) or an error text.
     """
     store = MetadataStore(url, migrate=False)
     results: dict[str, list[object]] = {}
     try:
-        for race, dst in RACES:
+        for race in RACES:
             barrier.wait(timeout=60)
-            results[race] = [_attempt(store, worker, race, item, dst) for item in range(RACE_ITEMS)]
+            results[race] = [_attempt(store, worker, race, item) for item in range(RACE_ITEMS)]
     finally:
         store.close()
         out.put((worker, results))
 
 
-def _attempt(store: MetadataStore, worker: int, race: str, item: int, dst: str | None) -> object:
+def _attempt(store: MetadataStore, worker: int, race: str, item: int) -> object:
     try:
-        if dst is None:
+        if race == "lease":
             return store.acquire_lease(TOPIC_ID, item, f"owner-{worker}", now_ms=NOW, ttl_ms=60_000)
+        if race == "copy_started":
+            return _claim_copy(store, worker, item)
+        target = RACES[race]
+        assert target is not None
         return store.transition_segment(
-            race_segment_id(race, item),
-            RemoteLogSegmentState(dst),
-            actor=f"worker-{worker}",
-            now_ms=NOW + worker,
+            race_segment_id(race, item), target, actor=f"worker-{worker}", now_ms=NOW + worker
         )
     except Exception as exc:  # reported; the parent fails the test with the message
         return f"{type(exc).__name__}: {exc}"
+
+
+def _claim_copy(store: MetadataStore, worker: int, item: int) -> bool:
+    """Add the same segment as every other worker; True if our row is the one that exists."""
+    start, end = CLAIMED_RANGE
+    segment_id = race_segment_id("copy_started", item)
+    add_segment(store, segment_id, start, end, partition=item, actor=f"worker-{worker}")
+    return store.segment(segment_id).owner == f"worker-{worker}"
 
 
 def race_migrate(url: str, worker: int, barrier: Any, out: Any) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 
@@ -28,8 +27,8 @@ MOVES = {
 
 
 @pytest.mark.parametrize(("src", "dst"), list(itertools.product([None, *P], P)))
-def test_every_partition_delete_transition(tmp_path: Path, src: P | None, dst: P) -> None:
-    store = new_store(tmp_path)
+def test_every_partition_delete_transition(store_url: str, src: P | None, dst: P) -> None:
+    store = new_store(store_url)
     for step in [] if src is None else PATH_TO[src]:
         assert store.transition_partition_delete(TOPIC_ID, PARTITION, step, actor="s", now_ms=NOW)
     before = store.events(entity="partition_delete")
@@ -56,8 +55,8 @@ def test_every_partition_delete_transition(tmp_path: Path, src: P | None, dst: P
     assert (None if row is None else row.state) == expected
 
 
-def test_repeated_marks_are_counted_without_events(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_repeated_marks_are_counted_without_events(store_url: str) -> None:
+    store = new_store(store_url)
     assert store.mark_partition_delete(TOPIC_ID, PARTITION, actor="a", now_ms=NOW) is True
     assert store.mark_partition_delete(TOPIC_ID, PARTITION, actor="b", now_ms=NOW + 1) is False
     assert store.mark_partition_delete(TOPIC_ID, PARTITION, actor="c", now_ms=NOW + 2) is False
@@ -66,8 +65,8 @@ def test_repeated_marks_are_counted_without_events(tmp_path: Path) -> None:
     assert len(store.events(entity="partition_delete")) == 1
 
 
-def test_partition_deletes_listing(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_partition_deletes_listing(store_url: str) -> None:
+    store = new_store(store_url)
     store.ensure_partition(TOPIC_ID, 1, log_start_offset=0, local_log_start_offset=0, now_ms=NOW)
     store.mark_partition_delete(TOPIC_ID, 1, actor="a", now_ms=NOW)
     store.mark_partition_delete(TOPIC_ID, 0, actor="a", now_ms=NOW)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tierflow.metadata import RemoteLogSegmentState
@@ -12,8 +10,8 @@ from tierflow.metadata.errors import MetadataError
 from .metadata_support import NOW, add_segment, new_store
 
 
-def test_update_segment_object_changes_the_row_and_logs_an_event(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_update_segment_object_changes_the_row_and_logs_an_event(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "seg")
     objects = [
         ("log", "p/seg.log", 100, "a" * 64),
@@ -44,8 +42,8 @@ def test_update_segment_object_changes_the_row_and_logs_an_event(tmp_path: Path)
     assert len(store.events(segment_id="seg", entity="segment")) == 2
 
 
-def test_update_segment_object_needs_an_existing_row(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_update_segment_object_needs_an_existing_row(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "seg")
     with pytest.raises(MetadataError, match="no rsm-manifest object"):
         store.update_segment_object("seg", "rsm-manifest", "k", 1, "e" * 64, actor="a", now_ms=NOW)

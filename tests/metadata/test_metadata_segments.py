@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import pytest
 
@@ -38,8 +37,8 @@ MOVES = {
 
 
 @pytest.mark.parametrize(("src", "dst"), list(itertools.product(S, S)))
-def test_every_transition_from_every_state(tmp_path: Path, src: S, dst: S) -> None:
-    store = new_store(tmp_path)
+def test_every_transition_from_every_state(store_url: str, src: S, dst: S) -> None:
+    store = new_store(store_url)
     segment_in_state(store, "seg", src)
     before = store.events(segment_id="seg")
 
@@ -64,8 +63,8 @@ def test_every_transition_from_every_state(tmp_path: Path, src: S, dst: S) -> No
     assert store.segment("seg").state == expected
 
 
-def test_delete_finished_to_copy_started_raises(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_delete_finished_to_copy_started_raises(store_url: str) -> None:
+    store = new_store(store_url)
     segment_in_state(store, "seg", S.DELETE_SEGMENT_FINISHED)
     with pytest.raises(InvalidStateTransition, match="DELETE_SEGMENT_FINISHED -> COPY_SEGMENT_"):
         store.transition_segment("seg", S.COPY_SEGMENT_STARTED, actor="t", now_ms=NOW)
@@ -74,8 +73,8 @@ def test_delete_finished_to_copy_started_raises(tmp_path: Path) -> None:
     assert store.segment("seg").state == S.DELETE_SEGMENT_FINISHED
 
 
-def test_add_is_null_to_copy_started_with_an_event(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_add_is_null_to_copy_started_with_an_event(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(
         store,
         "seg",
@@ -101,16 +100,16 @@ def test_add_is_null_to_copy_started_with_an_event(tmp_path: Path) -> None:
     }
 
 
-def test_repeated_add_is_a_no_op(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_repeated_add_is_a_no_op(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "seg", now_ms=NOW)
     add_segment(store, "seg", now_ms=NOW + 5)
     assert store.segment("seg").created_ms == NOW
     assert len(store.events(segment_id="seg")) == 1
 
 
-def test_add_with_same_id_but_other_offsets_is_rejected(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_add_with_same_id_but_other_offsets_is_rejected(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "seg", start=0, end=99)
     with pytest.raises(ValueError, match=r"seg already exists .*\[0, 99\]"):
         add_segment(store, "seg", start=100, end=199)
@@ -125,27 +124,27 @@ def test_add_with_same_id_but_other_offsets_is_rejected(tmp_path: Path) -> None:
         ({"leader_epoch": 4}, "leader_epoch 4 is not the last"),
     ],
 )
-def test_add_validates_the_segment(tmp_path: Path, overrides: dict, message: str) -> None:
-    store = new_store(tmp_path)
+def test_add_validates_the_segment(store_url: str, overrides: dict, message: str) -> None:
+    store = new_store(store_url)
     with pytest.raises(ValueError, match=message):
         add_segment(store, "seg", **overrides)
     assert store.events(segment_id="seg") == []
 
 
-def test_add_to_unknown_partition_raises(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_add_to_unknown_partition_raises(store_url: str) -> None:
+    store = new_store(store_url)
     with pytest.raises(UnknownPartitionError, match=f"{TOPIC_ID}-9"):
         add_segment(store, "seg", partition=9)
 
 
-def test_transition_of_unknown_segment_raises(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_transition_of_unknown_segment_raises(store_url: str) -> None:
+    store = new_store(store_url)
     with pytest.raises(UnknownSegmentError, match="nope"):
         store.transition_segment("nope", S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW)
 
 
-def test_history_shows_every_transition_in_order(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_history_shows_every_transition_in_order(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "a", 0, 99)
     add_segment(store, "b", 100, 199, now_ms=NOW + 1)
     steps = [
@@ -191,8 +190,8 @@ def _objects(segment_id: str) -> list[SegmentObject]:
     ]
 
 
-def test_finished_stores_objects_and_metadata(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_finished_stores_objects_and_metadata(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "seg", 0, 99)
     assert store.transition_segment(
         "seg",
@@ -209,8 +208,8 @@ def test_finished_stores_objects_and_metadata(tmp_path: Path) -> None:
     assert store.events(segment_id="seg")[-1].details_dict == {"objects": 3}
 
 
-def test_highest_remote_offset_only_moves_forward(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_highest_remote_offset_only_moves_forward(store_url: str) -> None:
+    store = new_store(store_url)
     assert store.partition(TOPIC_ID, PARTITION).highest_remote_offset == -1
     assert store.highest_remote_offset(TOPIC_ID, PARTITION) == -1
     add_segment(store, "low", 0, 99)
@@ -228,8 +227,8 @@ def test_highest_remote_offset_only_moves_forward(tmp_path: Path) -> None:
     assert store.highest_remote_offset(TOPIC_ID, PARTITION) == 99
 
 
-def test_a_lost_finish_stores_no_objects(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_a_lost_finish_stores_no_objects(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "seg")
     assert store.transition_segment(
         "seg", S.COPY_SEGMENT_FINISHED, actor="w1", now_ms=NOW, objects=_objects("seg")
@@ -250,17 +249,17 @@ def test_a_lost_finish_stores_no_objects(tmp_path: Path) -> None:
     ],
 )
 def test_bad_objects_are_rejected_before_any_write(
-    tmp_path: Path, dst: S, objects: list, message: str
+    store_url: str, dst: S, objects: list, message: str
 ) -> None:
-    store = new_store(tmp_path)
+    store = new_store(store_url)
     add_segment(store, "seg")
     with pytest.raises(ValueError, match=message):
         store.transition_segment("seg", dst, actor="t", now_ms=NOW, objects=objects)
     assert store.segment("seg").state == S.COPY_SEGMENT_STARTED
 
 
-def test_segments_listing_filters_and_orders(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_segments_listing_filters_and_orders(store_url: str) -> None:
+    store = new_store(store_url)
     ids = {start: new_kafka_uuid() for start in (200, 0, 100)}
     for start, segment_id in ids.items():
         add_segment(store, segment_id, start, start + 99)

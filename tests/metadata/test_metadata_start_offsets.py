@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.metadata.metadata_support import NOW, PARTITION, TOPIC_ID, S, add_segment, new_store
@@ -15,8 +13,8 @@ def offsets(store) -> tuple[int, int]:
     return state.log_start_offset, state.local_log_start_offset
 
 
-def test_log_start_only_moves_forward_and_raises_the_local_start(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_log_start_only_moves_forward_and_raises_the_local_start(store_url: str) -> None:
+    store = new_store(store_url)
     assert store.advance_log_start_offset(TOPIC_ID, PARTITION, 100, actor="r", now_ms=NOW)
     assert offsets(store) == (100, 100)
     assert not store.advance_log_start_offset(TOPIC_ID, PARTITION, 100, actor="r", now_ms=NOW)
@@ -28,8 +26,8 @@ def test_log_start_only_moves_forward_and_raises_the_local_start(tmp_path: Path)
     ]
 
 
-def test_local_start_moves_alone_and_a_lower_log_start_leaves_it(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_local_start_moves_alone_and_a_lower_log_start_leaves_it(store_url: str) -> None:
+    store = new_store(store_url)
     assert store.advance_local_log_start_offset(TOPIC_ID, PARTITION, 500, actor="l", now_ms=NOW)
     assert offsets(store) == (0, 500)
     assert not store.advance_local_log_start_offset(TOPIC_ID, PARTITION, 400, actor="l", now_ms=NOW)
@@ -39,14 +37,14 @@ def test_local_start_moves_alone_and_a_lower_log_start_leaves_it(tmp_path: Path)
     assert last.details_dict == {"log_start_offset": [0, 200]}
 
 
-def test_unknown_partition(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_unknown_partition(store_url: str) -> None:
+    store = new_store(store_url)
     with pytest.raises(UnknownPartitionError):
         store.advance_log_start_offset(TOPIC_ID, 9, 1, actor="r", now_ms=NOW)
 
 
-def test_segment_summaries_filter_by_state_and_sort_by_start(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_segment_summaries_filter_by_state_and_sort_by_start(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "AAAAAAAAAAAAAAAAAAAAAA", 100, 199)
     add_segment(store, "BBBBBBBBBBBBBBBBBBBBBA", 0, 99)
     store.transition_segment(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,8 @@ from tierflow.metadata.errors import TieredStorageDisablementInProgressError
 from tierflow.metadata.tiered_disable import begin_tiered_disable, reset_highest_remote_offset
 
 
-def test_begin_moves_enabled_to_disabling_once(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_begin_moves_enabled_to_disabling_once(store_url: str) -> None:
+    store = new_store(store_url)
     topic = begin_tiered_disable(store, TOPIC_ID, policy="delete", actor="a", now_ms=NOW + 1)
     assert (topic.state, topic.tiered_epoch, topic.remote_storage_enable) == (
         TieredState.DISABLING,
@@ -36,16 +35,16 @@ def test_begin_moves_enabled_to_disabling_once(tmp_path: Path) -> None:
     assert store.topic_by_id(TOPIC_ID).tiered_epoch == 1
 
 
-def test_begin_rejects_an_unknown_policy_and_changes_nothing(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_begin_rejects_an_unknown_policy_and_changes_nothing(store_url: str) -> None:
+    store = new_store(store_url)
     before, events = store.topic_by_id(TOPIC_ID), len(store.events())
     with pytest.raises(InvalidConfigError, match=r"remote\.log\.disable\.policy=keep"):
         begin_tiered_disable(store, TOPIC_ID, policy="keep", actor="a", now_ms=NOW + 1)
     assert store.topic_by_id(TOPIC_ID) == before and len(store.events()) == events
 
 
-def test_reset_highest_remote_offset_only_when_disabling_and_empty(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_reset_highest_remote_offset_only_when_disabling_and_empty(store_url: str) -> None:
+    store = new_store(store_url)
     add_segment(store, "seg-1", 0, 99)
     store.transition_segment("seg-1", S.COPY_SEGMENT_FINISHED, actor="c", now_ms=NOW, objects=[])
     assert store._require_partition(TOPIC_ID, PARTITION).highest_remote_offset == 99

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.metadata.metadata_support import NOW, PARTITION, TOPIC, TOPIC_ID, new_store
@@ -12,15 +10,15 @@ from tierflow.metadata import MetadataError, TopicConflictError
 from tierflow.metadata.topic_registry import kafka_topic_name, retired_topic_name
 
 
-def test_only_a_topic_marked_for_delete_can_be_retired(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_only_a_topic_marked_for_delete_can_be_retired(store_url: str) -> None:
+    store = new_store(store_url)
     with pytest.raises(MetadataError, match=r"not marked for delete"):
         store.retire_topic_name(TOPIC_ID, actor="test", now_ms=NOW)
     assert store.topic(TOPIC).topic_id == TOPIC_ID
 
 
-def test_retired_name_frees_the_name_for_a_new_id(tmp_path: Path) -> None:
-    store = new_store(tmp_path)
+def test_retired_name_frees_the_name_for_a_new_id(store_url: str) -> None:
+    store = new_store(store_url)
     new_id = new_kafka_uuid()
     with pytest.raises(TopicConflictError):
         store.register_topic(TOPIC, new_id, actor="test", now_ms=NOW)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +17,8 @@ from tierflow.metadata import (
 )
 
 
-def test_register_creates_the_topic_with_an_event(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_register_creates_the_topic_with_an_event(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     topic = store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW, retention_ms=1000)
     assert (topic.name, topic.topic_id, topic.retention_ms) == (TOPIC, TOPIC_ID, 1000)
     assert (topic.tiered_state, topic.tiered_epoch, topic.updated_ms) == ("DISABLED", 0, NOW)
@@ -34,8 +33,8 @@ def test_register_creates_the_topic_with_an_event(tmp_path: Path) -> None:
     assert event.details_dict["configs"]["retention.ms"] == "1000"
 
 
-def test_register_again_unchanged_writes_nothing(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_register_again_unchanged_writes_nothing(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW, retention_ms=1000)
     store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW + 1, retention_ms=1000)
     store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW + 2)  # nothing to change
@@ -43,8 +42,8 @@ def test_register_again_unchanged_writes_nothing(tmp_path: Path) -> None:
     assert store.topic(TOPIC).updated_ms == NOW
 
 
-def test_config_change_is_an_event_naming_kafka_configs(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_config_change_is_an_event_naming_kafka_configs(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW)
     changes = parse_kafka_configs({"retention.ms": "1000", "local.retention.ms": "10"})
     topic = store.register_topic(TOPIC, TOPIC_ID, actor="alter", now_ms=NOW + 1, **changes)
@@ -57,8 +56,8 @@ def test_config_change_is_an_event_naming_kafka_configs(tmp_path: Path) -> None:
     }
 
 
-def test_invalid_change_leaves_the_topic_alone(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_invalid_change_leaves_the_topic_alone(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW, retention_bytes=100)
     with pytest.raises(
         InvalidConfigError, match=re.escape("local.retention.bytes=500 must be <= retention")
@@ -75,15 +74,15 @@ def test_invalid_change_leaves_the_topic_alone(tmp_path: Path) -> None:
     assert len(store.events(topic_id=TOPIC_ID)) == 1
 
 
-def test_unknown_python_config_name_is_rejected(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_unknown_python_config_name_is_rejected(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     with pytest.raises(InvalidConfigError, match="segment_bytes: unknown topic config"):
         store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW, segment_bytes=1)
     assert store.topics() == []
 
 
-def test_kip_950_enable_disable_cycle(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_kip_950_enable_disable_cycle(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     topic = store.register_topic(TOPIC, TOPIC_ID, actor="a", now_ms=NOW)
     assert (topic.state, topic.tiered_epoch) == (TieredState.DISABLED, 0)
 
@@ -116,14 +115,14 @@ def test_kip_950_enable_disable_cycle(tmp_path: Path) -> None:
     ]
 
 
-def test_registering_enabled_starts_enabled(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_registering_enabled_starts_enabled(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     topic = store.register_topic(TOPIC, TOPIC_ID, actor="a", now_ms=NOW, remote_storage_enable=True)
     assert (topic.tiered_state, topic.tiered_epoch) == ("ENABLED", 0)
 
 
-def test_same_name_with_another_id_is_a_conflict(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_same_name_with_another_id_is_a_conflict(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     store.register_topic(TOPIC, TOPIC_ID, actor="a", now_ms=NOW)
     with pytest.raises(TopicConflictError, match=f"registered with id {TOPIC_ID}"):
         store.register_topic(TOPIC, "AAAAAAAAAAAAAAAAAAAAAg", actor="a", now_ms=NOW)
@@ -131,8 +130,8 @@ def test_same_name_with_another_id_is_a_conflict(tmp_path: Path) -> None:
         store.register_topic("payments", TOPIC_ID, actor="a", now_ms=NOW)
 
 
-def test_unknown_topics_raise_keyerror_with_a_plain_message(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_unknown_topics_raise_keyerror_with_a_plain_message(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     with pytest.raises(KeyError) as caught:
         store.topic("missing")
     assert isinstance(caught.value, UnknownTopicError)
@@ -141,8 +140,8 @@ def test_unknown_topics_raise_keyerror_with_a_plain_message(tmp_path: Path) -> N
         store.topic_by_id(TOPIC_ID)
 
 
-def test_topics_are_listed_by_name(tmp_path: Path) -> None:
-    store = new_store(tmp_path, with_partition=False)
+def test_topics_are_listed_by_name(store_url: str) -> None:
+    store = new_store(store_url, with_partition=False)
     store.register_topic("zeta", "AAAAAAAAAAAAAAAAAAAAAg", actor="a", now_ms=NOW)
     store.register_topic("alpha", "AAAAAAAAAAAAAAAAAAAAAw", actor="a", now_ms=NOW)
     assert [t.name for t in store.topics()] == ["alpha", "zeta"]

@@ -1,8 +1,13 @@
-"""Engines for the metadata store: SQLite tuned for many writer processes, anything else as is.
+"""Engines for the metadata store, configured per dialect.
 
-Airflow runs tasks in separate processes that all write the same SQLite file, so each
+SQLite: Airflow runs tasks in separate processes that all write the same file, so each
 connection gets WAL (readers never block the writer), a long busy timeout (writers queue instead
 of failing with "database is locked") and foreign keys (off by default in SQLite).
+
+PostgreSQL: READ COMMITTED, whatever the server's default. Every write is a conditional UPDATE
+(or INSERT) naming what it read; under READ COMMITTED a writer that waited for a competing
+transaction re-checks its WHERE clause against the committed row and simply matches nothing,
+whereas REPEATABLE READ or SERIALIZABLE would fail it with a serialization error instead.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ BUSY_TIMEOUT_MS = 30_000
 
 def create_store_engine(url: str) -> Engine:
     sa_url = make_url(url)
-    if sa_url.get_backend_name() != "sqlite":
+    backend = sa_url.get_backend_name()
+    if backend == "postgresql":
+        return create_engine(sa_url, pool_pre_ping=True, isolation_level="READ COMMITTED")
+    if backend != "sqlite":
         return create_engine(sa_url, pool_pre_ping=True)
     if (
         sa_url.database

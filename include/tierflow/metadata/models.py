@@ -1,8 +1,10 @@
 """SQL tables of the metadata store: tierflow's durable stand-in for Kafka's RLMM cache.
 
 States are stored by name so the database reads without a lookup table. Offsets, sizes and
-timestamps are BIGINT because PostgreSQL's INTEGER is 32-bit. Constraint and index names are
-explicit so the Alembic migration can create exactly these and ``compare_metadata`` agrees.
+timestamps are BIGINT because PostgreSQL's INTEGER is 32-bit, and string lengths fit the
+longest value Kafka allows because PostgreSQL enforces them (SQLite does not). Constraint and
+index names are explicit so the Alembic migrations create exactly these and
+``compare_metadata`` agrees.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDelet
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY (the rowid alias), not a BIGINT one.
 EVENT_ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+# A Kafka topic name has at most 249 characters; a retired one adds "#deleted-" and the topic
+# id (see topic_registry.retired_topic_name), which PostgreSQL's VARCHAR must hold too.
+TOPIC_NAME_TYPE = sa.String(512)
+# Lease owners and actors are built from topic names and Airflow run ids: no useful bound.
+ACTOR_TYPE = sa.Text
 
 
 class SegmentObjectKind(StrEnum):
@@ -40,7 +47,7 @@ class Topic(SQLModel, table=True):
     __table_args__ = (sa.UniqueConstraint("name", name="uq_topics_name"),)
 
     topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
-    name: str = Field(sa_type=sa.String(249))
+    name: str = Field(sa_type=TOPIC_NAME_TYPE)
     remote_storage_enable: bool = Field(default=False, sa_type=sa.Boolean)
     retention_ms: int = Field(default=604_800_000, sa_type=sa.BigInteger)
     retention_bytes: int = Field(default=-1, sa_type=sa.BigInteger)
@@ -84,7 +91,7 @@ class Partition(SQLModel, table=True):
     log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
     local_log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
     highest_remote_offset: int = Field(default=-1, sa_type=sa.BigInteger)
-    lease_owner: str | None = Field(default=None, sa_type=sa.String(255))
+    lease_owner: str | None = Field(default=None, sa_type=ACTOR_TYPE)
     lease_expires_ms: int | None = Field(default=None, sa_type=sa.BigInteger)
 
 
@@ -116,7 +123,7 @@ class RemoteLogSegment(SQLModel, table=True):
     event_timestamp_ms: int = Field(sa_type=sa.BigInteger)
     custom_metadata: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
     txn_index_empty: bool = Field(default=True, sa_type=sa.Boolean)
-    owner: str = Field(sa_type=sa.String(255))
+    owner: str = Field(sa_type=ACTOR_TYPE)
     created_ms: int = Field(sa_type=sa.BigInteger)
 
     @property
@@ -189,7 +196,7 @@ class MetadataEvent(SQLModel, table=True):
     segment_id: str | None = Field(default=None, sa_type=sa.String(64))
     from_state: str | None = Field(default=None, sa_type=sa.String(32))
     to_state: str = Field(sa_type=sa.String(32))
-    actor: str = Field(sa_type=sa.String(255))
+    actor: str = Field(sa_type=ACTOR_TYPE)
     details: str | None = Field(default=None, sa_type=sa.Text)
 
     @property

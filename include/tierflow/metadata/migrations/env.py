@@ -11,18 +11,11 @@ from alembic import context
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
-from tierflow.metadata import models
+from tierflow.metadata import migrate, models
 from tierflow.metadata.engine import create_store_engine
 
 config = context.config
 target_metadata = SQLModel.metadata
-
-
-def include_name(name: str | None, type_: str, _parent_names: object) -> bool:
-    """Only tierflow's tables: the database may be shared with other applications."""
-    if type_ == "table":
-        return name in models.TABLE_NAMES
-    return True
 
 
 def _url() -> str:
@@ -37,9 +30,9 @@ def _configure(connection: Connection) -> None:
         connection=connection,
         target_metadata=target_metadata,
         version_table=models.VERSION_TABLE,
-        include_name=include_name,
+        include_name=migrate.include_name,
         render_as_batch=connection.dialect.name == "sqlite",
-        compare_type=True,
+        compare_type=migrate.compare_type,
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -50,7 +43,7 @@ def run_migrations_offline() -> None:
         url=_url(),
         target_metadata=target_metadata,
         version_table=models.VERSION_TABLE,
-        include_name=include_name,
+        include_name=migrate.include_name,
         literal_binds=True,
         dialect_opts={"paramstyle": "named"},
     )
