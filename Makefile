@@ -9,7 +9,7 @@ RUNTIME_STAMP := $(VENV)/.runtime-installed
 DEV_STAMP := $(VENV)/.dev-installed
 PIP_QUIET := --quiet --disable-pip-version-check
 
-.PHONY: demo test lint format java test-servers airflow install clean
+.PHONY: demo test fuzz lint format java test-servers airflow install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,11 @@ demo: $(RUNTIME_STAMP) java
 
 test: $(DEV_STAMP) java test-servers
 	$(PY) -m pytest
+
+# The property-based tests at full strength: at least 10,000 generated cases per property
+# (make test runs the same properties with a few hundred cases each).
+fuzz: $(DEV_STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/fuzz -q
 
 # A local Airflow 3 (api-server, scheduler, dag-processor) with dags/ and plugins/ and the
 # settings in airflow_settings.yaml; prints the UI address and login. Ctrl-C stops it.
