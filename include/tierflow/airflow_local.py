@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -72,6 +72,23 @@ def apply_settings(settings_file: Path) -> dict[str, int]:
     for var in variables:
         Variable.set(var["variable_name"], var.get("variable_value"))
     return {"pools": len(pools), "connections": len(connections), "variables": len(variables)}
+
+
+def prepare_airflow_db(env: Mapping[str, str], settings_file: Path, log: IO[str]) -> None:
+    """Migrate a private Airflow DB and apply airflow_settings.yaml, each in a subprocess.
+
+    Run before any long-lived component starts: the first Airflow process writes airflow.cfg
+    with freshly generated secrets (JWT, Fernet), and every component must read the same ones.
+    """
+    apply = ["airflow", "apply-settings", "--file", str(settings_file)]
+    steps = (
+        [sys.executable, "-m", "airflow", "db", "migrate"],
+        [sys.executable, "-m", "tierflow.cli", *apply],
+    )
+    for command in steps:
+        log.write(f"$ {' '.join(command)}\n")
+        log.flush()
+        subprocess.run(command, env=dict(env), stdout=log, stderr=subprocess.STDOUT, check=True)
 
 
 def test_dag(

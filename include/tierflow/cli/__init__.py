@@ -32,6 +32,21 @@ Configuration comes from the environment (defaults in brackets):
   TIERFLOW_KAFKA_BOOTSTRAP []  host:port; set, deleted topics are also found in the cluster
 """
 
+SERVE_DESCRIPTION = """\
+Start a local Airflow 3 on this machine and keep it in the foreground until Ctrl-C.
+
+It runs Airflow's api-server (UI and REST API, on 127.0.0.1 only), scheduler (LocalExecutor)
+and dag-processor with the checkout's dags/ and plugins/, a SQLite database in AIRFLOW_HOME,
+and the pools and connections of airflow_settings.yaml, which plain Airflow does not read.
+The TIERFLOW_* variables of this shell reach every task, so the DAGs work on the same store,
+bucket and log dirs as the other tierflow commands.
+
+Log in as "admin" with the password printed at start-up. Airflow's SimpleAuthManager keeps it
+in AIRFLOW_HOME/simple_auth_manager_passwords.json.generated; it stays the same for the same
+home. DAGs start paused: unpause them in the UI. Each component logs to AIRFLOW_HOME/logs/.
+Ctrl-C stops every component and the tasks they run.
+"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -123,6 +138,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="ISO date-time of the run (e.g. 2026-11-18T02:00:00+00:00), as a backfill sets it",
     )
     test_dag.set_defaults(func=commands.airflow_test_dag)
+    serve = airflow_sub.add_parser(
+        "serve",
+        help="run a local Airflow 3 with tierflow's DAGs (what `make airflow` does)",
+        description=SERVE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port of the UI and REST API on 127.0.0.1; 0 picks a free one "
+        "[8080 if free, else a free one]",
+    )
+    serve.add_argument("--home", default=None, help="AIRFLOW_HOME [<data>/airflow-home]")
+    serve.set_defaults(func=commands.airflow_serve)
     return parser
 
 

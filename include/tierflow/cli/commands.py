@@ -8,6 +8,7 @@ import shutil
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -18,10 +19,14 @@ from tierflow.kafka.errors import KafkaFormatError
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy import PartitionBusyError, TopicIdMismatchError, copy_partition
 from tierflow.lifecycle.verify import verify_partition
-from tierflow.metadata.errors import InvalidConfigError, UnknownTopicError
+from tierflow.metadata.errors import InvalidConfigError, TopicConflictError, UnknownTopicError
 from tierflow.metadata.log_config import parse_kafka_configs
 from tierflow.runtime import UnknownPartitionError, open_storage, open_store, partition_logs
 from tierflow.storage.errors import RemoteStorageError
+from tierflow.storage.keys import InvalidTopicIdError, InvalidTopicNameError, validate_topic_name
+
+if TYPE_CHECKING:
+    from tierflow.airflow_server import LocalAirflow
 
 # Pipes and CI logs get a fixed width rather than rich's 80-column fallback.
 console = Console(width=None if sys.stdout.isatty() else 110)
@@ -55,11 +60,19 @@ def _project() -> Path:
     return root
 
 
+# What registration can refuse, besides KNOWN_ERRORS: each is a one-line operator error.
+REGISTER_ERRORS = (InvalidTopicNameError, InvalidTopicIdError, TopicConflictError)
+
+
 def topics_register(args: argparse.Namespace) -> int:
     settings = _settings()
     try:
+        # The name first: a hostile one must not even be looked up in the log dirs.
+        validate_topic_name(args.name)
         configs = dict(_parse_config(item) for item in args.config)
-        topic_id = args.topic_id or _topic_id_from_log_dirs(settings, args.name)
+        topic_id = args.topic_id
+        if topic_id is None:
+            topic_id = _topic_id_from_log_dirs(settings, args.name)
         topic = open_store(settings).register_topic(
             args.name,
             topic_id,
@@ -67,7 +80,7 @@ def topics_register(args: argparse.Namespace) -> int:
             now_ms=wall_clock_ms(),
             **parse_kafka_configs(configs),
         )
-    except KNOWN_ERRORS as exc:
+    except (*KNOWN_ERRORS, *REGISTER_ERRORS) as exc:
         raise CommandError(str(exc)) from exc
     console.print(f"registered {topic.name} ({topic.topic_id}), tiered state {topic.tiered_state}")
     return 0
@@ -230,6 +243,55 @@ def airflow_test_dag(args: argparse.Namespace) -> int:
     # A marker line that callers find in the noisy Airflow output.
     print(f"TIERFLOW_DAG_STATE={state}", flush=True)
     return 0 if state == "success" else 1
+
+
+def airflow_serve(args: argparse.Namespace) -> int:
+    import signal
+
+    from tierflow.airflow_server import AirflowServerError, LocalAirflow, choose_port
+
+    project = _project()
+    settings = _settings()
+    home = Path(args.home) if args.home else settings.data_dir / "airflow-home"
+    server = LocalAirflow(project, home, choose_port(args.port), report=console.print)
+    # Ctrl-C and `kill` both stop the components cleanly, even when started in the background
+    # (where a shell makes the process ignore SIGINT).
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.default_int_handler)
+    try:
+        server.start()
+        server.wait_ready()
+        _print_serving(server, settings)
+        server.wait()
+    except KeyboardInterrupt:
+        console.print("Stopping Airflow...")
+    except AirflowServerError as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        # A second Ctrl-C must not cut the shutdown short and leave components running.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        server.stop()
+    console.print("Airflow stopped.")
+    return 0
+
+
+def _print_serving(server: LocalAirflow, settings: Settings) -> None:
+    from sqlalchemy.engine import make_url
+
+    for error in server.import_errors():
+        console.print(f"import error in {error['filename']}:", style="red", markup=False)
+        console.print(error["stack_trace"], markup=False, highlight=False)
+    console.print(f"DAGs: {', '.join(server.dag_ids())}")
+    store = make_url(settings.db_url).render_as_string(hide_password=True)
+    console.print(
+        f"tierflow: store {store}, bucket {settings.remote_storage}, "
+        f"log dirs {':'.join(str(p) for p in settings.log_dirs)}",
+        markup=False,
+    )
+    console.print("ready", style="bold green")
+    console.print(f"UI: {server.url}  login: admin / {server.password}", markup=False)
+    console.print("Ctrl-C stops Airflow.")
 
 
 def demo(args: argparse.Namespace) -> int:

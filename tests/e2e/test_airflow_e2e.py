@@ -1,0 +1,279 @@
+"""tierflow on a real, running Airflow 3: api-server, scheduler and dag-processor on loopback.
+
+One Airflow serves the whole module, on free ports with a private AIRFLOW_HOME, over a
+generated broker log dir with the embedded defaults (SQLite store, local bucket). The steps run
+in order, as an operator would take them:
+
+1. trigger segment_copy through the REST API and wait for it;
+2. break the bucket, see a task fail, repair it, clear the task as on-call would, and check the
+   rerun leaves the metadata consistent;
+3. backfill three nights of retention_expiry;
+4. screenshot the DAG list in headless Chromium, logged in, with no import errors;
+5. stop Airflow and find none of its processes left.
+
+Cron schedules are off on this instance ([scheduler] use_job_schedule), so the only runs are
+the ones the test creates.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.e2e import browser
+from tests.e2e.png import summarize_png
+from tests.e2e.runs import (
+    describe_tasks,
+    task_instances,
+    trigger,
+    unpause,
+    wait_for_failed_tries,
+    wait_for_run,
+    wait_until,
+)
+from tests.support.tiered import LAYOUTS, NOW_MS, TOPICS, eligible
+from tierflow.airflow_server import LocalAirflow, free_port
+from tierflow.config import Settings
+from tierflow.demo.broker import generate_log_dir
+from tierflow.kafka.log_dir import PartitionLog
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import MetadataStore
+from tierflow.runtime import open_store, partition_logs
+from tierflow.transform.keyring import KeyRing
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+PROJECT = Path(__file__).resolve().parents[2]
+SCREENSHOT = PROJECT / "data" / "e2e" / "airflow-dags.png"
+DAG_IDS = (
+    "index_cache",
+    "remote_partition_removal",
+    "remote_reconcile",
+    "retention_expiry",
+    "segment_copy",
+    "topic_disablement",
+)
+FIRST_TOPIC, SECOND_TOPIC = "orders", "payments"
+UNFINISHED = {S.COPY_SEGMENT_STARTED, S.DELETE_SEGMENT_STARTED}
+LIVE = {S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED}
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """A generated broker log dir, chunked + zstd + AES-GCM storage; only orders is tiered yet."""
+    base = tmp_path_factory.mktemp("tierflow")
+    keyring = KeyRing.generate(base / "keys", "e2e-1").path
+    settings = Settings.embedded(base, **LAYOUTS["chunked-encrypted"], keyring=keyring)
+    generate_log_dir(settings.log_dirs[0], topics=TOPICS, seed=11, now_ms=NOW_MS)
+    register(open_store(settings), settings, FIRST_TOPIC)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -> Iterator[LocalAirflow]:
+    home = tmp_path_factory.mktemp("airflow-home")
+    extra = {**settings.as_env(), "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False"}
+    server = LocalAirflow(PROJECT, home, free_port(), extra_env=extra)
+    with server:
+        yield server
+
+
+def register(store: MetadataStore, settings: Settings, topic: str) -> None:
+    """Turn tiering on for a topic of the log dir, as `tierflow topics register` does."""
+    log_ = next(p for p in partition_logs(settings.log_dirs) if p.topic == topic)
+    store.register_topic(
+        topic, log_.topic_id(), actor="e2e", now_ms=NOW_MS, remote_storage_enable=True
+    )
+
+
+def segment_rows(settings: Settings, topics: set[str]) -> Iterator[tuple[PartitionLog, list]]:
+    """Each partition of the topics with its remote segment rows, in offset order."""
+    store = open_store(settings)
+    for log_ in partition_logs(settings.log_dirs):
+        if log_.topic in topics:
+            yield log_, store.segments(store.topic(log_.topic).topic_id, log_.partition)
+
+
+def assert_consistent(settings: Settings, topics: set[str]) -> None:
+    """Nothing is half-done, and the bucket holds exactly the FINISHED segments' objects."""
+    store = open_store(settings)
+    expected: set[str] = set()
+    for log_, rows in segment_rows(settings, topics):
+        half_done = [r for r in rows if r.state in UNFINISHED]
+        assert half_done == [], f"{log_.topic}-{log_.partition}: {half_done}"
+        for row in rows:
+            if row.state == S.COPY_SEGMENT_FINISHED:
+                expected |= {o.key for o in store.segment_objects(row.segment_id)}
+    assert bucket_keys(settings) == expected
+
+
+def assert_all_eligible_copied(settings: Settings, topics: set[str]) -> None:
+    """Every segment Kafka's rules make eligible is FINISHED, once, and nothing else is live."""
+    for log_, rows in segment_rows(settings, topics):
+        live = [(r.start_offset, r.end_offset, r.state) for r in rows if r.state in LIVE]
+        wanted = [(start, end, S.COPY_SEGMENT_FINISHED) for start, end in eligible(log_)]
+        assert live == wanted, f"{log_.topic}-{log_.partition}"
+    assert_consistent(settings, topics)
+
+
+def bucket_keys(settings: Settings) -> set[str]:
+    bucket = Path(settings.remote_storage)
+    return {p.relative_to(bucket).as_posix() for p in bucket.rglob("*") if p.is_file()}
+
+
+def test_1_triggered_segment_copy_tiers_every_eligible_segment(airflow, settings):
+    unpause(airflow.api, "segment_copy")
+    conf = {"requested_by": "e2e", "reason": "first copy of orders"}
+    run = trigger(airflow.api, "segment_copy", conf)
+    assert run["conf"] == conf and run["run_type"] == "manual"
+
+    wait_for_run(airflow.api, "segment_copy", run["dag_run_id"], timeout_s=120)
+
+    assert_all_eligible_copied(settings, {FIRST_TOPIC})
+    assert bucket_keys(settings), "the copy uploaded objects"
+
+
+def test_2_task_failed_by_storage_then_cleared_by_on_call_reruns_clean(airflow, settings):
+    bucket = Path(settings.remote_storage)
+    saved = bucket.with_name("bucket.saved")
+    register(open_store(settings), settings, SECOND_TOPIC)  # new work: payments is tiered now
+    bucket.rename(saved)
+    bucket.write_text("storage is down\n")  # even root cannot create objects under a file
+    try:
+        run_id = trigger(airflow.api, "segment_copy", {"reason": "storage outage"})["dag_run_id"]
+        failed = wait_for_failed_tries(airflow.api, "segment_copy", run_id)
+        print("failed while the bucket was down:\n" + describe_tasks(failed))
+    finally:
+        bucket.unlink()
+        saved.rename(bucket)
+
+    # On-call: storage is back; clear the failed tasks and what runs after them. Clearing also
+    # skips the wait for the next retry (30 s, doubling). only_failed would not do here: the
+    # downstream tasks (trigger rule all_done) would not rerun, leaving COPY_SEGMENT_STARTED.
+    cleared = airflow.api.post(
+        "/api/v2/dags/segment_copy/clearTaskInstances",
+        {
+            "dry_run": False,
+            "dag_run_id": run_id,
+            "task_ids": [[ti["task_id"], ti["map_index"]] for ti in failed],
+            "include_downstream": True,
+            "only_failed": False,
+            "note": "bucket restored; cleared by on-call",
+        },
+    )
+    cleared_ids = {(ti["task_id"], ti["map_index"]) for ti in cleared["task_instances"]}
+    assert {(ti["task_id"], ti["map_index"]) for ti in failed} <= cleared_ids
+
+    wait_for_run(airflow.api, "segment_copy", run_id, timeout_s=120)
+
+    rerun = {
+        (ti["task_id"], ti["map_index"]): ti
+        for ti in task_instances(airflow.api, "segment_copy", run_id)
+    }
+    for ti in failed:
+        again = rerun[(ti["task_id"], ti["map_index"])]
+        assert again["state"] == "success" and again["try_number"] > ti["try_number"]
+    assert_all_eligible_copied(settings, {FIRST_TOPIC, SECOND_TOPIC})
+
+
+def test_3_three_night_backfill_of_retention_expiry(airflow, settings):
+    unpause(airflow.api, "retention_expiry")
+    first = (datetime.now(UTC) - timedelta(days=5)).replace(
+        hour=0, minute=0, second=0, microsecond=0
+    )
+    body = {
+        "dag_id": "retention_expiry",
+        "from_date": first.isoformat(),
+        "to_date": (first + timedelta(days=3)).isoformat(),
+        # One night at a time, in order, as the DAG's own max_active_runs=1 intends; the
+        # backfill's max_active_runs (default 10) would otherwise take precedence.
+        "max_active_runs": 1,
+        "reprocess_behavior": "none",
+    }
+    planned = airflow.api.post("/api/v2/backfills/dry_run", body)["backfills"]
+    assert len(planned) == 3, planned
+
+    backfill = airflow.api.post("/api/v2/backfills", body)
+
+    def runs() -> list[dict]:
+        found = airflow.api.get(
+            "/api/v2/dags/retention_expiry/dagRuns", run_type=["backfill"], limit=100
+        )
+        return found["dag_runs"]
+
+    wait_until(
+        "the backfill to complete",
+        lambda: airflow.api.get(f"/api/v2/backfills/{backfill['id']}")["completed_at"],
+        timeout_s=150,
+        explain=lambda: "\n".join(f"{r['dag_run_id']}: {r['state']}" for r in runs()),
+    )
+    nights = sorted(runs(), key=lambda r: r["logical_date"])
+    assert [r["state"] for r in nights] == ["success"] * 3, nights
+    assert len({r["logical_date"] for r in nights}) == 3
+    for earlier, later in itertools.pairwise(nights):
+        assert earlier["end_date"] <= later["start_date"], "nights ran one after the other"
+    assert_consistent(settings, {FIRST_TOPIC, SECOND_TOPIC})
+    states = {r.state for _, rows in segment_rows(settings, {FIRST_TOPIC}) for r in rows}
+    assert S.DELETE_SEGMENT_FINISHED in states, "weeks-old segments expired remotely"
+
+
+def test_4_ui_lists_the_dags_without_import_errors(airflow, tmp_path):
+    if shutil.which("chromium") is None:
+        pytest.fail("Debian's chromium is not installed: `make test-servers` installs it")
+    assert airflow.import_errors() == []
+    shot = tmp_path / "airflow-dags.png"
+    text = browser.screenshot(
+        f"{airflow.url}/dags",
+        shot,
+        login=("admin", airflow.password),
+        wait_for=DAG_IDS,
+        click='button[aria-label="Show table view"]',  # all six DAGs fit on one screen
+    )
+    assert "segment_copy" in text
+    summary = summarize_png(shot)
+    assert (summary.width, summary.height) == (browser.WIDTH, browser.HEIGHT)
+    assert summary.colours > 50, "the screenshot is (nearly) blank"
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(shot, SCREENSHOT)
+    print(f"screenshot of the DAG list: {SCREENSHOT}")
+
+
+def test_5_servers_listen_on_loopback_only_and_stop_cleanly(airflow):
+    listening = {
+        (conn.laddr.ip, conn.laddr.port)
+        for process in airflow.leftovers()
+        for conn in _listening(process)
+    }
+    assert ("127.0.0.1", airflow.port) in listening
+    assert {ip for ip, _ in listening} == {"127.0.0.1"}, listening
+
+    airflow.stop()
+    assert airflow.leftovers() == []
+    ours = psutil.Process().children(recursive=True)
+    names = ("airflow", "gunicorn", "uvicorn", "chromium")
+    left = [
+        p
+        for p in ours
+        if p.status() != psutil.STATUS_ZOMBIE and any(n in " ".join(_cmdline(p)) for n in names)
+    ]
+    assert left == [], left
+
+
+def _listening(process: psutil.Process) -> list:
+    try:
+        return [c for c in process.net_connections("inet") if c.status == psutil.CONN_LISTEN]
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return []
+
+
+def _cmdline(process: psutil.Process) -> list[str]:
+    try:
+        return process.cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return []

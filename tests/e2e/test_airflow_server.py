@@ -1,0 +1,96 @@
+"""The parts of the local Airflow launcher that need no running Airflow."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+
+from tierflow.airflow_server import (
+    PASSWORD_FILE,
+    _is_airflow,
+    admin_password,
+    choose_port,
+    expected_dag_files,
+    server_env,
+)
+from tierflow.cli import build_parser
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def test_admin_password_is_generated_once_and_kept_private(tmp_path: Path):
+    password = admin_password(tmp_path)
+    path = tmp_path / PASSWORD_FILE
+    assert json.loads(path.read_text()) == {"admin": password}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert admin_password(tmp_path) == password, "the same home keeps its login"
+
+
+def test_a_taken_default_port_falls_back_to_a_free_one():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        assert choose_port(taken) == taken, "an explicit port is used as given"
+        assert choose_port(0) not in (0, taken)
+
+
+def test_environment_is_private_loopback_and_passes_tierflow_settings_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("TIERFLOW_DATA_DIR", "/somewhere")
+    monkeypatch.setenv("AIRFLOW__CORE__EXECUTOR", "CeleryExecutor")
+    env = server_env(PROJECT, tmp_path, 18080, {"TIERFLOW_KEYRING": "/keys.json"})
+    assert env["AIRFLOW_HOME"] == str(tmp_path)
+    assert env["AIRFLOW__CORE__DAGS_FOLDER"] == str(PROJECT / "dags")
+    assert env["AIRFLOW__CORE__PLUGINS_FOLDER"] == str(PROJECT / "plugins")
+    assert env["AIRFLOW__CORE__LOAD_EXAMPLES"] == "False"
+    assert env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+    assert env["AIRFLOW__API__HOST"] == "127.0.0.1"
+    assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://127.0.0.1:18080/execution/"
+    assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == f"sqlite:///{tmp_path / 'airflow.db'}"
+    assert env["TIERFLOW_DATA_DIR"] == "/somewhere"
+    assert env["TIERFLOW_KEYRING"] == "/keys.json"
+
+
+def test_every_dag_file_is_expected_to_be_parsed():
+    assert expected_dag_files(PROJECT / "dags") == {
+        f"{name}.py"
+        for name in (
+            "index_cache",
+            "remote_partition_removal",
+            "remote_reconcile",
+            "retention_expiry",
+            "segment_copy",
+            "topic_disablement",
+        )
+    }
+
+
+@pytest.mark.parametrize(
+    ("cmdline", "ours"),
+    [
+        (["airflow api_server -- host:127.0.0.1 port:8080"], True),
+        (["airflow worker -- LocalExecutor: <idle>"], True),
+        (["/venv/bin/python3", "-m", "airflow", "scheduler"], True),
+        (["/venv/bin/airflow", "dag-processor"], True),
+        (["tail", "-f", "/data/airflow-home/logs/scheduler.log"], False),
+        (["-bash"], False),
+        ([], False),
+    ],
+)
+def test_only_airflow_processes_count_as_leftovers(cmdline: list[str], ours: bool):
+    assert _is_airflow(cmdline) is ours
+
+
+def test_serve_help_says_what_starts_and_how_to_log_in(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["airflow", "serve", "--help"])
+    text = capsys.readouterr().out
+    for words in ("api-server", "scheduler", "dag-processor", "airflow_settings.yaml", "admin"):
+        assert words in text
+    assert "--port" in text and "--home" in text
