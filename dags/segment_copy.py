@@ -135,9 +135,15 @@ def segment_copy() -> None:
 
     @task
     def summarize(reports: list[dict | None]) -> dict:
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from tierflow.tasks.segment_copy import PartitionsNotCopiedError
         from tierflow.tasks.segment_copy import summarize as summarize_reports
 
-        return summarize_reports(list(reports))
+        try:
+            return summarize_reports(list(reports))
+        except PartitionsNotCopiedError as exc:  # a retry of summarize cannot fix it
+            raise AirflowFailException(str(exc)) from exc
 
     @task(outlets=[Asset(REMOTE_SEGMENTS)])
     def announce_new_segments(summary: dict) -> None:

@@ -156,7 +156,13 @@ def finalize_target(
     return report.as_dict()
 
 
+class PartitionsNotCopiedError(RuntimeError):
+    """Some partitions' prepare failed: the run must end red although the rest was copied."""
+
+
 def summarize(reports: Sequence[dict | None]) -> dict:
+    """Totals of the run; raises at the end when a partition was not copied, because Airflow
+    takes a run's state from its last tasks and would otherwise call it a success."""
     done = [r for r in reports if r]
     copied = sum(len(r["copied"]) for r in done)
     size = sum(s["size_in_bytes"] for r in done for s in r["copied"])
@@ -168,6 +174,13 @@ def summarize(reports: Sequence[dict | None]) -> dict:
         len(done),
         cleaned,
     )
+    missing = len(reports) - len(done)
+    if missing:
+        raise PartitionsNotCopiedError(
+            f"{missing} of {len(reports)} partitions were not copied (their prepare task "
+            f"failed; {copied} segments of the others were); clear the failed tasks together "
+            "with their downstream tasks to finish the run"
+        )
     return {"partitions": len(done), "segments": copied, "bytes": size, "cleaned_up": cleaned}
 
 
