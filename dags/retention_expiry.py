@@ -5,7 +5,8 @@ Expires tiered data as Kafka's RLMExpirationTask and local retention do, one map
 partition, every night at 02:00 UTC.
 
 * **Now** for a run is its data interval end, so a backfill
-  (`airflow backfill create --dag-id retention_expiry --from-date … --to-date …`) evaluates each
+  (`airflow backfill create --dag-id retention_expiry --from-date … --to-date … --max-active-runs 1`;
+  without the last flag a backfill runs several nights at once) evaluates each
   night as of that night.
 * **Local retention** (first): `local.retention.ms/bytes` (-2: same as `retention.*`). A local
   segment goes only when its remote copy is COPY_SEGMENT_FINISHED, and only as a prefix from the
