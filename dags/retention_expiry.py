@@ -4,10 +4,9 @@
 Expires tiered data as Kafka's RLMExpirationTask and local retention do, one mapped task per
 partition, every night at 02:00 UTC.
 
-* **Now** for a run is its data interval end, so a backfill
-  (`airflow backfill create --dag-id retention_expiry --from-date … --to-date … --max-active-runs 1`;
-  without the last flag a backfill runs several nights at once) evaluates each
-  night as of that night.
+* **Now** for a run is its data interval end, so a backfill evaluates each night as of that
+  night: `airflow backfill create --dag-id retention_expiry --from-date … --to-date …
+  --max-active-runs 1` (without the last flag a backfill runs several nights at once).
 * **Local retention** (first): `local.retention.ms/bytes` (-2: same as `retention.*`). A local
   segment goes only when its remote copy is COPY_SEGMENT_FINISHED, and only as a prefix from the
   oldest. Files are deleted from the broker's log dirs only with

@@ -10,7 +10,7 @@ import base64
 import re
 import uuid
 
-_KAFKA_UUID = re.compile(r"^[A-Za-z0-9_-]{22}$")
+_KAFKA_UUID = re.compile(r"[A-Za-z0-9_-]{22}")
 
 # Kafka reserves these two: the zero id and the id of the metadata topic.
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -25,7 +25,7 @@ def to_kafka_uuid(value: uuid.UUID) -> str:
 
 def from_kafka_uuid(text: str) -> uuid.UUID:
     """Decode Kafka's 22-character form; raise ValueError naming the bad text."""
-    if not _KAFKA_UUID.match(text):
+    if not _KAFKA_UUID.fullmatch(text):
         raise ValueError(f"not a Kafka Uuid (22 URL-safe base64 characters): {text!r}")
     raw = base64.urlsafe_b64decode(text + "==")
     if len(raw) != 16:

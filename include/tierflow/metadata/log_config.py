@@ -31,6 +31,9 @@ KAFKA_NAMES: dict[str, str] = {
     "remote.log.copy.disable": "remote_log_copy_disable",
 }
 DELETE_ON_DISABLE = "remote.log.delete.on.disable"
+# Checked but not stored: tierflow tiers only cleanup.policy=delete topics (see below).
+CLEANUP_POLICY = "cleanup.policy"
+CLEANUP_POLICIES = ("delete", "compact")
 FIELD_NAMES: dict[str, str] = {field: name for name, field in KAFKA_NAMES.items()}
 
 _BOOL_FIELDS = frozenset({"remote_storage_enable", "remote_log_copy_disable"})
@@ -122,9 +125,12 @@ def parse_kafka_configs(configs: Mapping[str, str]) -> dict[str, Any]:
             policy = "delete" if _parse_bool(name, raw) else "retain"
             _set_once(out, "remote_log_disable_policy", policy, name)
             continue
+        if name == CLEANUP_POLICY:
+            _check_cleanup_policy(raw)
+            continue
         field = KAFKA_NAMES.get(name)
         if field is None:
-            known = ", ".join(sorted([*KAFKA_NAMES, DELETE_ON_DISABLE]))
+            known = ", ".join(sorted([*KAFKA_NAMES, DELETE_ON_DISABLE, CLEANUP_POLICY]))
             raise InvalidConfigError(name, f"{name}: unknown topic config (known: {known})")
         if field in _BOOL_FIELDS:
             value: Any = _parse_bool(name, raw)
@@ -134,6 +140,24 @@ def parse_kafka_configs(configs: Mapping[str, str]) -> dict[str, Any]:
             value = _parse_int(name, raw)
         _set_once(out, field, value, name)
     return out
+
+
+def _check_cleanup_policy(raw: str) -> None:
+    """Kafka's LogConfig refuses remote storage on a compacted topic. tierflow keeps no
+    cleanup.policy to check a later enable against, so it refuses compaction outright."""
+    policies = [p.strip() for p in raw.split(",") if p.strip()]
+    unknown = [p for p in policies if p not in CLEANUP_POLICIES]
+    if not policies or unknown:
+        raise InvalidConfigError(
+            CLEANUP_POLICY,
+            f"{CLEANUP_POLICY}={raw}: must be a list of {', '.join(CLEANUP_POLICIES)}",
+        )
+    if "compact" in policies:
+        raise InvalidConfigError(
+            CLEANUP_POLICY,
+            f"{CLEANUP_POLICY}={raw}: remote storage is not supported for compacted topics; "
+            "tierflow registers only cleanup.policy=delete topics",
+        )
 
 
 def _set_once(out: dict[str, Any], field: str, value: Any, name: str) -> None:

@@ -21,6 +21,7 @@ from tierflow.metadata.log_config import FIELD_NAMES, TopicConfig
 from tierflow.metadata.models import Partition, RemotePartitionDelete, Topic
 from tierflow.metadata.states import TieredState, is_valid_tiered_transition
 from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+from tierflow.storage.keys import validate_topic_id, validate_topic_name
 
 # '#' is not a legal Kafka topic character, so a retired name never clashes with a live one
 # and the Kafka name (still needed for the retired topic's object keys) is what precedes it.
@@ -95,8 +96,14 @@ class TopicRegistry(StoreBase):
 
         Flipping ``remote_storage_enable`` drives KIP-950's tiered state: true enters ENABLED
         (only from DISABLED), false enters DISABLING; either flip bumps ``tiered_epoch``.
+        An illegal name or id (InvalidTopicNameError, InvalidTopicIdError) or config
+        (InvalidConfigError) raises before anything is written.
         """
-        TopicConfig().with_changes(configs)  # unknown names fail before anything is read
+        # The name and id become part of every object key: check them, and the config names,
+        # before anything is read or written.
+        validate_topic_name(name)
+        validate_topic_id(name, topic_id)
+        TopicConfig().with_changes(configs)
         for _ in range(MAX_ATTEMPTS):
             existing = self._find_topic(name)
             if existing is None:

@@ -12,21 +12,34 @@ import re
 
 from tierflow.ids import is_kafka_uuid
 
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+_TOPIC_ID = re.compile(r"[A-Za-z0-9_-]{22}")
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")  # fullmatch: "$" would allow a final "\n"
 
 
 class InvalidTopicNameError(ValueError):
-    pass
+    """A topic name Kafka would refuse; it never reaches a key, a path or a row."""
+
+
+class InvalidTopicIdError(ValueError):
+    """A topic id that is not Kafka's 22-character Uuid text; it is part of every key too."""
 
 
 def validate_topic_name(topic: str) -> str:
     """Kafka's rule (Topic.validate): 1-249 of [a-zA-Z0-9._-], and not '.' or '..'."""
-    if topic in (".", "..") or not _LEGAL_TOPIC.match(topic):
+    if topic in (".", "..") or not _LEGAL_TOPIC.fullmatch(topic):
         raise InvalidTopicNameError(
             f"illegal topic name {topic!r}: Kafka allows 1-249 characters of [a-zA-Z0-9._-], "
             "and neither '.' nor '..'"
         )
     return topic
+
+
+def validate_topic_id(topic: str, topic_id: str) -> str:
+    """Kafka's Uuid text form (22 URL-safe base64 characters, 16 bytes), exactly: a final
+    newline passes ``is_kafka_uuid`` (its "$" allows one) but must not reach a key."""
+    if not _TOPIC_ID.fullmatch(topic_id) or not is_kafka_uuid(topic_id):
+        raise InvalidTopicIdError(f"topic {topic}: invalid topic id {topic_id!r}")
+    return topic_id
 
 
 def normalize_prefix(prefix: str) -> str:
@@ -37,8 +50,7 @@ def normalize_prefix(prefix: str) -> str:
 
 def partition_prefix(prefix: str, topic: str, topic_id: str, partition: int) -> str:
     validate_topic_name(topic)
-    if not is_kafka_uuid(topic_id):
-        raise ValueError(f"topic {topic}: invalid topic id {topic_id!r}")
+    validate_topic_id(topic, topic_id)
     if partition < 0:
         raise ValueError(f"topic {topic}: invalid partition {partition}")
     return f"{normalize_prefix(prefix)}{topic}-{topic_id}/{partition}/"
