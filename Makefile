@@ -9,7 +9,7 @@ RUNTIME_STAMP := $(VENV)/.runtime-installed
 DEV_STAMP := $(VENV)/.dev-installed
 PIP_QUIET := --quiet --disable-pip-version-check
 
-.PHONY: demo test fuzz lint format java test-servers airflow install clean
+.PHONY: demo test fuzz chaos lint format java test-servers airflow install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,12 @@ test: $(DEV_STAMP) java test-servers
 # (make test runs the same properties with a few hundred cases each).
 fuzz: $(DEV_STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/fuzz -q
+
+# The crash-injection harness: every lifecycle operation SIGKILLed at each crash point it
+# reaches, on both storage layouts, Spark's rewrite included; rerun, reconciled and checked
+# (make test runs every operation but Spark's at three kill points each).
+chaos: $(DEV_STAMP) java
+	$(PY) -m tests.chaos
 
 # A local Airflow 3 (api-server, scheduler, dag-processor) with dags/ and plugins/ and the
 # settings in airflow_settings.yaml; prints the UI address and login. Ctrl-C stops it.

@@ -3,8 +3,13 @@
 Lifecycle code calls ``crash_point("copy.after_started")`` at every step boundary. When the
 environment variable TIERFLOW_CRASH_AT names that point, the process kills itself with SIGKILL,
 exactly like an OOM kill or a lost worker would. ``name#3`` kills at the third time the point is
-reached, so a test can stop a run in the middle of its third segment. Unset, this costs a dict
-lookup.
+reached, so a test can stop a run in the middle of its third segment.
+
+TIERFLOW_CRASH_TRACE names a file to which every point reached is appended, one line each
+(``pid<TAB>name#n<TAB>hit|kill``), written before any kill: the crash-injection harness runs an
+operation once with it to enumerate the kill points, and checks afterwards that the kill it
+asked for really happened (also in processes it does not start itself, such as Spark's Python
+workers). Unset, both cost a dict lookup.
 """
 
 from __future__ import annotations
@@ -14,15 +19,30 @@ import signal
 from collections import Counter
 
 ENV_CRASH_AT = "TIERFLOW_CRASH_AT"
+ENV_CRASH_TRACE = "TIERFLOW_CRASH_TRACE"
 
 _reached: Counter[str] = Counter()
 
 
 def crash_point(name: str) -> None:
     spec = os.environ.get(ENV_CRASH_AT)
-    if not spec:
+    trace = os.environ.get(ENV_CRASH_TRACE)
+    if not spec and not trace:
         return
     _reached[name] += 1
-    target, _, nth = spec.partition("#")
-    if target == name and _reached[name] == int(nth or 1):
+    hit = _reached[name]
+    target, _, nth = (spec or "").partition("#")
+    kill = target == name and hit == int(nth or 1)
+    if trace:
+        _append_trace(trace, f"{os.getpid()}\t{name}#{hit}\t{'kill' if kill else 'hit'}\n")
+    if kill:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _append_trace(path: str, line: str) -> None:
+    """One O_APPEND write per line, so lines from concurrent processes never interleave."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)

@@ -138,6 +138,7 @@ def prepare_copy(
         return plan
 
     _take_lease(store, topic, log_.partition, owner, lease_ttl_s, clock)
+    crash_point("copy.after_lease")
     try:
         report.cleaned_up = _clean_up_abandoned(store, rsm, topic, log_.partition, owner, clock)
         for candidate in candidates:

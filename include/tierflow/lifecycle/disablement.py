@@ -220,6 +220,7 @@ def _delete_partition(
         delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=clock())
         report.deleted_segments.append(row.segment_id)
     reset_highest_remote_offset(store, topic.topic_id, number, actor=actor, now_ms=clock())
+    crash_point("disable.after_reset")
 
 
 def _clean_up_abandoned(

@@ -301,6 +301,7 @@ def execute_local_retention(
         _require_remote_copy(store, plan, log_, deletion)  # right before unlinking
         for path in segment_files(log_, deletion.base_offset):
             path.unlink(missing_ok=True)
+            crash_point("local_retention.after_file_delete")
         log.info(
             "deleted local segment %s of %s-%d (%s)",
             LogSegment(deletion.base_offset, log_.path).log_path.name,

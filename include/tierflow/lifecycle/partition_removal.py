@@ -136,6 +136,7 @@ def remove_partition(
     _sweep_prefix(objects, prefix, topic, partition, report)
     crash_point("partition_removal.after_prefix")
     store.transition_partition_delete(topic_id, partition, FINISHED, actor=actor, now_ms=clock())
+    crash_point("partition_removal.after_finished")
     report.finished = True
     log.info(
         "removed remote data of %s-%d (%s): %d segment(s), %d leftover object(s)",

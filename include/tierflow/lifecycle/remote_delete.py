@@ -40,4 +40,5 @@ def delete_remote_segment(
     store.transition_segment(
         row.segment_id, RemoteLogSegmentState.DELETE_SEGMENT_FINISHED, actor=actor, now_ms=now_ms
     )
+    crash_point("delete.after_finished")
     log.info("deleted remote segment %s of %s-%d", row.segment_id, topic.name, row.partition)
