@@ -31,3 +31,17 @@ def index_entries(
     while entries and not any(entries[-1][1]):
         entries.pop()  # a zero-filled preallocated tail is not data
     return entries
+
+
+def refuse_zero_tail(data: bytes, entry_size: int, kind: str) -> bytes:
+    """Index bytes as written, unless their last entry is all zeros.
+
+    Readers drop a zero-filled tail as preallocation, so such an entry (relative offset 0 at
+    position 0, or timestamp 0 at relative offset 0) would silently read back as absent.
+    Kafka never writes one: its first index entry comes after ``index.interval.bytes`` of log.
+    """
+    if data and not any(data[-entry_size:]):
+        raise ValueError(
+            f"{kind}: an all-zero last entry would read back as the zero-filled preallocated tail"
+        )
+    return data

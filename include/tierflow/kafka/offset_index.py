@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tierflow.kafka._fs import write_atomically
 from tierflow.kafka.errors import CorruptIndexError
-from tierflow.kafka.index_file import index_entries, read_index_entries
+from tierflow.kafka.index_file import index_entries, read_index_entries, refuse_zero_tail
 
 ENTRY = struct.Struct(">ii")
 _INT32_MAX = 2**31 - 1
@@ -102,7 +102,7 @@ def offset_index_bytes(base_offset: int, entries: Iterable[OffsetPosition]) -> b
             raise ValueError(f"index entries must ascend: {e} after {last}")
         out += ENTRY.pack(relative, e.position)
         last = e
-    return bytes(out)
+    return refuse_zero_tail(bytes(out), ENTRY.size, "offset index")
 
 
 def write_offset_index(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tierflow.ids import ZERO_UUID, from_kafka_uuid
+from tierflow.ids import ZERO_UUID, from_kafka_uuid, to_kafka_uuid
 from tierflow.kafka._fs import write_atomically
 from tierflow.kafka.checkpoint import parse_int, read_text_lines, split_fields
 from tierflow.kafka.errors import CorruptCheckpointError
@@ -31,8 +31,9 @@ def read_partition_metadata(path: str | Path) -> str:
     if len(lines) < 2:
         raise CorruptCheckpointError(path, None, "missing topic_id line", line=2)
     try:
-        topic_id = split_fields(lines[1], 2)[1]
-        from_kafka_uuid(topic_id)
+        # Kafka decodes the id and keeps the 16 bytes, so text whose last character carries
+        # stray low bits ("...AB" for "...AA") is that id; its canonical text names objects.
+        topic_id = to_kafka_uuid(from_kafka_uuid(split_fields(lines[1], 2)[1]))
     except ValueError as exc:
         raise CorruptCheckpointError(path, None, f"malformed line {lines[1]!r}", line=2) from exc
     if topic_id == ZERO_UUID:

@@ -38,6 +38,8 @@ _MIN_BATCH_SIZE = {
     2: _V2_HEADER_SIZE,
 }
 _SMALLEST = min(_MIN_BATCH_SIZE.values())
+_LEGACY_CODECS = range(4)  # none, gzip, snappy, lz4
+_V2_CODECS = range(5)  # and zstd
 
 _HAS_XXHASH = importlib.util.find_spec("xxhash") is not None
 
@@ -155,6 +157,7 @@ def _v2_header(frame: _Frame, source: str, validate_crc: bool) -> BatchHeader:
     batch = DefaultRecordBatch(frame.data)
     if validate_crc and not batch.validate_crc():
         raise _crc_error(frame, source, batch.base_offset, batch.crc)
+    _check_codec(frame, source, batch.compression_type, batch.base_offset)
     return BatchHeader(
         position=frame.position,
         size_in_bytes=frame.size,
@@ -182,14 +185,14 @@ def _legacy_header(frame: _Frame, source: str, validate_crc: bool) -> BatchHeade
     timestamp = fields[5] if frame.magic == 1 else -1
     compression = attributes & LegacyRecordBatch.CODEC_MASK
     base_offset = offset
-    if frame.complete:
-        batch = LegacyRecordBatch(frame.data, frame.magic)
-        # Must come before iteration: iterating swaps in the decompressed buffer, after which
-        # kafka-python's validate_crc() answers for the wrong bytes.
-        if validate_crc and not batch.validate_crc():
-            raise _crc_error(frame, source, offset, crc)
-        if compression:
-            base_offset = _first_inner_offset(batch, frame, source)
+    batch = LegacyRecordBatch(frame.data, frame.magic) if frame.complete else None
+    # Must come before iteration: iterating swaps in the decompressed buffer, after which
+    # kafka-python's validate_crc() answers for the wrong bytes.
+    if batch is not None and validate_crc and not batch.validate_crc():
+        raise _crc_error(frame, source, offset, crc)
+    _check_codec(frame, source, compression, offset)
+    if batch is not None and compression:
+        base_offset = _first_inner_offset(batch, frame, source)
     return BatchHeader(
         position=frame.position,
         size_in_bytes=frame.size,
@@ -208,6 +211,22 @@ def _legacy_header(frame: _Frame, source: str, validate_crc: bool) -> BatchHeade
         is_control_batch=False,
         records_count=None if compression else 1,  # as Kafka's countOrNull()
     )
+
+
+def _check_codec(frame: _Frame, source: str, compression: int, offset: int) -> None:
+    """Kafka's CompressionType.forId refuses ids 5-7, and zstd before magic 2.
+
+    Checked after the CRC, so a damaged byte is reported as such. kafka-python would report
+    the id as a header field and later raise UnsupportedCodecError, which reads as a missing
+    library rather than a corrupt batch.
+    """
+    if compression not in (_V2_CODECS if frame.magic == 2 else _LEGACY_CODECS):
+        raise CorruptRecordError(
+            source,
+            frame.position,
+            f"unknown compression codec id {compression} for a magic {frame.magic} batch "
+            f"(batch at offset {offset})",
+        )
 
 
 def _require_codec(magic: int, compression: int) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tierflow.kafka._fs import write_atomically
 from tierflow.kafka.errors import CorruptIndexError
-from tierflow.kafka.index_file import index_entries, read_index_entries
+from tierflow.kafka.index_file import index_entries, read_index_entries, refuse_zero_tail
 
 ENTRY = struct.Struct(">qi")
 NO_TIMESTAMP = -1
@@ -101,7 +101,7 @@ def time_index_bytes(base_offset: int, entries: Iterable[TimestampOffset]) -> by
             raise ValueError(f"time index entries must ascend: {e} after {last}")
         out += ENTRY.pack(e.timestamp, relative)
         last = e
-    return bytes(out)
+    return refuse_zero_tail(bytes(out), ENTRY.size, "time index")
 
 
 def write_time_index(

@@ -9,7 +9,6 @@ the original file, so finding the chunks of a byte range is a division, not a se
 from __future__ import annotations
 
 import base64
-import binascii
 import struct
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -284,13 +283,15 @@ def decode_chunk_sizes(data: bytes) -> list[int]:
     if count == 0:
         return []
     if count == 1:
-        return [struct.unpack_from(">i", data, 4)[0]]
-    (base,) = struct.unpack_from(">i", data, 4)
-    sizes = [
-        base + int.from_bytes(data[at : at + width], "big")
-        for at in range(9, 9 + (count - 1) * width, width)
-    ]
-    sizes.append(struct.unpack_from(">i", data, expected - 4)[0])
+        sizes = [struct.unpack_from(">i", data, 4)[0]]
+    else:
+        (base,) = struct.unpack_from(">i", data, 4)
+        sizes = [
+            base + int.from_bytes(data[at : at + width], "big")
+            for at in range(9, 9 + (count - 1) * width, width)
+        ]
+        sizes.append(struct.unpack_from(">i", data, expected - 4)[0])
+    # Every shape is checked: a lone negative size once slipped through as a chunk size.
     if any(size < 0 or size > INT32_MAX for size in sizes):
         raise ValueError("chunk sizes: a decoded size is outside [0, 2^31-1]")
     return sizes
@@ -308,7 +309,7 @@ def encode_transformed_chunks(sizes: Sequence[int]) -> str:
 def decode_transformed_chunks(text: str) -> list[int]:
     try:
         frame = base64.b64decode(text, validate=True)
-    except binascii.Error as exc:
+    except ValueError as exc:  # binascii.Error, or non-ASCII text
         raise ValueError(f"chunkIndex.transformedChunks: not base64 ({exc})") from None
     try:
         size = zstandard.frame_content_size(frame)

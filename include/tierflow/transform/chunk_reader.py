@@ -37,7 +37,10 @@ def read_chunk_run(
         chunk = index.chunk(chunk_id)
         at = chunk.transformed_position - start
         plain = transform.backward(
-            blob[at : at + chunk.transformed_size], object_key=log_key, chunk=chunk_id
+            blob[at : at + chunk.transformed_size],
+            object_key=log_key,
+            chunk=chunk_id,
+            expected_size=chunk.original_size,
         )
         if len(plain) != chunk.original_size:
             raise CorruptChunkError(

@@ -19,6 +19,8 @@ from tierflow.transform.errors import CorruptChunkError
 log = logging.getLogger(__name__)
 
 LEVEL = 3  # zstd-jni's default
+# Chunk sizes are Java ints in Aiven's chunk index; no chunk decodes to more.
+MAX_CHUNK_SIZE = 2**31 - 1
 
 
 class ChunkCompressor:
@@ -31,13 +33,25 @@ class ChunkCompressor:
         return self._compressor.compress(chunk)
 
 
-def decompress_chunk(frame: bytes, *, object_key: str, chunk: int | str) -> bytes:
+def decompress_chunk(
+    frame: bytes, *, object_key: str, chunk: int | str, expected_size: int | None = None
+) -> bytes:
+    """The chunk's original bytes; ``expected_size`` (from the chunk index) bounds the output.
+
+    The frame header's content size sizes the output buffer, so a damaged header claiming
+    terabytes must be refused before decoding rather than end in a MemoryError.
+    """
     try:
         size = zstandard.frame_content_size(frame)
     except zstandard.ZstdError as exc:
         raise CorruptChunkError(object_key, chunk, f"not a zstd frame ({exc})") from None
     if size < 0:
         raise CorruptChunkError(object_key, chunk, "zstd frame without its content size")
+    limit = MAX_CHUNK_SIZE if expected_size is None else expected_size
+    if size > limit:
+        raise CorruptChunkError(
+            object_key, chunk, f"zstd frame declares {size} bytes, more than the chunk's {limit}"
+        )
     try:
         return zstandard.ZstdDecompressor().decompress(frame, max_output_size=size)
     except zstandard.ZstdError as exc:

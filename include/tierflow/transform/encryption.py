@@ -10,7 +10,6 @@ Nothing else (chunk number, segment id) may be bound into GCM, or Aiven readers 
 from __future__ import annotations
 
 import base64
-import binascii
 import os
 from dataclasses import dataclass
 
@@ -93,5 +92,5 @@ def parse_data_key(text: str) -> tuple[str, bytes]:
         raise ValueError(f"dataKey {text[:40]!r}...: expected '<key id>:<base64>'")
     try:
         return parts[0], base64.b64decode(parts[1], validate=True)
-    except binascii.Error as exc:
+    except ValueError as exc:  # binascii.Error, or non-ASCII text
         raise ValueError(f"dataKey of key id {parts[0]!r}: not base64 ({exc})") from None

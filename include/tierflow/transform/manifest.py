@@ -9,7 +9,6 @@ as it was parsed so that rewriting a manifest (re-wrapping its data key) preserv
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -228,6 +227,6 @@ def _encryption(raw: object) -> EncryptionMetadata | None:
     parse_data_key(data_key)
     try:
         aad_bytes = base64.b64decode(aad, validate=True)
-    except binascii.Error as exc:
+    except ValueError as exc:  # binascii.Error, or non-ASCII text
         raise ValueError(f"encryption.aad: not base64 ({exc})") from None
     return EncryptionMetadata(data_key, aad_bytes)

@@ -35,11 +35,16 @@ class ChunkTransform:
             chunk = encrypt_chunk(chunk, self.data_key)
         return chunk
 
-    def backward(self, blob: bytes, *, object_key: str, chunk: int | str) -> bytes:
+    def backward(
+        self, blob: bytes, *, object_key: str, chunk: int | str, expected_size: int | None = None
+    ) -> bytes:
+        """``expected_size``, the chunk's original size, bounds what zstd may allocate."""
         if self.data_key is not None:
             blob = decrypt_chunk(blob, self.data_key, object_key=object_key, chunk=chunk)
         if self.compression:
-            blob = decompress_chunk(blob, object_key=object_key, chunk=chunk)
+            blob = decompress_chunk(
+                blob, object_key=object_key, chunk=chunk, expected_size=expected_size
+            )
         return blob
 
     def fixed_size(self, chunk_size: int) -> int | None:
