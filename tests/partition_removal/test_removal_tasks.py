@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.partition_removal.support import tiered_with_data, topic_keys
+from tests.support.ports import free_port
 from tests.support.tiered import Tiered
 from tierflow.cli import main as cli_main
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
@@ -65,9 +65,7 @@ def test_detect_marks_and_retires_then_removal_finishes(tmp_path: Path) -> None:
 
 def test_an_unreachable_cluster_fails_detection_and_marks_nothing(tmp_path: Path) -> None:
     t = tiered_with_data(tmp_path)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # closed once the block ends: nothing listens there
+    port = free_port()  # nothing listens there
     settings = replace(t.settings, kafka_bootstrap=f"127.0.0.1:{port}")
     with pytest.raises(ClusterMetadataError, match=f"127.0.0.1:{port}"):
         detect_deleted_topics(dry_run=False, settings=settings)

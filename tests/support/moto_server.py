@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.ports import free_port
 
 READY_TIMEOUT_S = 30.0
 REGION = "us-east-1"
@@ -82,12 +83,6 @@ def moto_server_command() -> str:
     if found is None:
         raise RuntimeError("moto_server not found: install requirements-dev.txt (moto[server])")
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager

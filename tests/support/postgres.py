@@ -21,7 +21,6 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -31,6 +30,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
+
+from tests.support.ports import free_port
 
 SUPERUSER = "tierflow"
 SERVER_OWNER = "postgres"  # the system user Debian's postgresql package creates
@@ -88,13 +89,6 @@ def find_bindir() -> Path:
 
 def _version_key(bindir: Path) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", bindir.parent.name)) or (0,)
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on now (the server may still lose it; we then retry)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _owner_prefix() -> list[str]:

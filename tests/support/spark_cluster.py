@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import pyspark
 
+from tests.support.ports import free_port
+
 SPARK_HOME = Path(pyspark.__file__).parent
 READY_TIMEOUT_S = 90.0
 
@@ -27,12 +28,6 @@ READY_TIMEOUT_S = 90.0
 class SparkCluster:
     master_url: str
     logs: tuple[Path, ...]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager
