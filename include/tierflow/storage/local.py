@@ -15,12 +15,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tierflow.storage.errors import InvalidKeyError, RemoteResourceNotFoundError, RemoteStorageError
-from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, validate_key
+from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, StreamingWrites, validate_key
 
 _TMP_MARKER = ".tmp-"
 
 
-class LocalDirectoryObjectStore:
+class LocalDirectoryObjectStore(StreamingWrites):
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
@@ -57,18 +57,6 @@ class LocalDirectoryObjectStore:
             raise
         _fsync_dir(target.parent)
         return ObjectInfo(key, size, digest.hexdigest())
-
-    def put_file(self, key: str, source: Path) -> ObjectInfo:
-        if not Path(source).is_file():
-            raise RemoteStorageError(key, f"cannot upload {source}: no such file")
-        with open(source, "rb") as handle:
-            return self._write(key, iter(lambda: handle.read(READ_CHUNK), b""))
-
-    def put_bytes(self, key: str, data: bytes) -> ObjectInfo:
-        return self._write(key, [data])
-
-    def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
-        return self._write(key, chunks)
 
     def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
         path = self._path(key)

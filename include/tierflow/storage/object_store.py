@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from tierflow.storage.errors import InvalidKeyError
+from tierflow.storage.errors import InvalidKeyError, RemoteStorageError
 
 READ_CHUNK = 1024 * 1024
 
@@ -60,3 +60,22 @@ class ObjectStore(Protocol):
 
     def describe(self) -> str:
         """Where the bucket is, for messages."""
+
+
+class StreamingWrites:
+    """The three upload forms as one stream, for backends that implement ``_write`` once."""
+
+    def _write(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        raise NotImplementedError
+
+    def put_file(self, key: str, source: Path) -> ObjectInfo:
+        if not Path(source).is_file():
+            raise RemoteStorageError(key, f"cannot upload {source}: no such file")
+        with open(source, "rb") as handle:
+            return self._write(key, iter(lambda: handle.read(READ_CHUNK), b""))
+
+    def put_bytes(self, key: str, data: bytes) -> ObjectInfo:
+        return self._write(key, [data])
+
+    def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        return self._write(key, chunks)

@@ -18,7 +18,6 @@ import hashlib
 import logging
 from collections.abc import Iterable, Iterator
 from contextlib import closing
-from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlparse, urlunparse
 
@@ -27,7 +26,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE, MIN_S3_PART_SIZE
 from tierflow.storage.errors import RemoteResourceNotFoundError, RemoteStorageError
 from tierflow.storage.keys import normalize_prefix
-from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, validate_key
+from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, StreamingWrites, validate_key
 
 S3Client = Any  # a botocore S3 client: from S3Hook, or built by s3_handover.S3ClientSpec
 log = logging.getLogger(__name__)
@@ -58,7 +57,7 @@ def hook_client(aws_conn_id: str = DEFAULT_AWS_CONN_ID) -> S3Client:
     return S3Hook(aws_conn_id=aws_conn_id).get_conn()
 
 
-class S3ObjectStore:
+class S3ObjectStore(StreamingWrites):
     def __init__(
         self,
         bucket: str,
@@ -91,18 +90,6 @@ class S3ObjectStore:
         return self.prefix + validate_key(key)
 
     # -- writes -------------------------------------------------------------------------------
-
-    def put_file(self, key: str, source: Path) -> ObjectInfo:
-        if not Path(source).is_file():
-            raise RemoteStorageError(key, f"cannot upload {source}: no such file")
-        with open(source, "rb") as handle:
-            return self._write(key, iter(lambda: handle.read(READ_CHUNK), b""))
-
-    def put_bytes(self, key: str, data: bytes) -> ObjectInfo:
-        return self._write(key, [data])
-
-    def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
-        return self._write(key, chunks)
 
     def _write(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
         """Fill parts from the stream; the first full part with more data behind it starts a
