@@ -20,23 +20,20 @@ from rich.table import Table
 from tierflow.cli.commands import CommandError
 from tierflow.cli.report import human_bytes
 from tierflow.config import InvalidSettingError, Settings
-from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import (
     Finding,
     Outcome,
     ReconcilePlan,
     ReconcileReport,
     Result,
-    apply_reconcile,
     human_duration,
-    plan_reconcile,
     reconcile_summary,
     why_kept,
 )
 from tierflow.metadata.errors import UnknownTopicError
-from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.storage.errors import RemoteStorageError
 from tierflow.storage.factory import UnsupportedStorageURLError
+from tierflow.tasks.reconcile import run_reconcile
 
 ACTOR = "cli:reconcile"
 EXIT_CLEAN, EXIT_ANOMALIES, EXIT_ERRORS = 0, 1, 2
@@ -126,24 +123,9 @@ def _run(
     settings: Settings, args: argparse.Namespace
 ) -> tuple[ReconcilePlan, ReconcileReport | None]:
     grace_ms = settings.reconcile_grace_s * 1000 if args.grace is None else args.grace
-    objects = open_objects(settings)
-    store = open_store(settings)
-    try:
-        plan = plan_reconcile(
-            store,
-            objects,
-            prefix=settings.storage_prefix,
-            now_ms=wall_clock_ms(),
-            object_grace_ms=grace_ms,
-            row_grace_ms=settings.stale_copy_grace_s * 1000,
-            topics=args.topic,
-        )
-        if not args.apply:
-            return plan, None
-        rsm = open_storage(settings)
-        return plan, apply_reconcile(plan, store, rsm, objects, actor=ACTOR, now_ms=wall_clock_ms())
-    finally:
-        store.close()
+    return run_reconcile(
+        settings, apply=args.apply, object_grace_ms=grace_ms, actor=ACTOR, topics=args.topic
+    )
 
 
 def exit_status(plan: ReconcilePlan, report: ReconcileReport | None) -> int:

@@ -57,6 +57,37 @@ def object_grace_ms(settings: Settings, grace_hours: float | None) -> int:
     return round(grace_hours * 3_600_000)
 
 
+def run_reconcile(
+    settings: Settings,
+    *,
+    apply: bool,
+    object_grace_ms: int,
+    actor: str,
+    topics: list[str] | None = None,
+) -> tuple[ReconcilePlan, ReconcileReport | None]:
+    """Plan against the configured bucket and store, and with ``apply`` fix what is safe."""
+    objects = open_objects(settings)
+    store = open_store(settings)
+    try:
+        plan = plan_reconcile(
+            store,
+            objects,
+            prefix=settings.storage_prefix,
+            now_ms=wall_clock_ms(),
+            object_grace_ms=object_grace_ms,
+            row_grace_ms=settings.stale_copy_grace_s * 1000,
+            topics=topics,
+        )
+        if not apply:
+            return plan, None
+        report = apply_reconcile(
+            plan, store, open_storage(settings), objects, actor=actor, now_ms=wall_clock_ms()
+        )
+        return plan, report
+    finally:
+        store.close()
+
+
 def reconcile(
     *,
     apply: bool,
@@ -66,29 +97,9 @@ def reconcile(
 ) -> dict[str, Any]:
     """Plan (and with ``apply``, fix) the whole bucket; returns reconcile_summary's dict."""
     settings = settings or Settings.from_env()
-    objects = open_objects(settings)
-    store = open_store(settings)
-    try:
-        plan = plan_reconcile(
-            store,
-            objects,
-            prefix=settings.storage_prefix,
-            now_ms=wall_clock_ms(),
-            object_grace_ms=object_grace_ms(settings, grace_hours),
-            row_grace_ms=settings.stale_copy_grace_s * 1000,
-        )
-        report = None
-        if apply:
-            report = apply_reconcile(
-                plan,
-                store,
-                open_storage(settings),
-                objects,
-                actor=actor,
-                now_ms=wall_clock_ms(),
-            )
-    finally:
-        store.close()
+    plan, report = run_reconcile(
+        settings, apply=apply, object_grace_ms=object_grace_ms(settings, grace_hours), actor=actor
+    )
     log_summary(plan, report)
     if report is not None and report.failed:
         lines = "; ".join(f"{o.finding.subject}: {o.detail}" for o in report.failed)
