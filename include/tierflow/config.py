@@ -39,6 +39,10 @@ ENV_RECONCILE_GRACE_S = "TIERFLOW_RECONCILE_GRACE_S"
 ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
 ENV_AWS_CONN_ID = "TIERFLOW_AWS_CONN_ID"
 ENV_S3_PART_SIZE = "TIERFLOW_S3_PART_SIZE"
+ENV_STORAGE_RETRY_ATTEMPTS = "TIERFLOW_STORAGE_RETRY_ATTEMPTS"
+ENV_STORAGE_RETRY_BASE_MS = "TIERFLOW_STORAGE_RETRY_BASE_MS"
+ENV_STORAGE_RETRY_MAX_MS = "TIERFLOW_STORAGE_RETRY_MAX_MS"
+ENV_STORAGE_TIMEOUT_S = "TIERFLOW_STORAGE_TIMEOUT_S"
 
 DEFAULT_LEASE_TTL_S = 900
 DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024
@@ -58,6 +62,13 @@ DEFAULT_AWS_CONN_ID = "aws_default"
 # but the last), so that is the smallest part size there is.
 DEFAULT_S3_PART_SIZE = 8 * 1024 * 1024
 MIN_S3_PART_SIZE = 5 * 1024 * 1024
+# Each storage request is tried this often in all, sleeping a random time up to base * 2**n
+# (capped at max) between tries; see storage.retry.
+DEFAULT_STORAGE_RETRY_ATTEMPTS = 5
+DEFAULT_STORAGE_RETRY_BASE_MS = 200
+DEFAULT_STORAGE_RETRY_MAX_MS = 20_000
+# Connect and read timeout of one S3 request: a hung request becomes a retry.
+DEFAULT_STORAGE_TIMEOUT_S = 60
 
 
 class InvalidSettingError(ValueError):
@@ -86,6 +97,26 @@ def _int_setting(env: Mapping[str, str], name: str, default: int, *, minimum: in
     if value < minimum:
         raise InvalidSettingError(f"{name}={raw!r}: must be at least {minimum}")
     return value
+
+
+def _retry_settings(env: Mapping[str, str]) -> dict[str, int]:
+    base = _int_setting(env, ENV_STORAGE_RETRY_BASE_MS, DEFAULT_STORAGE_RETRY_BASE_MS, minimum=0)
+    most = _int_setting(env, ENV_STORAGE_RETRY_MAX_MS, DEFAULT_STORAGE_RETRY_MAX_MS, minimum=0)
+    if most < base:
+        raise InvalidSettingError(
+            f"{ENV_STORAGE_RETRY_MAX_MS}={most}: must be at least "
+            f"{ENV_STORAGE_RETRY_BASE_MS}={base}"
+        )
+    return {
+        "storage_retry_attempts": _int_setting(
+            env, ENV_STORAGE_RETRY_ATTEMPTS, DEFAULT_STORAGE_RETRY_ATTEMPTS, minimum=1
+        ),
+        "storage_retry_base_ms": base,
+        "storage_retry_max_ms": most,
+        "storage_timeout_s": _int_setting(
+            env, ENV_STORAGE_TIMEOUT_S, DEFAULT_STORAGE_TIMEOUT_S, minimum=1
+        ),
+    }
 
 
 def project_root() -> Path | None:
@@ -131,6 +162,10 @@ class Settings:
     # its extras for S3-compatible stores. Only the id is a setting.
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
     s3_part_size: int = DEFAULT_S3_PART_SIZE
+    storage_retry_attempts: int = DEFAULT_STORAGE_RETRY_ATTEMPTS
+    storage_retry_base_ms: int = DEFAULT_STORAGE_RETRY_BASE_MS
+    storage_retry_max_ms: int = DEFAULT_STORAGE_RETRY_MAX_MS
+    storage_timeout_s: int = DEFAULT_STORAGE_TIMEOUT_S
 
     @property
     def index_cache_root(self) -> Path:
@@ -191,6 +226,7 @@ class Settings:
             s3_part_size=_int_setting(
                 env, ENV_S3_PART_SIZE, DEFAULT_S3_PART_SIZE, minimum=MIN_S3_PART_SIZE
             ),
+            **_retry_settings(env),
         )
 
     @classmethod
@@ -232,4 +268,8 @@ class Settings:
             ENV_KAFKA_BOOTSTRAP: self.kafka_bootstrap or "",
             ENV_AWS_CONN_ID: self.aws_conn_id,
             ENV_S3_PART_SIZE: str(self.s3_part_size),
+            ENV_STORAGE_RETRY_ATTEMPTS: str(self.storage_retry_attempts),
+            ENV_STORAGE_RETRY_BASE_MS: str(self.storage_retry_base_ms),
+            ENV_STORAGE_RETRY_MAX_MS: str(self.storage_retry_max_ms),
+            ENV_STORAGE_TIMEOUT_S: str(self.storage_timeout_s),
         }

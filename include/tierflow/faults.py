@@ -34,12 +34,12 @@ def crash_point(name: str) -> None:
     target, _, nth = (spec or "").partition("#")
     kill = target == name and hit == int(nth or 1)
     if trace:
-        _append_trace(trace, f"{os.getpid()}\t{name}#{hit}\t{'kill' if kill else 'hit'}\n")
+        append_trace(trace, f"{os.getpid()}\t{name}#{hit}\t{'kill' if kill else 'hit'}\n")
     if kill:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _append_trace(path: str, line: str) -> None:
+def append_trace(path: str, line: str) -> None:
     """One O_APPEND write per line, so lines from concurrent processes never interleave."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

@@ -20,3 +20,7 @@ class VerificationError(RemoteStorageError):
 
 class InvalidKeyError(RemoteStorageError):
     """A key that would escape the bucket root or is otherwise unusable."""
+
+
+class TransientStorageError(RemoteStorageError):
+    """A failure that may pass (a timeout, a dropped connection, a 5xx): worth retrying."""

@@ -4,7 +4,9 @@ A plain path or ``file://`` URL is a local directory bucket (the embedded defaul
 ``s3://bucket[/prefix]`` is an S3 bucket, or any S3-compatible store, reached through the
 Airflow connection ``aws_conn_id`` (Spark executors pass a handed-over client spec instead).
 The layout is Aiven's chunked one (optionally compressed and encrypted) or plain: one object
-per file.
+per file. S3 requests are retried by the configured policy; a local directory fails for good
+when it fails. With TIERFLOW_STORAGE_FAULTS set (tests only), the bucket is wrapped in the
+fault-injecting store and a retrying one in front of it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE
+from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE, DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.storage.fault_injection import FaultPlan, FaultyObjectStore
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
 from tierflow.storage.remote_storage_manager import RemoteStorageManager
+from tierflow.storage.retry import RetryPolicy
+from tierflow.storage.retrying import RetryingObjectStore
 
 if TYPE_CHECKING:
     from tierflow.config import Settings
@@ -34,6 +39,23 @@ def open_object_store(
     aws_conn_id: str = DEFAULT_AWS_CONN_ID,
     part_size: int = DEFAULT_S3_PART_SIZE,
     s3_client: S3ClientSpec | None = None,
+    retry: RetryPolicy | None = None,
+    timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
+) -> ObjectStore:
+    store = _open_backend(url, aws_conn_id, part_size, s3_client, retry, timeout_s)
+    faults = FaultPlan.from_env()
+    if faults is None:
+        return store
+    return RetryingObjectStore(FaultyObjectStore(store, faults), retry or RetryPolicy())
+
+
+def _open_backend(
+    url: str,
+    aws_conn_id: str,
+    part_size: int,
+    s3_client: S3ClientSpec | None,
+    retry: RetryPolicy | None,
+    timeout_s: float,
 ) -> ObjectStore:
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
@@ -50,7 +72,9 @@ def open_object_store(
             prefix=prefix,
             aws_conn_id=aws_conn_id,
             part_size=part_size,
-            client=None if s3_client is None else s3_client.client(),
+            client=None if s3_client is None else s3_client.client(timeout_s),
+            retry=retry,
+            timeout_s=timeout_s,
         )
     raise UnsupportedStorageURLError(
         f"remote storage {url!r}: unsupported scheme {parsed.scheme!r} "
@@ -71,6 +95,16 @@ def settings_object_store(
         aws_conn_id=settings.aws_conn_id,
         part_size=settings.s3_part_size,
         s3_client=s3_client,
+        retry=retry_policy(settings),
+        timeout_s=settings.storage_timeout_s,
+    )
+
+
+def retry_policy(settings: Settings) -> RetryPolicy:
+    return RetryPolicy(
+        attempts=settings.storage_retry_attempts,
+        base_delay_s=settings.storage_retry_base_ms / 1000,
+        max_delay_s=settings.storage_retry_max_ms / 1000,
     )
 
 

@@ -10,6 +10,11 @@ multipart upload of ``part_size`` parts, aborted on any failure so that no incom
 left behind. The sha256 of what was sent is computed on the way and stored with the object:
 as user metadata on a single PUT, and as an object tag after a multipart upload, because
 metadata must be given before the first part and the digest is known only after the last.
+
+Every request is retried on transient failures (5xx, throttling, timeouts, resets) by
+``storage.retry``: a multipart upload resends the one part that failed, a streaming read
+resumes at the byte where it broke off. botocore's own retries are turned off on the clients
+tierflow builds, so the configured policy is the only bound.
 """
 
 from __future__ import annotations
@@ -21,12 +26,24 @@ from contextlib import closing
 from typing import Any, NoReturn
 from urllib.parse import urlparse, urlunparse
 
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from urllib3.exceptions import ProtocolError
 
-from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE, MIN_S3_PART_SIZE
-from tierflow.storage.errors import RemoteResourceNotFoundError, RemoteStorageError
+from tierflow.config import (
+    DEFAULT_AWS_CONN_ID,
+    DEFAULT_S3_PART_SIZE,
+    DEFAULT_STORAGE_TIMEOUT_S,
+    MIN_S3_PART_SIZE,
+)
+from tierflow.storage.errors import (
+    RemoteResourceNotFoundError,
+    RemoteStorageError,
+    TransientStorageError,
+)
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, StreamingWrites, validate_key
+from tierflow.storage.retry import Attempts, RetryPolicy, is_transient, retry_call
 
 S3Client = Any  # a botocore S3 client: from S3Hook, or built by s3_handover.S3ClientSpec
 log = logging.getLogger(__name__)
@@ -38,6 +55,8 @@ MAX_PART_SIZE = 5 * 1024**3
 LIST_PAGE_SIZE = 1000  # ListObjectsV2's maximum
 _NOT_FOUND = {"NoSuchKey", "NotFound", "404"}
 _STORAGE_ERRORS = (BotoCoreError, ClientError)
+# Below botocore: a body stream read (``iter_chunks``) can raise urllib3's errors directly.
+_NETWORK_ERRORS = (ProtocolError, ConnectionError, TimeoutError)
 
 
 def parse_s3_url(url: str) -> tuple[str, str]:
@@ -50,11 +69,26 @@ def parse_s3_url(url: str) -> tuple[str, str]:
     return parsed.netloc, normalize_prefix(parsed.path)
 
 
-def hook_client(aws_conn_id: str = DEFAULT_AWS_CONN_ID) -> S3Client:
+def request_config(timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S) -> Config:
+    """What tierflow sets on every S3 client, over the connection's own ``config_kwargs``:
+    connect and read timeouts, so a hung request fails into a retry instead of hanging the
+    task, and no botocore retries, so ``storage.retry`` alone bounds the attempts."""
+    return Config(
+        connect_timeout=timeout_s,
+        read_timeout=timeout_s,
+        retries={"mode": "standard", "total_max_attempts": 1},
+    )
+
+
+def hook_client(
+    aws_conn_id: str = DEFAULT_AWS_CONN_ID, timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S
+) -> S3Client:
     """The S3 client of an Airflow connection (imported here: executors never get this far)."""
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
 
-    return S3Hook(aws_conn_id=aws_conn_id).get_conn()
+    hook = S3Hook(aws_conn_id=aws_conn_id)
+    config = hook.config.merge(request_config(timeout_s))
+    return hook.get_client_type(region_name=hook.region_name, config=config)
 
 
 class S3ObjectStore(StreamingWrites):
@@ -66,6 +100,8 @@ class S3ObjectStore(StreamingWrites):
         aws_conn_id: str = DEFAULT_AWS_CONN_ID,
         part_size: int = DEFAULT_S3_PART_SIZE,
         client: S3Client | None = None,
+        retry: RetryPolicy | None = None,
+        timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
     ) -> None:
         if not MIN_S3_PART_SIZE <= part_size <= MAX_PART_SIZE:
             raise ValueError(
@@ -75,7 +111,8 @@ class S3ObjectStore(StreamingWrites):
         self.prefix = normalize_prefix(prefix)
         self.part_size = part_size
         self.list_page_size = LIST_PAGE_SIZE
-        self.client = client if client is not None else hook_client(aws_conn_id)
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.client = client if client is not None else hook_client(aws_conn_id, timeout_s)
 
     def describe(self) -> str:
         """Bucket, prefix and endpoint; never credentials (userinfo is dropped from the URL)."""
@@ -88,6 +125,10 @@ class S3ObjectStore(StreamingWrites):
 
     def _s3_key(self, key: str) -> str:
         return self.prefix + validate_key(key)
+
+    def _send(self, key: str, action: str, request: Any) -> Any:
+        """One S3 request with the retry policy; ``key`` names it in logs and errors."""
+        return retry_call(self.retry, key, action, request)
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -107,7 +148,7 @@ class S3ObjectStore(StreamingWrites):
                 buffer += chunk
                 while len(buffer) > self.part_size:
                     if upload is None:
-                        upload = _MultipartUpload(self.client, self.bucket, s3_key, key)
+                        upload = _MultipartUpload(self, s3_key, key)
                     upload.send(bytes(buffer[: self.part_size]))
                     del buffer[: self.part_size]
             self._finish(key, s3_key, upload, bytes(buffer), digest.hexdigest())
@@ -119,8 +160,12 @@ class S3ObjectStore(StreamingWrites):
         self, key: str, s3_key: str, upload: _MultipartUpload | None, rest: bytes, sha256: str
     ) -> None:
         if upload is None:
-            self.client.put_object(
-                Bucket=self.bucket, Key=s3_key, Body=rest, Metadata={SHA256_FIELD: sha256}
+            self._send(
+                key,
+                "upload",
+                lambda: self.client.put_object(
+                    Bucket=self.bucket, Key=s3_key, Body=rest, Metadata={SHA256_FIELD: sha256}
+                ),
             )
             return
         upload.send(rest)
@@ -131,12 +176,16 @@ class S3ObjectStore(StreamingWrites):
         """A tag holds the digest of a multipart object. The object is complete without it, so a
         store that refuses tags costs only the digest in ``stat``, never the upload."""
         try:
-            self.client.put_object_tagging(
-                Bucket=self.bucket,
-                Key=s3_key,
-                Tagging={"TagSet": [{"Key": SHA256_FIELD, "Value": sha256}]},
+            self._send(
+                key,
+                "tag",
+                lambda: self.client.put_object_tagging(
+                    Bucket=self.bucket,
+                    Key=s3_key,
+                    Tagging={"TagSet": [{"Key": SHA256_FIELD, "Value": sha256}]},
+                ),
             )
-        except _STORAGE_ERRORS as exc:
+        except (*_STORAGE_ERRORS, RemoteStorageError) as exc:
             log.warning("%s: uploaded, but its sha256 tag was not stored: %s", key, exc)
 
     # -- reads --------------------------------------------------------------------------------
@@ -152,10 +201,16 @@ class S3ObjectStore(StreamingWrites):
         request = {"Bucket": self.bucket, "Key": self._s3_key(key)}
         if start or end is not None:
             request["Range"] = f"bytes={start}-{'' if end is None else end - 1}"
-        try:
+
+        def get() -> bytes:
             response = self.client.get_object(**request)
             with closing(response["Body"]) as body:
-                return body.read()
+                data = body.read()
+            _check_length(key, response, data)
+            return data
+
+        try:
+            return self._send(key, "read", get)
         except ClientError as exc:
             if _code(exc) == "InvalidRange":  # starts at or past the end (or the object is empty)
                 return b""
@@ -164,19 +219,43 @@ class S3ObjectStore(StreamingWrites):
             _raise_storage_error(key, "read", exc)
 
     def iter_chunks(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
-        """One streaming GET, so verifying a segment never holds it in memory."""
-        s3_key = self._s3_key(key)
+        """One streaming GET, so verifying a segment never holds it in memory. A transient
+        failure mid-stream resumes with a ranged GET at the next byte, of the same version of
+        the object (If-Match on its ETag): nothing is read twice, or from a different object."""
+        request: dict[str, Any] = {"Bucket": self.bucket, "Key": self._s3_key(key)}
+        attempts = Attempts(self.retry, key, "read")
+        position = 0
+        while True:
+            try:
+                if position:
+                    request["Range"] = f"bytes={position}-"
+                response = self.client.get_object(**request)
+                request.setdefault("IfMatch", response.get("ETag"))
+                with closing(response["Body"]) as body:
+                    for chunk in body.iter_chunks(chunk_size):
+                        position += len(chunk)
+                        yield chunk
+                return
+            except ClientError as exc:
+                if _code(exc) == "InvalidRange":  # broke off right after the last byte
+                    return
+                self._retry_or_raise(attempts, key, exc)
+            except (BotoCoreError, *_NETWORK_ERRORS) as exc:
+                self._retry_or_raise(attempts, key, exc)
+
+    @staticmethod
+    def _retry_or_raise(attempts: Attempts, key: str, exc: Exception) -> None:
         try:
-            body = self.client.get_object(Bucket=self.bucket, Key=s3_key)["Body"]
-            with closing(body):
-                yield from body.iter_chunks(chunk_size)
-        except _STORAGE_ERRORS as exc:
-            _raise_storage_error(key, "read", exc)
+            attempts.failed(exc)
+        except _STORAGE_ERRORS as permanent:
+            _raise_storage_error(key, "read", permanent)
 
     def stat(self, key: str) -> ObjectInfo | None:
         s3_key = self._s3_key(key)
         try:
-            head = self.client.head_object(Bucket=self.bucket, Key=s3_key)
+            head = self._send(
+                key, "stat", lambda: self.client.head_object(Bucket=self.bucket, Key=s3_key)
+            )
         except ClientError as exc:
             if _code(exc) in _NOT_FOUND:
                 return None
@@ -185,7 +264,7 @@ class S3ObjectStore(StreamingWrites):
             _raise_storage_error(key, "stat", exc)
         sha256 = (head.get("Metadata") or {}).get(SHA256_FIELD)
         if sha256 is None and "-" in head.get("ETag", ""):  # a multipart object: see the tag
-            sha256 = self._tagged_sha256(s3_key)
+            sha256 = self._tagged_sha256(key, s3_key)
         modified = head.get("LastModified")
         return ObjectInfo(
             key,
@@ -194,10 +273,14 @@ class S3ObjectStore(StreamingWrites):
             last_modified_ms=int(modified.timestamp() * 1000) if modified else None,
         )
 
-    def _tagged_sha256(self, s3_key: str) -> str | None:
+    def _tagged_sha256(self, key: str, s3_key: str) -> str | None:
         try:
-            tags = self.client.get_object_tagging(Bucket=self.bucket, Key=s3_key)["TagSet"]
-        except _STORAGE_ERRORS as exc:
+            tags = self._send(
+                key,
+                "read tags",
+                lambda: self.client.get_object_tagging(Bucket=self.bucket, Key=s3_key),
+            )["TagSet"]
+        except (*_STORAGE_ERRORS, RemoteStorageError) as exc:
             log.debug("%s: no sha256 tag readable: %s", s3_key, exc)
             return None
         return next((t["Value"] for t in tags if t["Key"] == SHA256_FIELD), None)
@@ -211,13 +294,11 @@ class S3ObjectStore(StreamingWrites):
         for first in range(0, len(s3_keys), DELETE_BATCH):
             batch = s3_keys[first : first + DELETE_BATCH]
             try:
-                response = self.client.delete_objects(
-                    Bucket=self.bucket,
-                    Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True},
+                failed = self._send(
+                    self._unprefixed(batch[0]), "delete", lambda b=batch: self._delete_batch(b)
                 )
             except _STORAGE_ERRORS as exc:
                 _raise_storage_error(self._unprefixed(batch[0]), "delete", exc)
-            failed = [e for e in response.get("Errors") or [] if e.get("Code") not in _NOT_FOUND]
             if failed:
                 error = failed[0]
                 more = f" (and {len(failed) - 1} more keys)" if len(failed) > 1 else ""
@@ -226,24 +307,46 @@ class S3ObjectStore(StreamingWrites):
                     f"delete failed: {error.get('Code')}: {error.get('Message')}{more}",
                 )
 
+    def _delete_batch(self, batch: list[str]) -> list[dict[str, Any]]:
+        """The keys S3 could not delete for good; a key it failed on transiently (S3 answers
+        InternalError or SlowDown per key) fails the whole batch into a retry, which is safe
+        because deleting is idempotent."""
+        response = self.client.delete_objects(
+            Bucket=self.bucket,
+            Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True},
+        )
+        failed = [e for e in response.get("Errors") or [] if e.get("Code") not in _NOT_FOUND]
+        for error in failed:
+            if is_transient(ClientError({"Error": error}, "DeleteObjects")):
+                raise TransientStorageError(
+                    self._unprefixed(error.get("Key", batch[0])),
+                    f"delete failed: {error.get('Code')}: {error.get('Message')}",
+                )
+        return failed
+
     def list(self, prefix: str = "") -> Iterator[str]:
-        """Keys starting with ``prefix``, in S3's order (ascending UTF-8 bytes), page by page."""
+        """Keys starting with ``prefix``, in S3's order (ascending UTF-8 bytes), a page per
+        request; a failed page is requested again with the same continuation token."""
         if "\x00" in prefix:
             return
-        paginator = self.client.get_paginator("list_objects_v2")
-        try:
-            pages = paginator.paginate(
-                Bucket=self.bucket,
-                Prefix=self.prefix + prefix,
-                PaginationConfig={"PageSize": self.list_page_size},
-            )
-            for page in pages:
-                for item in page.get("Contents") or []:
-                    key = self._unprefixed(item["Key"])
-                    if _is_valid_key(key):  # e.g. a console's "folder/" marker is not ours
-                        yield key
-        except _STORAGE_ERRORS as exc:
-            _raise_storage_error(prefix or "(bucket root)", "list", exc)
+        what = prefix or "(bucket root)"
+        request: dict[str, Any] = {
+            "Bucket": self.bucket,
+            "Prefix": self.prefix + prefix,
+            "MaxKeys": self.list_page_size,
+        }
+        while True:
+            try:
+                page = self._send(what, "list", lambda: self.client.list_objects_v2(**request))
+            except _STORAGE_ERRORS as exc:
+                _raise_storage_error(what, "list", exc)
+            for item in page.get("Contents") or []:
+                key = self._unprefixed(item["Key"])
+                if _is_valid_key(key):  # e.g. a console's "folder/" marker is not ours
+                    yield key
+            if not page.get("IsTruncated"):
+                return
+            request["ContinuationToken"] = page["NextContinuationToken"]
 
     def _unprefixed(self, s3_key: str) -> str:
         return s3_key[len(self.prefix) :] if s3_key.startswith(self.prefix) else s3_key
@@ -258,11 +361,17 @@ class S3ObjectStore(StreamingWrites):
 
 
 class _MultipartUpload:
-    """One multipart upload: started lazily, parts numbered from 1, aborted on failure."""
+    """One multipart upload: started lazily, parts numbered from 1, each part retried on its
+    own, aborted on failure."""
 
-    def __init__(self, client: S3Client, bucket: str, s3_key: str, key: str) -> None:
-        self.client, self.bucket, self.s3_key, self.key = client, bucket, s3_key, key
-        started = client.create_multipart_upload(Bucket=bucket, Key=s3_key)
+    def __init__(self, store: S3ObjectStore, s3_key: str, key: str) -> None:
+        self.store, self.client, self.bucket = store, store.client, store.bucket
+        self.s3_key, self.key = s3_key, key
+        started = store._send(
+            key,
+            "start upload",
+            lambda: self.client.create_multipart_upload(Bucket=self.bucket, Key=s3_key),
+        )
         self.upload_id: str = started["UploadId"]
         self.parts: list[dict[str, Any]] = []
 
@@ -272,22 +381,40 @@ class _MultipartUpload:
             raise RemoteStorageError(
                 self.key, f"more than {MAX_PARTS} parts: raise TIERFLOW_S3_PART_SIZE"
             )
-        sent = self.client.upload_part(
-            Bucket=self.bucket,
-            Key=self.s3_key,
-            UploadId=self.upload_id,
-            PartNumber=number,
-            Body=data,
+        sent = self.store._send(
+            self.key,
+            f"upload of part {number}",
+            lambda: self.client.upload_part(
+                Bucket=self.bucket,
+                Key=self.s3_key,
+                UploadId=self.upload_id,
+                PartNumber=number,
+                Body=data,
+            ),
         )
         self.parts.append({"PartNumber": number, "ETag": sent["ETag"]})
 
     def complete(self) -> None:
-        self.client.complete_multipart_upload(
-            Bucket=self.bucket,
-            Key=self.s3_key,
-            UploadId=self.upload_id,
-            MultipartUpload={"Parts": self.parts},
-        )
+        """Complete, retried. When an earlier attempt completed but its answer was lost, S3
+        knows the upload no more (NoSuchUpload); the object is there, and verification will
+        read it back before anyone calls it FINISHED."""
+        tries = 0
+
+        def send() -> None:
+            nonlocal tries
+            tries += 1
+            try:
+                self.client.complete_multipart_upload(
+                    Bucket=self.bucket,
+                    Key=self.s3_key,
+                    UploadId=self.upload_id,
+                    MultipartUpload={"Parts": self.parts},
+                )
+            except ClientError as exc:
+                if not (tries > 1 and _code(exc) == "NoSuchUpload"):
+                    raise
+
+        self.store._send(self.key, "complete upload", send)
 
     def abort(self) -> None:
         """Best effort: the upload's own error matters more. A bucket lifecycle rule
@@ -310,6 +437,15 @@ def _fail_upload(key: str, upload: _MultipartUpload | None, exc: BaseException) 
     if isinstance(exc, _STORAGE_ERRORS):
         _raise_storage_error(key, "upload", exc)
     raise exc
+
+
+def _check_length(key: str, response: dict[str, Any], data: bytes) -> None:
+    """A body shorter than its Content-Length is a broken transfer, not a short object."""
+    expected = response.get("ContentLength")
+    if expected is not None and len(data) != int(expected):
+        raise TransientStorageError(
+            key, f"read {len(data)} of {expected} bytes: the connection broke off"
+        )
 
 
 def _code(exc: ClientError) -> str:

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S
+
 HANDOVER_ENV = "TIERFLOW_S3_CLIENT"
 
 
@@ -73,11 +75,13 @@ class S3ClientSpec:
         raw = json.loads(text)
         return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
 
-    def client(self) -> Any:
-        """A boto3 S3 client, without Airflow."""
+    def client(self, timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S) -> Any:
+        """A boto3 S3 client, without Airflow; timeouts and retries as ``s3.request_config``."""
         import boto3
         from botocore import UNSIGNED
         from botocore.config import Config
+
+        from tierflow.storage.s3 import request_config
 
         session = boto3.session.Session(
             aws_access_key_id=self.access_key_id,
@@ -88,7 +92,7 @@ class S3ClientSpec:
         options = dict(self.config_kwargs or {})
         if options.get("signature_version") == "unsigned":  # as the Amazon provider reads it
             options["signature_version"] = UNSIGNED
-        config = Config(retries={"mode": "standard"}).merge(Config(**options))
+        config = Config(**options).merge(request_config(timeout_s))
         return session.client(
             "s3", endpoint_url=self.endpoint_url, verify=self.verify, config=config
         )
