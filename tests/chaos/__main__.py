@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tests.chaos.harness import KILL, RERUN, Outcome, run_scenario, totals
+from tests.chaos.harness import KILL, RERUN, Outcome, is_fault_plan, run_scenario, totals
 from tests.chaos.invariants import (
     COMPLETE,
     HISTORY,
@@ -27,6 +27,7 @@ from tests.chaos.invariants import (
     READABLE,
 )
 from tests.chaos.scenarios import SCENARIOS, scenario
+from tests.chaos.storage_faults import FAULT_PLANS, RETRIED
 from tests.support.tiered import LAYOUTS
 
 HELD, BROKEN = "[green]✓[/]", "[red]✗[/]"
@@ -46,6 +47,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--layout", action="append", choices=sorted(LAYOUTS), help="default: all")
     parser.add_argument("--sample", type=int, help="kill points per scenario (default: all)")
     parser.add_argument("--no-spark", action="store_true", help="skip the Spark scenario")
+    parser.add_argument(
+        "--faults",
+        action="append",
+        choices=[p.name for p in FAULT_PLANS],
+        help="storage fault plans to run (default: all)",
+    )
+    parser.add_argument("--no-faults", action="store_true", help="kill points only")
     parser.add_argument("--work-dir", type=Path, help="default: a temporary directory")
     parser.add_argument("--json", type=Path, help="also write every outcome and the totals")
     return parser.parse_args(argv)
@@ -56,7 +64,12 @@ def mark(ok: bool) -> str:
 
 
 def outcome_row(outcome: Outcome) -> list[str]:
-    killed = "—" if outcome.point == "(none)" else mark(outcome.held(KILL))
+    if outcome.point == "(none)":
+        killed = "—"
+    elif is_fault_plan(outcome):
+        killed = f"{outcome.faults_injected} faults {mark(outcome.held(RETRIED))}"
+    else:
+        killed = mark(outcome.held(KILL))
     return [
         outcome.scenario,
         outcome.layout,
@@ -71,8 +84,9 @@ def outcome_row(outcome: Outcome) -> list[str]:
 
 
 def outcome_table(outcomes: Sequence[Outcome]) -> Table:
-    table = Table(title="Kill points tried and invariants held", show_lines=False)
-    for column in ("scenario", "layout", "kill point", "killed", "rerun", *HEADERS.values()):
+    table = Table(title="Kill points and storage faults tried, invariants held", show_lines=False)
+    columns = ("scenario", "layout", "kill point / faults", "killed", "rerun", *HEADERS.values())
+    for column in columns:
         table.add_column(column, no_wrap=True)
     for column in ("records", "reconciled", "s"):
         table.add_column(column, justify="right")
@@ -93,9 +107,10 @@ def print_report(console: Console, outcomes: Sequence[Outcome], seconds: float) 
             )
     t = totals(outcomes)
     console.print(
-        f"scenarios {t.scenarios} | kill points tried {t.kill_points} | faults injected "
-        f"{t.faults_injected} | invariant checks {t.invariant_checks} | violations "
-        f"{t.violations} | records verified {t.records_verified:,} | {seconds:.0f} s"
+        f"scenarios {t.scenarios} | kill points tried {t.kill_points} (killed {t.kills}) | "
+        f"fault plans {t.fault_plans}, storage faults injected {t.storage_faults:,} | "
+        f"invariant checks {t.invariant_checks} | violations {t.violations} | "
+        f"records verified {t.records_verified:,} | {seconds:.0f} s"
     )
     for name, text in INVARIANTS.items():
         console.print(f"  {HEADERS[name]}: {text}", highlight=False)
@@ -108,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.no_spark:
         chosen = [s for s in chosen if not s.slow]
     layouts = args.layout or sorted(LAYOUTS)
+    plans = () if args.no_faults else (args.faults or [p.name for p in FAULT_PLANS])
     started = time.monotonic()
     outcomes: list[Outcome] = []
 
@@ -123,7 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for each in chosen:
             for layout in layouts:
                 outcomes += run_scenario(
-                    each, layout, Path(work), sample_size=args.sample, on_outcome=progress
+                    each,
+                    layout,
+                    Path(work),
+                    sample_size=args.sample,
+                    fault_plans=plans,
+                    on_outcome=progress,
                 )
     seconds = time.monotonic() - started
     print_report(console, outcomes, seconds)

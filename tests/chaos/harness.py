@@ -10,6 +10,8 @@ For each scenario (scenarios.py) and storage layout:
    must show the kill, and the process must have died by SIGKILL unless the kill was in a
    child, a Spark Python worker), the same command again as a task clear does, a reconcile
    with zero grace periods, then the five invariants (invariants.py).
+4. For each storage fault plan (storage_faults.py): a fresh copy, the operation against a
+   failing bucket, the rerun, reconcile and the invariants the same way.
 
 The uninterrupted run is checked the same way, as the reference.
 """
@@ -36,12 +38,20 @@ from tests.chaos.invariants import (
     read_pristine,
 )
 from tests.chaos.scenarios import Scenario
+from tests.chaos.storage_faults import (
+    FAST_RETRIES,
+    RETRIED,
+    FaultPlan,
+    count_injected,
+    fault_plan,
+)
 from tests.support.tiered import LAYOUTS, build_tiered
 from tierflow.config import Settings
 from tierflow.faults import ENV_CRASH_AT, ENV_CRASH_TRACE
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import apply_reconcile, plan_reconcile
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.storage.fault_injection import ENV_STORAGE_FAULT_TRACE, ENV_STORAGE_FAULTS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 UNINTERRUPTED = "(none)"
@@ -69,6 +79,7 @@ class Outcome:
     records_verified: int = 0
     reconcile_fixed: int = 0
     seconds: float = 0.0
+    faults_injected: int = 0  # storage faults the operation met (fault plans only)
 
     @property
     def ok(self) -> bool:
@@ -118,8 +129,14 @@ def rebase(settings: Settings, old: Path, new: Path) -> Settings:
     return dataclasses.replace(settings, **changes)
 
 
-def operation_env(settings: Settings, *, crash_at: str | None, trace: Path | None) -> dict:
-    """The subprocess's environment: the settings and nothing else of ours."""
+def operation_env(
+    settings: Settings,
+    *,
+    crash_at: str | None,
+    trace: Path | None,
+    extra_env: dict[str, str] | None = None,
+) -> dict:
+    """The subprocess's environment: the settings, and nothing else of ours but ``extra_env``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TIERFLOW_")}
     env.update(settings.as_env())
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
@@ -127,6 +144,7 @@ def operation_env(settings: Settings, *, crash_at: str | None, trace: Path | Non
         env[ENV_CRASH_AT] = crash_at
     if trace:
         env[ENV_CRASH_TRACE] = str(trace)
+    env.update(extra_env or {})
     return env
 
 
@@ -143,10 +161,11 @@ def run_operation(
     *,
     crash_at: str | None = None,
     trace: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Finished:
     with subprocess.Popen(
         [sys.executable, *scenario.command],
-        env=operation_env(settings, crash_at=crash_at, trace=trace),
+        env=operation_env(settings, crash_at=crash_at, trace=trace, extra_env=extra_env),
         cwd=PROJECT_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -199,11 +218,11 @@ def reconcile_zero_grace(settings: Settings) -> int:
         store.close()
 
 
-def _tail(text: str, lines: int = 6) -> str:
+def tail(text: str, lines: int = 6) -> str:
     return " | ".join(text.strip().splitlines()[-lines:])
 
 
-def _finish(outcome: Outcome, template: Template, settings: Settings, started: float) -> Outcome:
+def finish(outcome: Outcome, template: Template, settings: Settings, started: float) -> Outcome:
     """Reconcile with zero grace, then check the invariants."""
     outcome.reconcile_fixed = reconcile_zero_grace(settings)
     checked = check_invariants(settings, template.pristine)
@@ -222,8 +241,8 @@ def enumerate_kill_points(template: Template) -> tuple[list[str], Outcome]:
     ran = run_operation(template.scenario, settings, trace=trace)
     if ran.returncode != 0:
         outcome.rerun_ok = False
-        outcome.violations.append(Violation(RERUN, f"exit {ran.returncode}: {_tail(ran.output)}"))
-    return kill_points(read_trace(trace)), _finish(outcome, template, settings, started)
+        outcome.violations.append(Violation(RERUN, f"exit {ran.returncode}: {tail(ran.output)}"))
+    return kill_points(read_trace(trace)), finish(outcome, template, settings, started)
 
 
 def try_kill_point(template: Template, point: str, index: int) -> Outcome:
@@ -236,7 +255,7 @@ def try_kill_point(template: Template, point: str, index: int) -> Outcome:
     kills = [line for line in read_trace(trace) if line.killed and line.point == point]
     outcome.killed = bool(kills)
     if not kills:
-        outcome.violations.append(Violation(KILL, f"{point} not reached: {_tail(crashed.output)}"))
+        outcome.violations.append(Violation(KILL, f"{point} not reached: {tail(crashed.output)}"))
     elif any(k.pid == crashed.pid for k in kills) and crashed.returncode != -signal.SIGKILL:
         outcome.violations.append(
             Violation(KILL, f"killed at {point}, yet exit {crashed.returncode}")
@@ -246,9 +265,35 @@ def try_kill_point(template: Template, point: str, index: int) -> Outcome:
     rerun = run_operation(template.scenario, settings)
     outcome.rerun_ok = rerun.returncode == 0
     if not outcome.rerun_ok:
-        detail = f"exit {rerun.returncode}: {_tail(rerun.output)}"
+        detail = f"exit {rerun.returncode}: {tail(rerun.output)}"
         outcome.violations.append(Violation(RERUN, detail))
-    finished = _finish(outcome, template, settings, started)
+    finished = finish(outcome, template, settings, started)
+    shutil.rmtree(settings.data_dir, ignore_errors=True)
+    return finished
+
+
+def is_fault_plan(outcome: Outcome) -> bool:
+    return outcome.point.startswith("storage: ")
+
+
+def try_fault_plan(template: Template, plan: FaultPlan) -> Outcome:
+    """Run with the plan's faults, rerun without, reconcile, check."""
+    started = time.monotonic()
+    settings = template.fresh(f"faults-{plan.name}")
+    trace = settings.data_dir / "storage-fault-trace"
+    outcome = Outcome(template.scenario.name, template.layout, f"storage: {plan.name}")
+    env = {**FAST_RETRIES, ENV_STORAGE_FAULTS: plan.rules, ENV_STORAGE_FAULT_TRACE: str(trace)}
+    faulty = run_operation(template.scenario, settings, extra_env=env)
+    outcome.faults_injected = count_injected(trace)
+    if plan.absorbed and faulty.returncode != 0:
+        detail = f"exit {faulty.returncode} despite retries: {tail(faulty.output)}"
+        outcome.violations.append(Violation(RETRIED, detail))
+    rerun = run_operation(template.scenario, settings)
+    outcome.rerun_ok = rerun.returncode == 0
+    if not outcome.rerun_ok:
+        detail = f"exit {rerun.returncode}: {tail(rerun.output)}"
+        outcome.violations.append(Violation(RERUN, detail))
+    finished = finish(outcome, template, settings, started)
     shutil.rmtree(settings.data_dir, ignore_errors=True)
     return finished
 
@@ -269,9 +314,12 @@ def run_scenario(
     work: Path,
     *,
     sample_size: int | None = None,
+    fault_plans: Sequence[str] = (),
     on_outcome: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
-    """The reference run, then every (or a sample of the) kill point(s)."""
+    """The reference run, then every (or a sample of the) kill point(s), then the named
+    storage fault plans."""
+
     if layout not in LAYOUTS:
         raise KeyError(f"unknown layout {layout!r}")
     template = Template(scenario, layout, work)
@@ -284,6 +332,11 @@ def run_scenario(
         outcomes.append(outcome)
         if on_outcome:
             on_outcome(outcome)
+    for name in fault_plans if scenario.uses_storage else ():
+        outcome = try_fault_plan(template, fault_plan(name))
+        outcomes.append(outcome)
+        if on_outcome:
+            on_outcome(outcome)
     shutil.rmtree(template.base.parent, ignore_errors=True)
     return outcomes
 
@@ -292,18 +345,22 @@ def run_scenario(
 class Totals:
     scenarios: int
     kill_points: int
-    faults_injected: int
+    kills: int  # kill points where the SIGKILL really happened
+    fault_plans: int
+    storage_faults: int
     invariant_checks: int
     violations: int
     records_verified: int
 
 
 def totals(outcomes: Sequence[Outcome]) -> Totals:
-    killed = [o for o in outcomes if o.point != UNINTERRUPTED]
+    killed = [o for o in outcomes if o.point != UNINTERRUPTED and not is_fault_plan(o)]
     return Totals(
         scenarios=len({(o.scenario, o.layout) for o in outcomes}),
         kill_points=len(killed),
-        faults_injected=sum(o.killed for o in killed),
+        kills=sum(o.killed for o in killed),
+        fault_plans=sum(is_fault_plan(o) for o in outcomes),
+        storage_faults=sum(o.faults_injected for o in outcomes),
         invariant_checks=len(outcomes) * len(INVARIANTS),
         violations=sum(len(o.violations) for o in outcomes),
         records_verified=sum(o.records_verified for o in outcomes),

@@ -42,6 +42,9 @@ class Scenario:
     prepare: Callable[[Tiered], None]
     settings: Mapping[str, object] = field(default_factory=dict)
     slow: bool = False  # starts Spark: only in the full harness
+    # Whether the operation reads or writes the bucket at all: the storage fault plans are run
+    # only for those that do (local retention trusts the store's verified FINISHED rows).
+    uses_storage: bool = True
 
 
 def _nothing(_t: Tiered) -> None:
@@ -134,6 +137,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         (*WORKER, "retention", str(NOW_MS)),
         _expiring_locally,
         settings={"delete_local_segments": True},
+        uses_storage=False,
     ),
     Scenario(
         "disable-retain",

@@ -1,9 +1,10 @@
 """The fast subset of the crash-injection harness, for ``make test``.
 
 Every scenario except Spark's on the plain layout, killed at its first, middle and last kill
-point (``make chaos`` tries every kill point, on both layouts, and Spark's too). Then the
-checker itself: each invariant must catch the damage it is about, or a clean report would
-mean nothing.
+point, and run against a failing bucket: every storage fault plan for the copy, a transient
+and a permanent one for the others (``make chaos`` tries every kill point and every plan, on
+both layouts, and Spark's too). Then the checker itself: each invariant must catch the damage
+it is about, or a clean report would mean nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.chaos.harness import KILL, UNINTERRUPTED, run_scenario, sample
+from tests.chaos.harness import KILL, UNINTERRUPTED, is_fault_plan, run_scenario, sample
 from tests.chaos.invariants import (
     COMPLETE,
     HISTORY,
@@ -24,12 +25,14 @@ from tests.chaos.invariants import (
     read_pristine,
 )
 from tests.chaos.scenarios import SCENARIOS
+from tests.chaos.storage_faults import FAULT_PLANS, RETRIED
 from tests.retention.support import copy_all
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.lifecycle.local_retention import segment_files
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 FAST = [s for s in SCENARIOS if not s.slow]
+WITH_STORAGE = [s for s in FAST if s.uses_storage]
 SAMPLED_KILL_POINTS = 3
 
 
@@ -40,6 +43,21 @@ def test_sampled_kill_points_hold_every_invariant(tmp_path: Path, scenario) -> N
     assert len(killed) == SAMPLED_KILL_POINTS
     assert all(o.killed and o.held(KILL) for o in killed)
     assert all(o.records_verified > 0 for o in outcomes)
+    assert [(o.point, v) for o in outcomes for v in o.violations] == []
+
+
+def plans_for(scenario) -> list[str]:
+    return [p.name for p in FAULT_PLANS] if scenario.name == "copy" else ["transient", "fatal"]
+
+
+@pytest.mark.parametrize("scenario", WITH_STORAGE, ids=[s.name for s in WITH_STORAGE])
+def test_storage_faults_hold_every_invariant(tmp_path: Path, scenario) -> None:
+    plans = plans_for(scenario)
+    outcomes = run_scenario(scenario, "plain", tmp_path, sample_size=0, fault_plans=plans)
+    faulted = [o for o in outcomes if is_fault_plan(o)]
+    assert [o.point for o in faulted] == [f"storage: {name}" for name in plans]
+    assert all(o.faults_injected > 0 for o in faulted)  # every plan met its faults
+    assert all(o.held(RETRIED) and o.rerun_ok for o in faulted)
     assert [(o.point, v) for o in outcomes for v in o.violations] == []
 
 
