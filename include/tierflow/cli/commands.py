@@ -17,7 +17,12 @@ from tierflow.cli.report import partition_table
 from tierflow.config import Settings, project_root
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.copy import PartitionBusyError, TopicIdMismatchError, copy_partition
+from tierflow.lifecycle.copy import (
+    CopyFailedError,
+    PartitionBusyError,
+    TopicIdMismatchError,
+    copy_partition,
+)
 from tierflow.lifecycle.verify import verify_partition
 from tierflow.metadata.errors import InvalidConfigError, TopicConflictError, UnknownTopicError
 from tierflow.metadata.log_config import parse_kafka_configs
@@ -39,6 +44,7 @@ KNOWN_ERRORS = (
     RemoteStorageError,
     PartitionBusyError,
     TopicIdMismatchError,
+    CopyFailedError,
     FileNotFoundError,
 )
 
