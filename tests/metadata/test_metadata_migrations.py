@@ -12,8 +12,8 @@ from tierflow.metadata import MetadataStore, migrate
 from tierflow.metadata.engine import create_store_engine
 from tierflow.metadata.models import TABLE_NAMES, VERSION_TABLE
 
-HEAD = "0002"
-REVISIONS = ["0001", "0002"]
+HEAD = "0003"
+REVISIONS = ["0001", "0002", "0003"]
 
 
 def _tables(engine: sa.Engine) -> set[str]:

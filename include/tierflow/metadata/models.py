@@ -15,6 +15,7 @@ from enum import StrEnum
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
+from tierflow.diskless.models import DISKLESS_TABLES
 from tierflow.metadata.log_config import TopicConfig
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState, TieredState
 
@@ -211,6 +212,7 @@ TABLES: tuple[type[SQLModel], ...] = (
     RemoteSegmentObject,
     RemotePartitionDelete,
     MetadataEvent,
+    *DISKLESS_TABLES,  # the diskless coordinator's (tierflow.diskless.models)
 )
 TABLE_NAMES: frozenset[str] = frozenset(str(model.__tablename__) for model in TABLES)
 VERSION_TABLE = "tierflow_alembic_version"
