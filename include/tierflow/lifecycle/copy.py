@@ -103,10 +103,13 @@ def prepare_copy(
     clock: Clock = wall_clock_ms,
     dry_run: bool = False,
     max_segments: int | None = None,
+    actor: str | None = None,
 ) -> CopyPlan:
     """Clean up, choose and check segments, and mark them COPY_SEGMENT_STARTED.
 
     On success the caller holds the partition lease until ``finalize_copy`` releases it.
+    ``actor`` is recorded as who started each segment (default: ``owner``); an Airflow task
+    names its task instance there, since the lease owner must stay the same across runs.
     """
     report = PartitionCopyReport(log_.topic, log_.partition)
     plan = CopyPlan(report)
@@ -168,8 +171,8 @@ def prepare_copy(
                 segment_size_bytes=facts.size_in_bytes,
                 tiered_epoch=topic.tiered_epoch,
                 txn_index_empty=facts.txn_index_empty,
-                owner=owner,
-                actor=owner,
+                owner=actor or owner,
+                actor=actor or owner,
                 now_ms=clock(),
             )
             crash_point("copy.after_started")

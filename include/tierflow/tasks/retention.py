@@ -19,6 +19,7 @@ from tierflow.lifecycle.retention import (
     plan_partition_retention,
     remote_retention_applies,
 )
+from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import UnknownPartitionError, find_partition_log, open_storage, open_store
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,13 @@ ACTOR = "airflow:retention_expiry"
 def list_retention_targets(settings: Settings | None = None) -> list[dict]:
     """Partitions of tiered topics that the store knows, whether or not they are on this disk."""
     settings = settings or Settings.from_env()
-    store = open_store(settings)
+    targets = retention_targets(open_store(settings))
+    log.info("%d partitions to check", len(targets))
+    return targets
+
+
+def retention_targets(store: MetadataStore) -> list[dict]:
+    """The partitions a retention run expires (the operator view previews the same ones)."""
     targets = []
     for topic in store.topics():
         if not remote_retention_applies(topic):
@@ -38,7 +45,6 @@ def list_retention_targets(settings: Settings | None = None) -> list[dict]:
             if store.partition_delete(topic.topic_id, partition.partition) is not None:
                 continue  # the topic was deleted: remote partition removal owns it now
             targets.append({"topic": topic.name, "partition": partition.partition})
-    log.info("%d partitions to check", len(targets))
     return targets
 
 

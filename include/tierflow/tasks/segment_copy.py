@@ -37,6 +37,7 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import find_partition_log, open_storage, open_store, partition_logs
 from tierflow.storage.factory import is_s3_url
 from tierflow.storage.s3_handover import S3ClientSpec, handed_over
+from tierflow.tasks.attribution import attributed
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ def prepare_target(target: dict, *, lease_ttl_s: int, settings: Settings | None 
         rsm=open_storage(settings),
         owner=copy_owner(target),
         lease_ttl_s=lease_ttl_s,
+        actor=attributed(copy_owner(target)),
     )
     if plan.report.skipped:
         log.info("%s-%d skipped: %s", log_.topic, log_.partition, plan.report.skipped)
