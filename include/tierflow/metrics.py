@@ -117,14 +117,18 @@ def compute_metrics(
     *,
     topic: str | None = None,
     partition: int | None = None,
+    logs: Sequence[PartitionLog] | None = None,
 ) -> list[PartitionMetrics]:
-    """Every partition of the registered topics (in the store or the log dirs), sorted."""
+    """Every partition of the registered topics (in the store or the log dirs), sorted.
+
+    ``logs``: the log dirs' partitions when the caller has read them already.
+    """
     topics = [store.topic(topic)] if topic is not None else store.topics()
     by_id = {t.topic_id: t for t in topics}
     rows = {(p.topic_id, p.partition): p for p in _partitions(store, topics)}
     locals_ = {
         (by_name.topic_id, log_.partition): log_
-        for log_ in _local_logs(log_dirs)
+        for log_ in (local_logs(log_dirs) if logs is None else logs)
         if (by_name := _topic_named(topics, log_.topic)) is not None
     }
     keys = sorted(
@@ -244,7 +248,8 @@ def _partitions(store: MetadataStore, topics: list[Topic]) -> list[Partition]:
     return [p for p in store.partitions() if p.topic_id in ids]
 
 
-def _local_logs(log_dirs: Sequence[Path]) -> list[PartitionLog]:
+def local_logs(log_dirs: Sequence[Path]) -> list[PartitionLog]:
+    """The broker's partitions; none (with a warning) when a log dir cannot be read."""
     present = [Path(d) for d in log_dirs if Path(d).is_dir()]
     try:
         return partition_logs(present)
@@ -291,26 +296,30 @@ def _partition_metrics(
         remote_log_metadata_count=sum(remote[s].segments for s in _LIVE_STATES),
     )
     if segments is not None and sizes is not None:
-        lag = _copy_lag(topic, [s.base_offset for s in segments], sizes, highest_remote)
+        lag = copy_lag(topic, [s.base_offset for s in segments], sizes, highest_remote)
         m.remote_copy_lag_bytes, m.remote_copy_lag_segments = lag
     return m
 
 
-def _copy_lag(
+def copy_lag(
     topic: Topic, base_offsets: list[int], sizes: list[int], highest_remote: int
 ) -> tuple[int, int]:
     """recordLagStats: only-local segments (base offset > highest remote) less the active one."""
-    copying = (
-        topic.remote_storage_enable
-        and not topic.remote_log_copy_disable
-        and topic.tiered_state == TieredState.ENABLED
-    )
-    if not copying or not sizes:
+    if not copy_enabled(topic) or not sizes:
         return 0, 0
     only_local = [
         size for base, size in zip(base_offsets, sizes, strict=True) if base > highest_remote
     ]
     return max(sum(only_local) - sizes[-1], 0), max(len(only_local) - 1, 0)
+
+
+def copy_enabled(topic: Topic) -> bool:
+    """Kafka reports copy lag only while it copies; otherwise the gauges read 0."""
+    return (
+        topic.remote_storage_enable
+        and not topic.remote_log_copy_disable
+        and topic.tiered_state == TieredState.ENABLED
+    )
 
 
 def _stat(topic: str) -> str:

@@ -1,8 +1,11 @@
-"""``tierflow status``: per partition, what is local, what is remote and how far behind each is.
+"""``tierflow status``: the Tiered storage page of the Airflow UI, in a terminal.
 
-The figures are ``tierflow.metrics``' (Kafka's RemoteCopyLag*, RemoteDeleteLag*,
-RemoteLogSizeBytes, RemoteLogMetadataCount) next to the offsets that explain them. The
-table and ``--json`` print the same numbers; bytes are exact, not rounded.
+Per partition and topic, what is local, what is remote and how far behind each is
+(``tierflow.metrics``: Kafka's RemoteCopyLag*, RemoteDeleteLag*, RemoteLogSizeBytes,
+RemoteLogMetadataCount) next to the offsets and settings that explain them; then what the next
+retention run would delete, the segments stuck in a STARTED state and the latest events. The
+page, the tables and ``--json`` print one snapshot (``tierflow.operator_view``); bytes and
+offsets are exact, not rounded.
 """
 
 from __future__ import annotations
@@ -19,8 +22,19 @@ from tierflow.cli.commands import CommandError
 from tierflow.config import Settings
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.metrics import PartitionMetrics, TopicMetrics, aggregate_by_topic, compute_metrics
-from tierflow.runtime import open_store
+from tierflow.metrics import PartitionMetrics, TopicMetrics
+from tierflow.operator_view.formatting import utc
+from tierflow.operator_view.model import (
+    EventView,
+    HistoryPoint,
+    OperatorSnapshot,
+    PartitionRetention,
+    StuckSegment,
+    TopicView,
+)
+from tierflow.operator_view.options import ViewOptions
+from tierflow.operator_view.snapshot import snapshot_from_settings
+from tierflow.tasks.attribution import TaskInstanceRef, actor_base
 
 _S = RemoteLogSegmentState
 # (column header, state) for the remote-by-state columns; DELETE_SEGMENT_FINISHED rows are
@@ -59,24 +73,79 @@ TOPIC_COLUMNS = (
     "delete lag",
     "remote size",
     "metadata",
+    "tiered/epoch",
+    "retention ms/bytes",
+    "local retention ms/bytes",
 )
+RETENTION_COLUMNS = (
+    "topic",
+    "partition",
+    "remote",
+    "local",
+    "new log start",
+    "new local start",
+    "note",
+)
+STUCK_COLUMNS = (
+    "topic",
+    "partition",
+    "segment",
+    "state",
+    "offsets",
+    "size",
+    "since",
+    "age (s)",
+    "started by",
+    "task instance",
+)
+EVENT_COLUMNS = (
+    "#",
+    "time",
+    "entity",
+    "topic",
+    "partition",
+    "segment",
+    "from",
+    "to",
+    "by",
+    "task instance",
+)
+HISTORY_COLUMNS = ("time", "remote size", "copy lag")
+DEFAULT_EVENTS = 10
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``status`` to the ``tierflow`` command."""
     status = sub.add_parser(
         "status",
-        help="local and remote sizes, copy and delete lag, offsets, per partition",
-        description="Per partition of the registered topics: local segments and bytes (from "
-        "the log dirs), remote segments and bytes by state, Kafka's RemoteCopyLagBytes/"
-        "Segments (local segments above the highest remote offset, less the active one), "
-        "RemoteDeleteLagBytes/Segments (deletes started, not finished), RemoteLogSizeBytes, "
-        "RemoteLogMetadataCount, the log start, local log start and highest remote offsets "
-        "and the topic's tiered state and epoch. '-' means the partition is not in the log "
-        "dirs.",
+        help="sizes, lags, offsets, next retention run, stuck segments, latest events",
+        description="The Tiered storage page of the Airflow UI as tables. Per partition of "
+        "the registered topics: local segments and bytes (from the log dirs), remote segments "
+        "and bytes by state, Kafka's RemoteCopyLagBytes/Segments (local segments above the "
+        "highest remote offset, less the active one), RemoteDeleteLagBytes/Segments (deletes "
+        "started, not finished), RemoteLogSizeBytes, RemoteLogMetadataCount, the log start, "
+        "local log start and highest remote offsets; per topic the same summed, with its "
+        "tiered state, epoch and retention. Then what the next retention_expiry run (02:00 "
+        "UTC) would delete, segments stuck in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED "
+        "with the task instance that started them, and the latest events. '-' means the "
+        "partition is not in the log dirs.",
     )
     status.add_argument("--topic", help="only this topic [all registered topics]")
     status.add_argument("--partition", type=int, help="only this partition [all]")
+    status.add_argument(
+        "--stuck-after",
+        type=int,
+        metavar="SECONDS",
+        help="a segment in a STARTED state for longer is stuck [TIERFLOW_STALE_COPY_GRACE_S]",
+    )
+    status.add_argument(
+        "--events", type=int, default=DEFAULT_EVENTS, help=f"latest events [{DEFAULT_EVENTS}]"
+    )
+    status.add_argument(
+        "--history",
+        action="store_true",
+        help="also remote size and copy lag over time (the page's chart)",
+    )
     status.add_argument(
         "--json", action="store_true", help="print the same figures as JSON, for scripts"
     )
@@ -84,31 +153,60 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def status_command(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
-    store = open_store(settings)
+    options = ViewOptions(
+        topic=args.topic,
+        partition=args.partition,
+        stuck_after_s=args.stuck_after,
+        events=args.events,
+        history=args.history,
+    )
     try:
-        metrics = compute_metrics(
-            store, settings.log_dirs, topic=args.topic, partition=args.partition
-        )
+        snapshot = snapshot_from_settings(Settings.from_env(), options)
     except UnknownTopicError as exc:
         raise CommandError(str(exc)) from exc
-    finally:
-        store.close()
-    topics = aggregate_by_topic(metrics)
     if args.json:
-        report = {
-            "partitions": [m.as_dict() for m in metrics],
-            "topics": [t.as_dict() for t in topics],
-        }
-        print(json.dumps(report, indent=2))
+        print(json.dumps(snapshot.as_dict(), indent=2))
         return 0
     out = _out()
-    if not metrics:
+    if not snapshot.partitions:
         out.print("no registered partitions")
-        return 0
-    out.print(partition_table(metrics))
-    out.print(topic_table(topics))
+    else:
+        out.print(partition_table(snapshot.partitions))
+        out.print(topic_table(snapshot.topics))
+    for table in tables_after(snapshot):
+        out.print(table)
     return 0
+
+
+def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
+    """Retention preview, stuck segments, events (and history): the page's other sections."""
+    retention = snapshot.retention
+    found = [
+        _table(
+            f"next retention run, as of {utc(retention.as_of_ms)} ({retention.as_of_ms} ms)",
+            RETENTION_COLUMNS,
+            [retention_row(p) for p in retention.partitions],
+            "remote and local are bytes/segments that run would delete"
+            + ("" if retention.delete_local_files else " (local: reported only)"),
+        ),
+        _table(
+            f"stuck segments (STARTED for more than {snapshot.stuck_after_s} s)",
+            STUCK_COLUMNS,
+            [stuck_row(s) for s in snapshot.stuck],
+        ),
+        _table(
+            "latest events (newest first)", EVENT_COLUMNS, [event_row(e) for e in snapshot.events]
+        ),
+    ]
+    if snapshot.history is not None:
+        found.append(
+            _table(
+                "remote size and copy lag over time (bytes)",
+                HISTORY_COLUMNS,
+                [history_row(h) for h in snapshot.history],
+            )
+        )
+    return found
 
 
 def partition_row(m: PartitionMetrics) -> list[str]:
@@ -128,7 +226,14 @@ def partition_row(m: PartitionMetrics) -> list[str]:
     ]
 
 
-def topic_row(t: TopicMetrics) -> list[str]:
+def topic_row(t: TopicMetrics | TopicView) -> list[str]:
+    settings = []
+    if isinstance(t, TopicView):
+        settings = [
+            f"{t.tiered_state}/{t.tiered_epoch}",
+            f"{t.retention_ms}/{t.retention_bytes}",
+            f"{t.effective_local_retention_ms}/{t.effective_local_retention_bytes}",
+        ]
     return [
         t.topic,
         str(t.partitions),
@@ -138,6 +243,57 @@ def topic_row(t: TopicMetrics) -> list[str]:
         _pair(t.remote_delete_lag_bytes, t.remote_delete_lag_segments),
         str(t.remote_log_size_bytes),
         str(t.remote_log_metadata_count),
+        *settings,
+    ]
+
+
+def retention_row(p: PartitionRetention) -> list[str]:
+    return [
+        p.topic,
+        str(p.partition),
+        _pair(p.remote_bytes, p.remote_segments),
+        _pair(p.local_bytes, p.local_segments),
+        _optional(p.new_log_start_offset),
+        _optional(p.new_local_log_start_offset),
+        "; ".join(filter(None, [p.stopped_at, *p.blocked])),
+    ]
+
+
+def stuck_row(s: StuckSegment) -> list[str]:
+    return [
+        s.topic,
+        str(s.partition),
+        s.segment_id,
+        s.state,
+        f"{s.start_offset}-{s.end_offset}",
+        str(s.size_bytes),
+        utc(s.since_ms),
+        str(s.age_ms // 1000),
+        actor_base(s.actor),
+        _task_instance(s.task_instance),
+    ]
+
+
+def event_row(e: EventView) -> list[str]:
+    return [
+        str(e.id),
+        utc(e.time_ms, millis=True),
+        e.entity,
+        e.topic,
+        _optional(e.partition),
+        e.segment_id or "",
+        e.from_state or "",
+        e.to_state,
+        actor_base(e.actor),
+        _task_instance(e.task_instance),
+    ]
+
+
+def history_row(h: HistoryPoint) -> list[str]:
+    return [
+        utc(h.time_ms, millis=True),
+        str(h.remote_log_size_bytes),
+        str(h.remote_copy_lag_bytes),
     ]
 
 
@@ -145,7 +301,7 @@ def partition_table(metrics: list[PartitionMetrics]) -> Table:
     return _table("partitions", COLUMNS, [partition_row(m) for m in metrics], CAPTION)
 
 
-def topic_table(topics: list[TopicMetrics]) -> Table:
+def topic_table(topics: list[TopicView]) -> Table:
     return _table("topics (sum of partitions)", TOPIC_COLUMNS, [topic_row(t) for t in topics])
 
 
@@ -160,16 +316,50 @@ def _table(
         caption_justify="left",
     )
     for column in columns:
-        justify = "left" if column in ("topic", "tiered/epoch") else "right"
+        justify = "left" if column in LEFT_ALIGNED else "right"
         table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for row in rows:
         table.add_row(*row)
     return table
 
 
+# Columns of text; all others hold figures and are right-aligned.
+LEFT_ALIGNED = frozenset(
+    {
+        "topic",
+        "tiered/epoch",
+        "retention ms/bytes",
+        "local retention ms/bytes",
+        "note",
+        "segment",
+        "state",
+        "offsets",
+        "since",
+        "started by",
+        "task instance",
+        "time",
+        "entity",
+        "from",
+        "to",
+        "by",
+    }
+)
+
+
 def _out() -> Console:
     # Pipes and test captures get a width that fits the whole table on one line per row.
-    return Console(width=None if sys.stdout.isatty() else 240, soft_wrap=True)
+    return Console(width=None if sys.stdout.isatty() else 320, soft_wrap=True)
+
+
+def _optional(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _task_instance(ti: TaskInstanceRef | None) -> str:
+    if ti is None:
+        return "-"
+    mapped = f"[{ti.map_index}]" if ti.map_index >= 0 else ""
+    return f"{ti.dag_id} {ti.run_id} {ti.task_id}{mapped}"
 
 
 def _pair(size: int | None, count: int | None) -> str:

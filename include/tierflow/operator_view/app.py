@@ -1,0 +1,113 @@
+"""The web app behind the Tiered storage page: HTML for people, JSON for scripts.
+
+``auth`` is an app-level dependency, so it runs before every route, present and future.
+FastAPI's own /docs, /redoc and /openapi.json are turned off: it adds them outside the
+app's dependencies, where they would answer anonymous requests.
+
+Only FastAPI is imported with this module; the store and the figures are imported by the
+handlers, since Airflow imports plugins (and so this) in every process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+
+from tierflow.operator_view.options import DEFAULT_EVENTS, MAX_EVENTS, ViewOptions
+
+if TYPE_CHECKING:
+    from tierflow.config import Settings
+    from tierflow.metadata.store import MetadataStore
+    from tierflow.operator_view.model import OperatorSnapshot
+
+Clock = Callable[[], int]
+
+_stores: dict[str, MetadataStore] = {}
+_stores_lock = threading.Lock()
+
+
+def create_app(
+    *,
+    auth: Callable[..., Any],
+    mount_prefix: str = "/tierflow",
+    settings: Callable[[], Settings] | None = None,
+    clock: Clock | None = None,
+) -> FastAPI:
+    """The app; ``mount_prefix`` is where the API server mounts it (for links to the UI)."""
+    app = FastAPI(
+        title="tierflow: tiered storage",
+        dependencies=[Depends(auth)],
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+    )
+
+    def load(options: ViewOptions) -> tuple[OperatorSnapshot, list[str]]:
+        from tierflow.config import Settings
+        from tierflow.metadata.errors import UnknownTopicError
+        from tierflow.metadata.store import wall_clock_ms
+        from tierflow.operator_view.snapshot import build_snapshot
+
+        current = settings() if settings else Settings.from_env()
+        store = _store(current)
+        now_ms = clock() if clock else wall_clock_ms()
+        try:
+            snapshot = build_snapshot(store, current, now_ms=now_ms, options=options)
+        except UnknownTopicError as exc:
+            raise HTTPException(404, str(exc)) from exc
+        return snapshot, [t.name for t in store.topics()]
+
+    @app.get("/", response_class=HTMLResponse)
+    def page(
+        request: Request,
+        topic: str | None = None,
+        partition: int | None = Query(None, ge=0),
+        stuck_after: int | None = Query(None, ge=0, description="seconds"),
+        events: int = Query(DEFAULT_EVENTS, ge=0, le=MAX_EVENTS),
+    ) -> HTMLResponse:
+        from tierflow.operator_view.page import error_page, render_page
+
+        options = ViewOptions(topic or None, partition, stuck_after, events)
+        try:
+            snapshot, names = load(options)
+        except HTTPException as exc:
+            return HTMLResponse(error_page(str(exc.detail)), status_code=exc.status_code)
+        html = render_page(
+            snapshot, options=options, topic_names=names, ui_root=ui_root(request, mount_prefix)
+        )
+        return HTMLResponse(html)
+
+    @app.get("/api/snapshot")
+    def snapshot(
+        topic: str | None = None,
+        partition: int | None = Query(None, ge=0),
+        stuck_after: int | None = Query(None, ge=0, description="seconds"),
+        events: int = Query(DEFAULT_EVENTS, ge=0, le=MAX_EVENTS),
+        history: bool = True,
+    ) -> JSONResponse:
+        options = ViewOptions(topic or None, partition, stuck_after, events, history)
+        found, _names = load(options)
+        return JSONResponse(found.as_dict())
+
+    return app
+
+
+def ui_root(request: Request, mount_prefix: str) -> str:
+    """Airflow's root path (e.g. "" or "/airflow"), for links to the UI's own pages."""
+    root = str(request.scope.get("root_path", ""))
+    return root.removesuffix(mount_prefix.rstrip("/")).rstrip("/")
+
+
+def _store(settings: Settings) -> MetadataStore:
+    """One store (and connection pool) per database for the life of the API server."""
+    from tierflow.runtime import open_store
+
+    with _stores_lock:
+        store = _stores.get(settings.db_url)
+        if store is None:
+            store = _stores[settings.db_url] = open_store(settings)
+        return store

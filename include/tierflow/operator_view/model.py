@@ -1,0 +1,142 @@
+"""What the Tiered storage page and ``tierflow status`` show, as plain data.
+
+One snapshot feeds both, so the browser and the terminal print the same numbers. Every figure
+is exact (bytes, offsets, milliseconds); rounding for people happens only when rendering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tierflow.metrics import PartitionMetrics, TopicMetrics
+from tierflow.tasks.attribution import TaskInstanceRef
+
+
+@dataclass
+class TopicView(TopicMetrics):
+    """A topic's partitions summed (Kafka's topic-level gauges) with its tiering settings."""
+
+    topic_id: str = ""
+    tiered_state: str = ""
+    tiered_epoch: int = 0
+    remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
+    remote_log_disable_policy: str = "retain"
+    retention_ms: int = -1
+    retention_bytes: int = -1
+    local_retention_ms: int = -2  # as configured; -2 means "same as retention.ms"
+    local_retention_bytes: int = -2
+    effective_local_retention_ms: int = -1  # what local retention applies
+    effective_local_retention_bytes: int = -1
+
+
+@dataclass(frozen=True)
+class StuckSegment:
+    """A segment in a STARTED state for longer than the threshold, and who put it there."""
+
+    topic: str
+    partition: int
+    segment_id: str
+    state: str
+    start_offset: int
+    end_offset: int
+    size_bytes: int
+    since_ms: int  # when it entered its state
+    age_ms: int
+    actor: str  # of the event that moved it into its state
+    task_instance: TaskInstanceRef | None
+    lease_owner: str | None  # the partition's copy lease, if any
+    lease_live: bool
+
+
+@dataclass(frozen=True)
+class PlannedDeletion:
+    """One segment the next retention run would delete, remotely or from the broker's disk."""
+
+    tier: str  # "remote" or "local"
+    topic: str
+    partition: int
+    segment: str  # the remote segment id, or the local segment's base offset
+    start_offset: int
+    end_offset: int
+    size_bytes: int
+    reason: str
+
+
+@dataclass
+class PartitionRetention:
+    topic: str
+    partition: int
+    remote_segments: int = 0
+    remote_bytes: int = 0
+    local_segments: int = 0
+    local_bytes: int = 0
+    new_log_start_offset: int | None = None
+    new_local_log_start_offset: int | None = None
+    stopped_at: str = ""  # where the remote scan stopped, and why
+    blocked: list[str] = field(default_factory=list)  # local segments that may not go yet
+    local_skipped: str | None = None
+
+
+@dataclass
+class TopicRetention:
+    """Per topic, as the retention_expiry DAG's report sums it."""
+
+    topic: str
+    remote_segments: int = 0
+    remote_bytes: int = 0
+    local_segments: int = 0
+    local_bytes: int = 0
+
+
+@dataclass
+class RetentionPreview:
+    """The dry-run plan of the next scheduled retention run, evaluated as of its time."""
+
+    as_of_ms: int
+    delete_local_files: bool  # TIERFLOW_DELETE_LOCAL_SEGMENTS: otherwise local is reported only
+    partitions: list[PartitionRetention] = field(default_factory=list)
+    topics: list[TopicRetention] = field(default_factory=list)
+    deletions: list[PlannedDeletion] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EventView:
+    id: int
+    time_ms: int
+    entity: str
+    topic: str
+    partition: int | None
+    segment_id: str | None
+    from_state: str | None
+    to_state: str
+    actor: str
+    task_instance: TaskInstanceRef | None
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """Totals over the shown partitions right after the events at ``time_ms``."""
+
+    time_ms: int
+    remote_log_size_bytes: int
+    remote_copy_lag_bytes: int
+
+
+@dataclass
+class OperatorSnapshot:
+    generated_ms: int
+    topics: list[TopicView]
+    partitions: list[PartitionMetrics]
+    retention: RetentionPreview
+    stuck_after_s: int
+    stuck: list[StuckSegment]
+    events: list[EventView]
+    history: list[HistoryPoint] | None = None  # None: not asked for
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        if self.history is None:
+            del out["history"]
+        return out
