@@ -130,6 +130,59 @@ def default_data_dir() -> Path:
     return root / "data" if root else Path.home() / ".tierflow"
 
 
+# -- Diskless topics (KIP-1163), tierflow.diskless ------------------------------------------
+# Kafka's diskless.append.buffer.max.bytes and diskless.append.commit.interval.ms: a WAL object
+# is uploaded when its buffer holds this much, or this long after its first batch arrived.
+ENV_DISKLESS_BUFFER_MAX_BYTES = "TIERFLOW_DISKLESS_APPEND_BUFFER_MAX_BYTES"
+ENV_DISKLESS_COMMIT_INTERVAL_MS = "TIERFLOW_DISKLESS_APPEND_COMMIT_INTERVAL_MS"
+# A WAL object whose batches are all deleted is removed this long after, so that fetches
+# that already hold its coordinates finish.
+ENV_DISKLESS_DELETE_GRACE_MS = "TIERFLOW_DISKLESS_DELETE_GRACE_MS"
+# An object registered for upload but not committed this long after is garbage. Longer than
+# an upload can take with every storage retry (TIERFLOW_STORAGE_TIMEOUT_S x attempts).
+ENV_DISKLESS_UNCOMMITTED_GRACE_MS = "TIERFLOW_DISKLESS_UNCOMMITTED_GRACE_MS"
+DEFAULT_DISKLESS_BUFFER_MAX_BYTES = 4 * 1024 * 1024
+DEFAULT_DISKLESS_COMMIT_INTERVAL_MS = 250
+DEFAULT_DISKLESS_DELETE_GRACE_MS = 60_000
+DEFAULT_DISKLESS_UNCOMMITTED_GRACE_MS = 10 * 60_000
+
+
+@dataclass(frozen=True)
+class DisklessSettings:
+    append_buffer_max_bytes: int = DEFAULT_DISKLESS_BUFFER_MAX_BYTES
+    append_commit_interval_ms: int = DEFAULT_DISKLESS_COMMIT_INTERVAL_MS
+    delete_grace_ms: int = DEFAULT_DISKLESS_DELETE_GRACE_MS
+    uncommitted_grace_ms: int = DEFAULT_DISKLESS_UNCOMMITTED_GRACE_MS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> DisklessSettings:
+        return cls(
+            append_buffer_max_bytes=_int_setting(
+                env, ENV_DISKLESS_BUFFER_MAX_BYTES, DEFAULT_DISKLESS_BUFFER_MAX_BYTES, minimum=1
+            ),
+            append_commit_interval_ms=_int_setting(
+                env, ENV_DISKLESS_COMMIT_INTERVAL_MS, DEFAULT_DISKLESS_COMMIT_INTERVAL_MS, minimum=0
+            ),
+            delete_grace_ms=_int_setting(
+                env, ENV_DISKLESS_DELETE_GRACE_MS, DEFAULT_DISKLESS_DELETE_GRACE_MS, minimum=0
+            ),
+            uncommitted_grace_ms=_int_setting(
+                env,
+                ENV_DISKLESS_UNCOMMITTED_GRACE_MS,
+                DEFAULT_DISKLESS_UNCOMMITTED_GRACE_MS,
+                minimum=0,
+            ),
+        )
+
+    def as_env(self) -> dict[str, str]:
+        return {
+            ENV_DISKLESS_BUFFER_MAX_BYTES: str(self.append_buffer_max_bytes),
+            ENV_DISKLESS_COMMIT_INTERVAL_MS: str(self.append_commit_interval_ms),
+            ENV_DISKLESS_DELETE_GRACE_MS: str(self.delete_grace_ms),
+            ENV_DISKLESS_UNCOMMITTED_GRACE_MS: str(self.uncommitted_grace_ms),
+        }
+
+
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path
@@ -166,6 +219,7 @@ class Settings:
     storage_retry_base_ms: int = DEFAULT_STORAGE_RETRY_BASE_MS
     storage_retry_max_ms: int = DEFAULT_STORAGE_RETRY_MAX_MS
     storage_timeout_s: int = DEFAULT_STORAGE_TIMEOUT_S
+    diskless: DisklessSettings = DisklessSettings()  # TIERFLOW_DISKLESS_*
 
     @property
     def index_cache_root(self) -> Path:
@@ -227,6 +281,7 @@ class Settings:
                 env, ENV_S3_PART_SIZE, DEFAULT_S3_PART_SIZE, minimum=MIN_S3_PART_SIZE
             ),
             **_retry_settings(env),
+            diskless=DisklessSettings.from_env(env),
         )
 
     @classmethod
@@ -272,4 +327,5 @@ class Settings:
             ENV_STORAGE_RETRY_BASE_MS: str(self.storage_retry_base_ms),
             ENV_STORAGE_RETRY_MAX_MS: str(self.storage_retry_max_ms),
             ENV_STORAGE_TIMEOUT_S: str(self.storage_timeout_s),
+            **self.diskless.as_env(),
         }

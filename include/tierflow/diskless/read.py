@@ -1,0 +1,264 @@
+"""Fetching from a diskless partition by offset (KIP-1163, "Consume path").
+
+1. Look the batch coordinates up in the coordinator (``plan_fetch``).
+2. Make one ranged GET per contiguous run: batches of a partition that lie next to each other
+   in the same object, which the format's per-partition runs make the common case.
+3. Inject each batch's assigned base offset and partition leader epoch in memory (both lie
+   before the CRC-covered bytes), and for LogAppendTime topics the append time, as Kafka's
+   LogValidator would (that one does change the CRC, so it is recomputed).
+
+The result is byte for byte what a classic segment holds for those offsets. Offsets below the
+WAL start (``diskless_start_offset``) are read from tiered segments through the tiered read
+path (``tierflow.fetch.fetch_remote``), and the fetch continues into the WAL where they end.
+
+The two steps are separate so that a fetch holding its coordinates can be shown to survive a
+concurrent retention run: the object it reads stays until the deletion grace period is over.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from kafka.record.util import calc_crc32c
+
+from tierflow.diskless.coordinates import BatchCoordinate
+from tierflow.diskless.coordinator import DisklessCoordinator
+from tierflow.diskless.errors import DisklessError, DisklessOffsetOutOfRangeError, WalFormatError
+from tierflow.diskless.models import LOG_APPEND_TIME
+from tierflow.fetch import DEFAULT_MAX_BYTES, FetchResult, fetch_remote
+from tierflow.metadata.store import MetadataStore
+from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.remote_storage_manager import RemoteStorageManager
+
+_PREFIX = struct.Struct(">qi")
+_LOG_OVERHEAD = 12
+_LEADER_EPOCH_AT = 12
+_MAGIC_AT = 16
+_CRC_AT = 17
+_ATTRIBUTES_AT = 21
+_LAST_OFFSET_DELTA_AT = 23
+_MAX_TIMESTAMP_AT = 35
+_V2_HEADER_SIZE = 61
+_LOG_APPEND_TIME_FLAG = 0x08
+
+
+@dataclass(frozen=True)
+class FetchPlan:
+    """The coordinates a fetch will read, and the partition's offsets when it looked."""
+
+    topic: str
+    topic_id: str
+    partition: int
+    offset: int
+    log_start_offset: int
+    diskless_start_offset: int
+    high_watermark: int
+    batches: list[BatchCoordinate]
+
+
+@dataclass
+class DisklessFetchResult:
+    topic: str
+    partition: int
+    batches: list[bytes]  # whole record batches, as a classic segment holds them
+    first_offset: int
+    next_offset: int
+    high_watermark: int
+    log_start_offset: int
+    ranged_gets: int = 0
+    bytes_read: int = 0
+    objects_read: list[str] = field(default_factory=list)
+    tiered: FetchResult | None = None  # the part read from tiered segments, if any
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(len(batch) for batch in self.batches)
+
+
+def runs(batches: list[BatchCoordinate]) -> list[list[BatchCoordinate]]:
+    """Consecutive coordinates that one ranged GET can read: same object, adjacent bytes."""
+    grouped: list[list[BatchCoordinate]] = []
+    for batch in batches:
+        last = grouped[-1][-1] if grouped else None
+        adjacent = last is not None and last.byte_end == batch.byte_offset
+        if adjacent and last is not None and last.object_key == batch.object_key:
+            grouped[-1].append(batch)
+            continue
+        grouped.append([batch])
+    return grouped
+
+
+def plan_fetch(
+    coordinator: DisklessCoordinator,
+    topic_id: str,
+    partition: int,
+    offset: int,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> FetchPlan:
+    """Coordinates of the WAL batches from ``offset`` (which must be at or past the WAL
+    start); raises DisklessOffsetOutOfRangeError outside [log start, high watermark]."""
+    if max_bytes <= 0:
+        raise ValueError(f"max_bytes must be positive, got {max_bytes}")
+    log = coordinator.log(topic_id, partition)
+    name = coordinator.topic_row(topic_id).name
+    if offset < log.log_start_offset or offset > log.high_watermark:
+        raise DisklessOffsetOutOfRangeError(
+            name, partition, offset, log.log_start_offset, log.high_watermark
+        )
+    batches: list[BatchCoordinate] = []
+    if offset < log.high_watermark:
+        batches = coordinator.find_batches(topic_id, partition, offset, max_bytes)
+        if not batches or batches[0].base_offset > offset:
+            # Retention deleted them between the two reads: the log start has moved.
+            log = coordinator.log(topic_id, partition)
+            raise DisklessOffsetOutOfRangeError(
+                name, partition, offset, log.log_start_offset, log.high_watermark
+            )
+    return FetchPlan(
+        topic=name,
+        topic_id=topic_id,
+        partition=partition,
+        offset=offset,
+        log_start_offset=log.log_start_offset,
+        diskless_start_offset=log.diskless_start_offset,
+        high_watermark=log.high_watermark,
+        batches=batches,
+    )
+
+
+def read_planned(objects: ObjectStore, plan: FetchPlan) -> DisklessFetchResult:
+    """Fetch the planned batches: one ranged GET per run, offsets injected."""
+    result = DisklessFetchResult(
+        topic=plan.topic,
+        partition=plan.partition,
+        batches=[],
+        first_offset=plan.batches[0].base_offset if plan.batches else plan.offset,
+        next_offset=plan.batches[-1].last_offset + 1 if plan.batches else plan.offset,
+        high_watermark=plan.high_watermark,
+        log_start_offset=plan.log_start_offset,
+    )
+    for run in runs(plan.batches):
+        start, end = run[0].byte_offset, run[-1].byte_end
+        key = run[0].object_key
+        data = objects.read_range(key, start, end)
+        result.ranged_gets += 1
+        result.bytes_read += len(data)
+        if key not in result.objects_read:
+            result.objects_read.append(key)
+        if len(data) != end - start:
+            raise WalFormatError(
+                key, start + len(data), f"object ends early: bytes {start}-{end} were expected"
+            )
+        for batch in run:
+            at = batch.byte_offset - start
+            result.batches.append(inject(data[at : at + batch.byte_size], batch))
+    return result
+
+
+def inject(data: bytes, batch: BatchCoordinate) -> bytes:
+    """The stored batch as a classic segment holds it: assigned base offset and leader epoch
+    (and LogAppendTime's max timestamp). The stored batch is checked first: its framing must
+    match the coordinates and its CRC must be good."""
+    key, at = batch.object_key, batch.byte_offset
+    if len(data) < _V2_HEADER_SIZE:
+        raise WalFormatError(key, at, f"a {len(data)}-byte batch is shorter than a v2 header")
+    _offset, length = _PREFIX.unpack_from(data)
+    if length + _LOG_OVERHEAD != batch.byte_size:
+        raise WalFormatError(
+            key, at, f"batch length {length + _LOG_OVERHEAD} != {batch.byte_size} committed"
+        )
+    if data[_MAGIC_AT] != 2:
+        raise WalFormatError(key, at, f"magic {data[_MAGIC_AT]} batch in a WAL object")
+    (stored_crc,) = struct.unpack_from(">I", data, _CRC_AT)
+    if calc_crc32c(memoryview(data)[_ATTRIBUTES_AT:]) != stored_crc:
+        raise WalFormatError(key, at, "crc mismatch: the stored batch is damaged")
+    (delta,) = struct.unpack_from(">i", data, _LAST_OFFSET_DELTA_AT)
+    if delta != batch.last_offset - batch.base_offset:
+        raise WalFormatError(
+            key,
+            at,
+            f"lastOffsetDelta {delta} disagrees with offsets "
+            f"{batch.base_offset}-{batch.last_offset} committed",
+        )
+    buf = bytearray(data)
+    struct.pack_into(">q", buf, 0, batch.base_offset)
+    struct.pack_into(">i", buf, _LEADER_EPOCH_AT, batch.leader_epoch)
+    if batch.timestamp_type == LOG_APPEND_TIME:
+        (attributes,) = struct.unpack_from(">h", buf, _ATTRIBUTES_AT)
+        struct.pack_into(">h", buf, _ATTRIBUTES_AT, attributes | _LOG_APPEND_TIME_FLAG)
+        struct.pack_into(">q", buf, _MAX_TIMESTAMP_AT, batch.append_time_ms)
+        struct.pack_into(">I", buf, _CRC_AT, calc_crc32c(memoryview(buf)[_ATTRIBUTES_AT:]))
+    return bytes(buf)
+
+
+def fetch_diskless(
+    coordinator: DisklessCoordinator,
+    objects: ObjectStore,
+    topic: str,
+    partition: int,
+    offset: int,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    store: MetadataStore | None = None,
+    rsm: RemoteStorageManager | None = None,
+) -> DisklessFetchResult:
+    """Whole batches from ``offset``, up to ``max_bytes`` (at least one batch).
+
+    Offsets below the WAL start come from tiered segments (``store`` and ``rsm`` needed), and
+    the fetch goes on into the WAL when the tiered segments end at the WAL start.
+    """
+    topic_id = coordinator.topic_id_of(topic)
+    log = coordinator.log(topic_id, partition)
+    if offset < log.log_start_offset or offset > log.high_watermark:
+        raise DisklessOffsetOutOfRangeError(
+            topic, partition, offset, log.log_start_offset, log.high_watermark
+        )
+    if offset >= log.diskless_start_offset:
+        plan = plan_fetch(coordinator, topic_id, partition, offset, max_bytes=max_bytes)
+        return read_planned(objects, plan)
+    if store is None or rsm is None:
+        raise DisklessError(
+            f"{topic}-{partition}: offset {offset} is below the WAL start "
+            f"{log.diskless_start_offset}, in tiered storage; no tiered storage was given"
+        )
+    tiered = fetch_remote(store, rsm, topic, partition, offset=offset, max_bytes=max_bytes)
+    left = max_bytes - tiered.size_in_bytes
+    if tiered.next_offset < log.diskless_start_offset and (left > 0 or not tiered.batches):
+        raise DisklessError(
+            f"{topic}-{partition}: tiered segments end at offset {tiered.next_offset - 1} but "
+            f"the WAL starts at {log.diskless_start_offset}: offsets in between are missing"
+        )
+    result = DisklessFetchResult(
+        topic=topic,
+        partition=partition,
+        batches=list(tiered.batches),
+        first_offset=tiered.first_offset,
+        next_offset=tiered.next_offset,
+        high_watermark=log.high_watermark,
+        log_start_offset=log.log_start_offset,
+        tiered=tiered,
+    )
+    if left <= 0 or tiered.next_offset >= log.high_watermark:
+        return result
+    plan = plan_fetch(coordinator, topic_id, partition, tiered.next_offset, max_bytes=left)
+    wal = read_planned(objects, plan)
+    # Only whole batches that fit: the tiered part already satisfied minOneMessage.
+    taken = 0
+    for batch in wal.batches:
+        if taken + len(batch) > left:
+            break
+        result.batches.append(batch)
+        taken += len(batch)
+        result.next_offset = _next_offset(batch)
+    result.ranged_gets = wal.ranged_gets
+    result.bytes_read = wal.bytes_read
+    result.objects_read = wal.objects_read
+    return result
+
+
+def _next_offset(batch: bytes) -> int:
+    (base,) = struct.unpack_from(">q", batch, 0)
+    (delta,) = struct.unpack_from(">i", batch, _LAST_OFFSET_DELTA_AT)
+    return base + delta + 1

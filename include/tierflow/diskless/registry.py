@@ -1,0 +1,200 @@
+"""Which topics are diskless, and each diskless partition's log (start offsets, high watermark).
+
+A diskless topic is a registered topic (``topics``) with a ``diskless_topics`` row: a separate
+table rather than a column, because KIP-1163's ``diskless.enable`` is fixed at creation and
+belongs to the coordinator, not to the tiering configs. Registering an existing topic (for
+example one with tiered segments) starts its diskless logs at the offsets given: everything
+below is then read from tiered storage.
+
+As in ``tierflow.metadata.store_base``: reads happen outside write transactions, and every
+write transaction starts with a write, so SQLite queues writers instead of failing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from sqlalchemy import Connection, Engine, insert, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from tierflow.diskless.errors import NotDisklessTopicError, UnknownDisklessPartitionError
+from tierflow.diskless.models import TIMESTAMP_TYPES, DisklessLog, DisklessTopic
+from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.models import Topic
+
+DISKLESS_REGISTERED = "DISKLESS_REGISTERED"
+
+
+class CoordinatorBase:
+    engine: Engine
+
+    def _session(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """One transaction; callers make a write its first statement (see module doc)."""
+        with self.engine.begin() as connection:
+            yield connection
+
+
+class DisklessRegistry(CoordinatorBase):
+    def register_topic(
+        self,
+        topic_id: str,
+        partitions: int,
+        *,
+        now_ms: int,
+        timestamp_type: str = "CreateTime",
+        start_offsets: Mapping[int, int] | None = None,
+        log_start_offsets: Mapping[int, int] | None = None,
+        actor: str = "tierflow",
+    ) -> DisklessTopic:
+        """Make a registered topic diskless with ``partitions`` partitions; idempotent.
+
+        Partitions that exist keep their logs; new ones get their first offset from
+        ``start_offsets[p]`` (0 by default) and their log start offset from
+        ``log_start_offsets[p]`` (default: the same). A topic whose older offsets are in tiered
+        segments starts its WAL after them and keeps the tiered log start offset: reads in
+        between go to tiered storage. The timestamp type (``message.timestamp.type``) cannot
+        change afterwards.
+        """
+        if timestamp_type not in TIMESTAMP_TYPES:
+            raise ValueError(f"message.timestamp.type must be one of {TIMESTAMP_TYPES}")
+        if partitions < 1:
+            raise ValueError(f"a diskless topic needs at least one partition, not {partitions}")
+        starts = dict(start_offsets or {})
+        log_starts = dict(log_start_offsets or {})
+        for partition, offset in log_starts.items():
+            if not 0 <= offset <= starts.get(partition, 0):
+                raise ValueError(
+                    f"partition {partition}: log start offset {offset} must lie between 0 and "
+                    f"its first diskless offset {starts.get(partition, 0)}"
+                )
+        if any(offset < 0 for offset in starts.values()):
+            raise ValueError(f"negative start offset in {starts}")
+        with self._session() as session:
+            if session.get(Topic, topic_id) is None:
+                raise UnknownTopicError(f"unknown topic id {topic_id!r}: register it first")
+        existing = self.diskless_topic(topic_id)
+        if existing is None:
+            try:
+                with self._write() as connection:
+                    connection.execute(
+                        insert(DisklessTopic).values(
+                            topic_id=topic_id, timestamp_type=timestamp_type, created_ms=now_ms
+                        )
+                    )
+                    append_event(
+                        connection,
+                        entity=EventEntity.TOPIC,
+                        topic_id=topic_id,
+                        to_state=DISKLESS_REGISTERED,
+                        actor=actor,
+                        now_ms=now_ms,
+                        details={"timestamp_type": timestamp_type},
+                    )
+            except IntegrityError:
+                pass  # registered concurrently
+            existing = self.require_diskless_topic(topic_id)
+        if existing.timestamp_type != timestamp_type:
+            raise ValueError(
+                f"diskless topic {topic_id} has message.timestamp.type "
+                f"{existing.timestamp_type}; it cannot change to {timestamp_type}"
+            )
+        have = {log.partition for log in self.logs(topic_id)}
+        for partition in range(partitions):
+            if partition not in have:
+                start = starts.get(partition, 0)
+                log_start = log_starts.get(partition, start)
+                self._insert_log(topic_id, partition, start, log_start, now_ms)
+        return existing
+
+    def _insert_log(
+        self, topic_id: str, partition: int, start: int, log_start: int, now_ms: int
+    ) -> None:
+        try:
+            with self._write() as connection:
+                connection.execute(
+                    insert(DisklessLog).values(
+                        topic_id=topic_id,
+                        partition=partition,
+                        log_start_offset=log_start,
+                        diskless_start_offset=start,
+                        high_watermark=start,
+                        leader_epoch=0,
+                        byte_size=0,
+                        updated_ms=now_ms,
+                    )
+                )
+        except IntegrityError:
+            pass  # created concurrently: the same row
+
+    def diskless_topic(self, topic_id: str) -> DisklessTopic | None:
+        with self._session() as session:
+            return session.get(DisklessTopic, topic_id)
+
+    def require_diskless_topic(self, topic_id: str) -> DisklessTopic:
+        found = self.diskless_topic(topic_id)
+        if found is None:
+            raise NotDisklessTopicError(f"topic id {topic_id} is not a diskless topic")
+        return found
+
+    def diskless_topics(self) -> list[DisklessTopic]:
+        with self._session() as session:
+            return list(session.exec(select(DisklessTopic).order_by(col(DisklessTopic.topic_id))))
+
+    def topic_id_of(self, name: str) -> str:
+        """The id of the live topic called ``name``, which must be diskless."""
+        with self._session() as session:
+            topic = session.exec(select(Topic).where(col(Topic.name) == name)).first()
+        if topic is None:
+            raise UnknownTopicError(f"unknown topic {name!r}")
+        self.require_diskless_topic(topic.topic_id)
+        return topic.topic_id
+
+    def topic_row(self, topic_id: str) -> Topic:
+        """The topic's row in the metadata store: its name and retention configs."""
+        with self._session() as session:
+            topic = session.get(Topic, topic_id)
+        if topic is None:
+            raise UnknownTopicError(f"unknown topic id {topic_id!r}")
+        return topic
+
+    def log(self, topic_id: str, partition: int) -> DisklessLog:
+        with self._session() as session:
+            found = session.get(DisklessLog, (topic_id, partition))
+        if found is None:
+            raise UnknownDisklessPartitionError(
+                f"no diskless partition {topic_id}-{partition}: register the topic as diskless"
+            )
+        return found
+
+    def logs(self, topic_id: str | None = None) -> list[DisklessLog]:
+        query = select(DisklessLog)
+        if topic_id is not None:
+            query = query.where(col(DisklessLog.topic_id) == topic_id)
+        order = (col(DisklessLog.topic_id), col(DisklessLog.partition))
+        with self._session() as session:
+            return list(session.exec(query.order_by(*order)))
+
+    def set_leader_epoch(self, topic_id: str, partition: int, epoch: int, *, now_ms: int) -> bool:
+        """Move the partition's leader epoch forward (never back, as Kafka's epochs); batches
+        committed from now on carry it. False when it already was at or past ``epoch``."""
+        with self._write() as connection:
+            result = connection.execute(
+                update(DisklessLog)
+                .where(
+                    col(DisklessLog.topic_id) == topic_id,
+                    col(DisklessLog.partition) == partition,
+                    col(DisklessLog.leader_epoch) < epoch,
+                )
+                .values(leader_epoch=epoch, updated_ms=now_ms)
+            )
+        if result.rowcount == 0:
+            self.log(topic_id, partition)  # raises when the partition does not exist
+            return False
+        return True
