@@ -1,16 +1,30 @@
-"""Open the configured store, storage and log directories: one place for every entry point."""
+"""Open the configured store, storage and log directories: one place for every entry point.
+
+Settings may carry secrets inside URLs: the store's password in TIERFLOW_DB_URL, and
+credentials someone put into TIERFLOW_REMOTE_STORAGE by mistake. Inside Airflow, opening
+either registers those secrets with Airflow's secrets masker, so a message that quotes one
+shows ``***`` in the task log; ``redact`` does the same for what the CLI prints.
+"""
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import LogDir, PartitionLog
+from tierflow.metadata.engine import HIDDEN, password_forms
 from tierflow.metadata.store import MetadataStore
 from tierflow.storage.factory import open_remote_storage, settings_object_store
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.remote_storage_manager import RemoteStorageManager
+
+MIN_SECRET_LENGTH = 5
+# scheme://user:password@ in any text: the password part is hidden whatever it is.
+_URL_USERINFO = re.compile(r"(\b[a-zA-Z][\w+.-]*://[^\s/:@]*:)[^\s@]*@")
 
 
 class UnknownPartitionError(LookupError):
@@ -19,17 +33,61 @@ class UnknownPartitionError(LookupError):
 
 def open_store(settings: Settings, *, migrate: bool = True) -> MetadataStore:
     """The metadata store; readers elsewhere (a Spark driver) pass migrate=False."""
+    mask_in_airflow(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return MetadataStore(settings.db_url, migrate=migrate)
 
 
 def open_storage(settings: Settings) -> RemoteStorageManager:
+    mask_in_airflow(settings)
     return open_remote_storage(settings)
 
 
 def open_objects(settings: Settings) -> ObjectStore:
     """The bucket itself, for work that lists keys rather than reading segments."""
+    mask_in_airflow(settings)
     return settings_object_store(settings)
+
+
+def configured_secrets(settings: Settings) -> list[str]:
+    """Secrets inside the settings' URLs, raw and URL-quoted, longest first.
+
+    All of a storage URL's userinfo counts: credentials have no place there at all. Values
+    shorter than Airflow's minimum (5) are left out, as its masker does: hiding them would
+    garble every message.
+    """
+    found = set(_safe_password_forms(settings.db_url))
+    userinfo = urlsplit(settings.remote_storage).netloc.rpartition("@")[0]
+    for part in filter(None, [userinfo, *userinfo.split(":", 1)]):
+        found |= {part, unquote(part)}
+    return sorted((s for s in found if len(s) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+
+
+def redact(text: str, settings: Settings | None = None) -> str:
+    """``text`` with the configured secrets and any URL's password replaced by ***."""
+    for secret in configured_secrets(settings) if settings else []:
+        text = text.replace(secret, HIDDEN)
+    return _URL_USERINFO.sub(rf"\g<1>{HIDDEN}@", text)
+
+
+def mask_in_airflow(settings: Settings) -> None:
+    """Register the settings' secrets with Airflow's secrets masker, when inside Airflow.
+
+    The CLI and the Spark driver never import Airflow, and need not start now.
+    """
+    if "airflow.sdk" not in sys.modules:
+        return
+    from airflow.sdk.log import mask_secret
+
+    for secret in configured_secrets(settings):
+        mask_secret(secret)
+
+
+def _safe_password_forms(url: str) -> list[str]:
+    try:
+        return password_forms(url)
+    except Exception:  # an unreadable URL fails later, with an error that does not echo it
+        return []
 
 
 def partition_logs(log_dirs: Sequence[Path]) -> list[PartitionLog]:

@@ -15,6 +15,20 @@ from tierflow.cli import (
     status_commands,
     topic_commands,
 )
+from tierflow.config import InvalidSettingError, Settings
+from tierflow.metadata.engine import InvalidStoreURLError, StoreUnavailableError
+from tierflow.runtime import redact
+from tierflow.storage.factory import UnsupportedStorageURLError
+from tierflow.transform.errors import KeyRingError
+
+# Configuration the operator must fix, wherever a command meets it: one line, no traceback.
+SETTINGS_ERRORS = (
+    InvalidSettingError,
+    InvalidStoreURLError,
+    StoreUnavailableError,
+    UnsupportedStorageURLError,
+    KeyRingError,
+)
 
 DESCRIPTION = """\
 tierflow runs Kafka's tiered-storage lifecycle (KIP-405, KIP-950) from Apache Airflow.
@@ -164,6 +178,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return int(args.func(args) or 0)
-    except commands.CommandError as exc:
-        print(f"tierflow: error: {exc}", file=sys.stderr)
+    except (commands.CommandError, *SETTINGS_ERRORS) as exc:
+        print(f"tierflow: error: {_redacted(str(exc))}", file=sys.stderr)
         return 2
+
+
+def _redacted(message: str) -> str:
+    """The message without the secrets of the configured URLs (an error may quote one)."""
+    try:
+        settings = Settings.from_env()
+    except InvalidSettingError:
+        settings = None
+    return redact(message, settings)

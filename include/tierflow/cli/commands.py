@@ -24,9 +24,16 @@ from tierflow.lifecycle.copy import (
     copy_partition,
 )
 from tierflow.lifecycle.verify import verify_partition
+from tierflow.metadata.engine import describe_url
 from tierflow.metadata.errors import InvalidConfigError, TopicConflictError, UnknownTopicError
 from tierflow.metadata.log_config import parse_kafka_configs
-from tierflow.runtime import UnknownPartitionError, open_storage, open_store, partition_logs
+from tierflow.runtime import (
+    UnknownPartitionError,
+    open_storage,
+    open_store,
+    partition_logs,
+    redact,
+)
 from tierflow.storage.errors import RemoteStorageError
 from tierflow.storage.keys import InvalidTopicIdError, InvalidTopicNameError, validate_topic_name
 
@@ -224,7 +231,7 @@ def events(args: argparse.Namespace) -> int:
 def db_upgrade(args: argparse.Namespace) -> int:
     settings = _settings()
     open_store(settings)
-    console.print(f"schema is at the latest revision: {settings.db_url}")
+    console.print(f"schema is at the latest revision: {describe_url(settings.db_url)}")
     return 0
 
 
@@ -283,15 +290,13 @@ def airflow_serve(args: argparse.Namespace) -> int:
 
 
 def _print_serving(server: LocalAirflow, settings: Settings) -> None:
-    from sqlalchemy.engine import make_url
-
     for error in server.import_errors():
         console.print(f"import error in {error['filename']}:", style="red", markup=False)
         console.print(error["stack_trace"], markup=False, highlight=False)
     console.print(f"DAGs: {', '.join(server.dag_ids())}")
-    store = make_url(settings.db_url).render_as_string(hide_password=True)
     console.print(
-        f"tierflow: store {store}, bucket {settings.remote_storage}, "
+        f"tierflow: store {describe_url(settings.db_url)}, "
+        f"bucket {redact(settings.remote_storage, settings)}, "
         f"log dirs {':'.join(str(p) for p in settings.log_dirs)}",
         markup=False,
     )
