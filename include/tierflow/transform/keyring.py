@@ -11,12 +11,18 @@ The ring is a JSON file::
 
 Relative paths are relative to the JSON file. The PEM files are what Aiven's plugin reads:
 X.509 SubjectPublicKeyInfo and unencrypted PKCS#8, so the same files configure both.
+
+Keys only ever come from files: the ring file TIERFLOW_KEYRING names, and the PEM files it
+names. A key pasted where a path belongs (the variable, a ``*_key_file`` entry, ``--keyring``)
+is refused without being repeated: every error here names the path it could not read, and
+that "path" would be the key.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +40,10 @@ from tierflow.transform.errors import KeyNotFoundError, KeyRingError, WrongKeyEr
 KEYRING_FILE = "keyring.json"
 # OAEP with SHA3-512 needs a modulus of at least 2*64+2 bytes plus the 32-byte key.
 MIN_BITS = 2048
+# What no file path looks like: PEM armour, line breaks, or 200 characters of base64 in a row
+# (a 2048-bit key is 1,600; a path has dots, dashes or underscores long before that).
+_PEM_MARKERS = ("-----BEGIN", "-----END", "\n", "\r")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{200,}")
 
 
 @dataclass(frozen=True, repr=False)
@@ -53,6 +63,22 @@ def validate_key_id(key_id: str) -> str:
     if not key_id.strip() or ":" in key_id or key_id != key_id.strip():
         raise KeyRingError(f"invalid key id {key_id!r}: non-blank, no ':', no surrounding spaces")
     return key_id
+
+
+def looks_like_key_material(path: str | Path) -> bool:
+    text = str(path)
+    return any(marker in text for marker in _PEM_MARKERS) or bool(_BASE64_RUN.search(text))
+
+
+def require_path(path: str | Path, what: str) -> Path:
+    """``path`` as a Path; a key where a path belongs raises without showing the value."""
+    if looks_like_key_material(path):
+        raise KeyRingError(
+            f"{what}: expected a file path but got what looks like key material (PEM or "
+            "base64); write the key to a file readable only by tierflow and name that file "
+            "(the value is not shown)"
+        )
+    return Path(path)
 
 
 def load_key_pair(key_id: str, public_key_file: Path, private_key_file: Path | None) -> KeyPair:
@@ -76,6 +102,7 @@ def load_key_pair(key_id: str, public_key_file: Path, private_key_file: Path | N
 
 
 def _read_key(key_id: str, path: Path) -> RsaKey:
+    require_path(path, f"key id {key_id!r}")
     try:
         return RSA.import_key(path.read_bytes())
     except OSError as exc:
@@ -129,7 +156,7 @@ class KeyRing:
 
     @classmethod
     def load(cls, path: Path) -> KeyRing:
-        path = Path(path)
+        path = require_path(path, "key ring (TIERFLOW_KEYRING, --keyring)")
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
@@ -147,6 +174,9 @@ class KeyRing:
             if not isinstance(files, dict) or not isinstance(files.get("public_key_file"), str):
                 raise KeyRingError(f"key ring {path}: key id {key_id!r} needs public_key_file")
             private = files.get("private_key_file")
+            for name in (files["public_key_file"], private):
+                if name is not None:
+                    require_path(str(name), f"key ring {path}: key id {key_id!r}")
             pairs.append(
                 load_key_pair(
                     key_id,
