@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from tierflow.cli import (
     commands,
+    diskless_commands,
     fetch_commands,
     key_commands,
     reconcile_commands,
@@ -138,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     key_commands.register(sub)
     topic_commands.register(sub)
     reconcile_commands.register(sub)
+    diskless_commands.register(sub)
 
     airflow = sub.add_parser("airflow", help="drive a local Airflow (used by demo and tests)")
     airflow_sub = airflow.add_subparsers(dest="airflow_command", required=True, metavar="ACTION")
