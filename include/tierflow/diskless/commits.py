@@ -13,9 +13,10 @@ base offset) would refuse a duplicate even if that reasoning were wrong.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import Select, insert, update
 from sqlmodel import col, select
 
 from tierflow.diskless.coordinates import BatchCoordinate
@@ -141,8 +142,8 @@ class Commits(DisklessRegistry):
                     }
                 )
             if rows:
-                connection.execute(insert(DisklessBatch), rows)
-        return [_coordinate(key, DisklessBatch(**row)) for row in rows]  # type: ignore[arg-type]
+                connection.execute(insert(DisklessBatch), rows)  # one executemany
+        return [_coordinate({**row, "object_key": key}) for row in rows]
 
     def _timestamp_types(self, topic_ids: set[str]) -> dict[str, str]:
         with self._session() as session:
@@ -186,13 +187,11 @@ class Commits(DisklessRegistry):
     def object_batches(self, key: str) -> list[BatchCoordinate]:
         """The live batches of one object, in byte order (``describe`` per object)."""
         query = (
-            select(DisklessBatch, WalObject.object_key)
-            .join(WalObject, col(WalObject.object_id) == col(DisklessBatch.object_id))
+            _coordinates_query()
             .where(col(WalObject.object_key) == key)
             .order_by(col(DisklessBatch.byte_offset))
         )
-        with self._session() as session:
-            return [_coordinate(k, b) for b, k in session.exec(query)]
+        return self._coordinates(query)
 
     def find_batches(
         self, topic_id: str, partition: int, offset: int, max_bytes: int
@@ -204,8 +203,7 @@ class Commits(DisklessRegistry):
         after = offset - 1  # batches whose last offset is > after
         while True:
             query = (
-                select(DisklessBatch, WalObject.object_key)
-                .join(WalObject, col(WalObject.object_id) == col(DisklessBatch.object_id))
+                _coordinates_query()
                 .where(
                     col(DisklessBatch.topic_id) == topic_id,
                     col(DisklessBatch.partition) == partition,
@@ -214,8 +212,7 @@ class Commits(DisklessRegistry):
                 .order_by(col(DisklessBatch.last_offset))
                 .limit(FIND_PAGE_ROWS)
             )
-            with self._session() as session:
-                page = [_coordinate(k, b) for b, k in session.exec(query)]
+            page = self._coordinates(query)
             for batch in page:
                 if found and total + batch.byte_size > max_bytes:
                     return found
@@ -232,8 +229,7 @@ class Commits(DisklessRegistry):
     ) -> list[BatchCoordinate]:
         """The partition's live batches in offset order (the oldest ``limit`` of them)."""
         query = (
-            select(DisklessBatch, WalObject.object_key)
-            .join(WalObject, col(WalObject.object_id) == col(DisklessBatch.object_id))
+            _coordinates_query()
             .where(
                 col(DisklessBatch.topic_id) == topic_id,
                 col(DisklessBatch.partition) == partition,
@@ -242,8 +238,12 @@ class Commits(DisklessRegistry):
         )
         if limit is not None:
             query = query.limit(limit)
-        with self._session() as session:
-            return [_coordinate(k, b) for b, k in session.exec(query)]
+        return self._coordinates(query)
+
+    def _coordinates(self, query: Select) -> list[BatchCoordinate]:
+        """Plain rows, not ORM objects: a fetch or a merge reads thousands of them."""
+        with self.engine.connect() as connection:
+            return [_coordinate(row) for row in connection.execute(query).mappings()]
 
 
 def _state_after_commit(used: int) -> str:
@@ -251,18 +251,15 @@ def _state_after_commit(used: int) -> str:
     return WalObjectState.COMMITTED.value if used else WalObjectState.DELETING.value
 
 
-def _coordinate(key: str, row: DisklessBatch) -> BatchCoordinate:
-    return BatchCoordinate(
-        object_key=key,
-        object_id=row.object_id,
-        byte_offset=row.byte_offset,
-        byte_size=row.byte_size,
-        topic_id=row.topic_id,
-        partition=row.partition,
-        base_offset=row.base_offset,
-        last_offset=row.last_offset,
-        leader_epoch=row.leader_epoch,
-        timestamp_type=row.timestamp_type,
-        batch_max_timestamp=row.batch_max_timestamp,
-        append_time_ms=row.append_time_ms,
+_COORDINATE_FIELDS = [name for name in BatchCoordinate.__dataclass_fields__ if name != "object_key"]
+
+
+def _coordinates_query() -> Select:
+    columns = [DisklessBatch.__table__.c[name] for name in _COORDINATE_FIELDS]  # type: ignore[attr-defined]
+    return select(*columns, col(WalObject.object_key)).join(
+        WalObject, col(WalObject.object_id) == col(DisklessBatch.object_id)
     )
+
+
+def _coordinate(row: Mapping[str, Any]) -> BatchCoordinate:
+    return BatchCoordinate(**{name: row[name] for name in BatchCoordinate.__dataclass_fields__})
