@@ -23,7 +23,7 @@ from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 MIN_SECRET_LENGTH = 5
-# scheme://user:password@ in any text: the password part is hidden whatever it is.
+# The password of any URL in a text (scheme://user:***@host), whatever it is.
 _URL_USERINFO = re.compile(r"(\b[a-zA-Z][\w+.-]*://[^\s/:@]*:)[^\s@]*@")
 
 
