@@ -160,9 +160,13 @@ def test_the_cli_reports_a_refused_bucket_without_the_credentials(
     assert run.leaks(secrets) == []
 
 
-CREDENTIALS_IN_URL = (
-    f"s3://{AWS_ACCESS_KEY_ID}:{quote(AWS_SECRET_ACCESS_KEY, safe='')}@tierflow-bucket/prefix"
-)
+# Credentials where they do not belong: in the bucket URL, and in an S3-compatible store's
+# HTTP URL given instead of s3:// (an unsupported scheme, refused too).
+USERINFO = f"{AWS_ACCESS_KEY_ID}:{quote(AWS_SECRET_ACCESS_KEY, safe='')}"
+URLS_WITH_CREDENTIALS = {
+    "s3": f"s3://{USERINFO}@tierflow-bucket/prefix",
+    "https": f"https://{USERINFO}@minio.internal:9000/tierflow-bucket",
+}
 
 
 @pytest.mark.xfail(
@@ -170,33 +174,35 @@ CREDENTIALS_IN_URL = (
     reason="storage/s3.py parse_s3_url and storage/factory.py open_object_store repeat the "
     "URL (with its credentials) in their errors; owned by the storage rework",
 )
-def test_a_bucket_url_with_credentials_is_refused_without_repeating_them():
+@pytest.mark.parametrize("scheme", list(URLS_WITH_CREDENTIALS))
+def test_a_storage_url_with_credentials_is_refused_without_repeating_them(scheme: str):
     with pytest.raises(UnsupportedStorageURLError) as caught:
-        open_object_store(CREDENTIALS_IN_URL)
-    assert "credentials" in str(caught.value)
+        open_object_store(URLS_WITH_CREDENTIALS[scheme])
     assert leaks(aws_secrets(), "".join(traceback.format_exception(caught.value))) == []
 
 
+@pytest.mark.parametrize("scheme", list(URLS_WITH_CREDENTIALS))
 @pytest.mark.parametrize("command", [("reconcile",), ("copy",), ("verify",)])
-def test_the_cli_never_prints_credentials_from_the_bucket_url(
-    tmp_path: Path, command: tuple[str, ...]
+def test_the_cli_never_prints_credentials_from_the_storage_url(
+    tmp_path: Path, command: tuple[str, ...], scheme: str
 ):
-    settings = Settings.embedded(tmp_path, remote_storage=CREDENTIALS_IN_URL)
+    settings = Settings.embedded(tmp_path, remote_storage=URLS_WITH_CREDENTIALS[scheme])
     run = tierflow(settings.as_env(), *command)
-    assert run.returncode == 2 and "credentials" in run.output, run.output
+    assert run.returncode == 2 and "remote storage" in run.output, run.output
     assert "Traceback" not in run.output
     assert run.leaks(aws_secrets()) == []
 
 
-def test_a_task_log_masks_credentials_from_the_bucket_url(tmp_path: Path):
+@pytest.mark.parametrize("scheme", list(URLS_WITH_CREDENTIALS))
+def test_a_task_log_masks_credentials_from_the_storage_url(tmp_path: Path, scheme: str):
     """An Airflow task failing on such a URL: what its log shows after the secrets masker."""
     from airflow.sdk.log import redact
 
     from tierflow.tasks.index_cache import warm_index_cache
 
-    settings = Settings.embedded(tmp_path, remote_storage=CREDENTIALS_IN_URL)
+    settings = Settings.embedded(tmp_path, remote_storage=URLS_WITH_CREDENTIALS[scheme])
     with pytest.raises(UnsupportedStorageURLError) as caught:
         warm_index_cache(settings)
     logged = str(redact("".join(traceback.format_exception(caught.value))))
-    assert "tierflow-bucket" in logged
+    assert "remote storage" in logged
     assert leaks(aws_secrets(), logged) == [], logged
