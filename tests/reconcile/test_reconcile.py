@@ -25,6 +25,7 @@ from tests.reconcile.support import (
 )
 from tests.retention.support import FailingDeletes
 from tests.support.tiered import LAYOUTS, Tiered, build_tiered
+from tierflow.diskless.keys import new_wal_object_key
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import (
     Action,
@@ -191,6 +192,20 @@ def test_a_clean_bucket_has_no_findings(tmp_path: Path) -> None:
     p = plan(t, grace_ms=0)
     assert p.findings == []
     assert p.partitions_checked == 3 and p.objects_listed == len(bucket_keys(t))
+
+
+def test_diskless_wal_objects_are_left_to_the_diskless_gc(tmp_path: Path) -> None:
+    """A WAL object holds batches of many partitions under no topic's prefix; reconcile must
+    not take a live one for an orphan (the diskless GC judges them against the coordinator)."""
+    planted = build_planted(tmp_path, storage_prefix="tiered")
+    t = planted.t
+    wal = put_old(t, new_wal_object_key("tiered"), b"\x00batches", planted.old_ms)
+    not_wal = put_old(t, "tiered/diskless/wal/not-a-uuid", b"?", planted.old_ms)
+    p = plan(t, grace_ms=0)
+    assert wal not in {f.key for f in p.findings}
+    assert not_wal in {f.key for f in p.findings}
+    apply(t, p)
+    assert wal in bucket_keys(t) and not_wal not in bucket_keys(t)
 
 
 def test_only_the_storage_prefix_is_reconciled(tmp_path: Path) -> None:

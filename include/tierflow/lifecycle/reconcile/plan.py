@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from tierflow.diskless.keys import is_wal_object_key
 from tierflow.lifecycle.reconcile.findings import Action, Finding, FindingKind, ReconcilePlan
 from tierflow.lifecycle.reconcile.layout import (
     PartitionScan,
@@ -46,7 +47,9 @@ def plan_reconcile(
     """Compare the bucket under ``prefix`` with the store; change nothing.
 
     Each registered partition's prefix is listed once (one partition's expected keys in memory
-    at a time); then the whole prefix is listed for keys outside every registered partition.
+    at a time); then the whole prefix is listed for keys outside every registered partition,
+    except diskless WAL objects (``<prefix>diskless/wal/<uuid>``): they hold batches of many
+    partitions, and the diskless GC judges them against the coordinator.
     ``topics`` (Kafka names) narrows both to those topics.
     """
     if object_grace_ms < 0 or row_grace_ms < 0:
@@ -65,6 +68,8 @@ def plan_reconcile(
         for key in objects.list(scope):
             if partition_dir(key, plan.prefix) in known:
                 continue  # its partition's scan judged it
+            if is_wal_object_key(key, plan.prefix):
+                continue  # a diskless WAL object: the diskless coordinator and its GC own it
             plan.objects_listed += 1
             add_orphan(plan, objects, key, unregistered_place(key, plan.prefix, topic_dirs))
     return plan
