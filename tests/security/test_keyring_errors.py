@@ -144,10 +144,11 @@ def test_a_broken_key_file_is_named_but_not_shown(
     message = key_ring_error(lambda: KeyRing.load(ring / "keyring.json"))
     assert "k1" in message and ".pem" in message
     assert_clean(message, secrets)
-    env = {"TIERFLOW_KEYRING": str(ring / "keyring.json"), "TIERFLOW_DATA_DIR": str(tmp_path)}
-    run = tierflow(env, "keys", "list")
-    assert run.returncode == 2, run.output
-    assert run.leaks(secrets) == []
+    if damage in (corrupt, mismatch):  # and as the CLI prints it (the same message)
+        env = {"TIERFLOW_KEYRING": str(ring / "keyring.json"), "TIERFLOW_DATA_DIR": str(tmp_path)}
+        run = tierflow(env, "keys", "list")
+        assert run.returncode == 2 and str(ring) in run.output, run.output
+        assert run.leaks(secrets) == []
 
 
 def test_the_wrong_key_for_a_data_key_names_the_id_and_file_only(ring: Path, secrets: list[Secret]):

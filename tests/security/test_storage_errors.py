@@ -181,13 +181,13 @@ def test_a_storage_url_with_credentials_is_refused_without_repeating_them(scheme
     assert leaks(aws_secrets(), "".join(traceback.format_exception(caught.value))) == []
 
 
-@pytest.mark.parametrize("scheme", list(URLS_WITH_CREDENTIALS))
-@pytest.mark.parametrize("command", [("reconcile",), ("copy",), ("verify",)])
+# reconcile reports the error itself; copy lets it reach the CLI's last resort.
+@pytest.mark.parametrize(("scheme", "command"), [("s3", "reconcile"), ("https", "copy")])
 def test_the_cli_never_prints_credentials_from_the_storage_url(
-    tmp_path: Path, command: tuple[str, ...], scheme: str
+    tmp_path: Path, scheme: str, command: str
 ):
     settings = Settings.embedded(tmp_path, remote_storage=URLS_WITH_CREDENTIALS[scheme])
-    run = tierflow(settings.as_env(), *command)
+    run = tierflow(settings.as_env(), command)
     assert run.returncode == 2 and "remote storage" in run.output, run.output
     assert "Traceback" not in run.output
     assert run.leaks(aws_secrets()) == []
