@@ -17,9 +17,11 @@ from tests.detection.support import (
     topic_id,
 )
 from tests.support.tiered import NOW_MS, Tiered
+from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.deleted_topics import (
     ALREADY_MARKED,
+    DISKLESS_NO_LOG_DIRS,
     LogDirsUnavailableError,
     find_deleted_topics,
     scan_log_dirs,
@@ -221,3 +223,18 @@ def test_a_new_incarnation_is_not_blamed_for_the_old_ones_delete_dirs(broker: Ti
     report = detect(broker)
     assert report.deleted == []
     assert kept_reason(report, "orders") == "present in the log dirs (live partitions [0])"
+
+
+def test_a_diskless_topic_without_log_dirs_is_not_taken_for_deleted(broker: Tiered):
+    """Diskless topics never have partition dirs: from the log dirs alone they must be kept
+    (their merged, tiered partitions have rows in the store all the same)."""
+    clicks = new_kafka_uuid()
+    broker.store.register_topic("clicks", clicks, actor="test", now_ms=NOW_MS)
+    DisklessCoordinator.for_store(broker.store).register_topic(clicks, 2, now_ms=NOW_MS)
+    for p in (0, 1):
+        broker.store.ensure_partition(
+            clicks, p, log_start_offset=0, local_log_start_offset=0, now_ms=NOW_MS
+        )
+    report = detect(broker)
+    assert report.deleted == []
+    assert kept_reason(report, "clicks") == DISKLESS_NO_LOG_DIRS

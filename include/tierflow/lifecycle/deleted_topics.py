@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.kafka.checkpoint import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -156,6 +157,10 @@ class _LocalEvidence:
         return "; ".join(parts) or "no partition dirs"
 
 
+# A diskless topic has no partition directories on any broker: their absence proves nothing.
+DISKLESS_NO_LOG_DIRS = "diskless: no log dirs to judge by (only the cluster metadata can tell)"
+
+
 def find_deleted_topics(
     store: MetadataStore,
     *,
@@ -170,9 +175,12 @@ def find_deleted_topics(
     found = scan_log_dirs([Path(p) for p in log_dirs])
     candidates, already = _candidates(store)
     report = DetectionReport("log-dirs" if cluster is None else "cluster", kept=already)
+    diskless = {t.topic_id for t in DisklessCoordinator.for_store(store).diskless_topics()}
     for candidate in candidates:
         local = _local_evidence(candidate, found)
-        if cluster is None:
+        if cluster is None and candidate.topic_id in diskless:
+            verdict = KeptTopic(candidate.name, candidate.topic_id, DISKLESS_NO_LOG_DIRS)
+        elif cluster is None:
             verdict = _judge_by_log_dirs(candidate, local)
         else:
             verdict = _judge_by_cluster(candidate, cluster, local)
