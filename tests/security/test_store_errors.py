@@ -7,6 +7,7 @@ text and the whole formatted traceback, chained causes included) and as ``tierfl
 
 from __future__ import annotations
 
+import pickle
 import traceback
 from pathlib import Path
 from urllib.parse import quote
@@ -57,6 +58,7 @@ def test_a_wrong_password_names_user_host_and_database_only(pg_role: PasswordRol
     assert f"{pg_role.user}:***@{pg_role.host}:{pg_role.port}/{pg_role.dbname}" in message
     assert "password authentication failed" in message
     assert leaks(message, formatted(exc)) == []
+    assert str(pickle.loads(pickle.dumps(exc))) == message, "crosses process boundaries"
 
 
 def test_an_unreachable_server_names_host_and_database_only(pg_role: PasswordRole):

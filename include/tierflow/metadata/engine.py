@@ -36,16 +36,24 @@ class InvalidStoreURLError(ValueError):
 class StoreUnavailableError(OperationalError):
     """Connecting to the metadata store failed; names the store, never its password."""
 
-    def __init__(self, url: URL, cause: DBAPIError) -> None:
-        super().__init__(
-            None, None, cause.orig, connection_invalidated=cause.connection_invalidated
-        )
-        self.store = describe_url(url)
+    def __init__(self, store: str, detail: str, orig: BaseException | None = None) -> None:
+        super().__init__(None, None, orig)  # type: ignore[arg-type]
+        self.store = store
+        self.detail = detail
+
+    @classmethod
+    def from_cause(cls, url: URL, cause: DBAPIError) -> StoreUnavailableError:
         # The driver's message comes from the server or libpq and never holds the password;
-        # should one ever echo it anyway, it is hidden here too.
-        self.detail = " ".join(str(cause.orig).split())  # libpq's message spans lines
+        # should one ever echo it anyway, it is hidden here too. libpq's spans lines.
+        detail = " ".join(str(cause.orig).split())
         for secret in password_forms(url):
-            self.detail = self.detail.replace(secret, HIDDEN)
+            detail = detail.replace(secret, HIDDEN)
+        error = cls(describe_url(url), detail, cause.orig)
+        error.connection_invalidated = cause.connection_invalidated
+        return error
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return (self.__class__, (self.store, self.detail))  # the driver's error stays behind
 
     def __str__(self) -> str:
         return f"metadata store {self.store}: cannot connect: {self.detail}"
@@ -109,7 +117,7 @@ def _naming_the_store_on_connect_errors(engine: Engine) -> Engine:
             return None
         if not isinstance(cause, DBAPIError) or isinstance(cause, StoreUnavailableError):
             return None
-        return StoreUnavailableError(engine.url, cause)
+        return StoreUnavailableError.from_cause(engine.url, cause)
 
     event.listen(engine, "handle_error", name_the_store)
     return engine
