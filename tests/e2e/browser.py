@@ -78,6 +78,39 @@ class DevTools:
             raise LookupError(f"nothing on the page matches {selector!r}")
         self.call("Input.insertText", text=text)
 
+    def evaluate(self, expression: str) -> Any:
+        """The value of a JavaScript expression (awaited if a promise); raises if it throws."""
+        result = self.call(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression[:200]}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, expression: str, *, timeout_s: float = 60) -> Any:
+        """Evaluate until the expression gives something truthy (errors count as not yet).
+
+        Values come back as JSON: a DOM node is {}, so test for one with ``!!``.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                value = self.evaluate(expression)
+            except RuntimeError:
+                value = None
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"{expression[:200]} never held; the page shows:\n{self.page_text()[:2000]}"
+                )
+            time.sleep(0.5)
+
+    def save_screenshot(self, target: Path) -> None:
+        shot = self.call("Page.captureScreenshot", format="png")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(base64.b64decode(shot["data"]))
+
     def page_text(self) -> str:
         result = self.call(
             "Runtime.evaluate",
@@ -116,6 +149,18 @@ def screenshot(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(base64.b64decode(shot["data"]))
         return text
+
+
+@contextlib.contextmanager
+def logged_in(
+    url: str, *, login: tuple[str, str], timeout_s: float = 60, chromium: str = "chromium"
+) -> Iterator[DevTools]:
+    """Chromium on url, logged in through the form it redirects to, for a test to drive."""
+    with _chromium(chromium) as devtools:
+        devtools.call("Page.enable")
+        devtools.call("Page.navigate", url=url)
+        _log_in(devtools, *login, timeout_s=timeout_s)
+        yield devtools
 
 
 def _log_in(devtools: DevTools, username: str, password: str, *, timeout_s: float) -> None:

@@ -13,9 +13,12 @@ TASK_FAILED = {"failed", "up_for_retry"}
 TASK_BUSY = {"scheduled", "queued", "running", "restarting", "deferred", None}
 
 
-def trigger(api: AirflowApi, dag_id: str, conf: dict[str, Any]) -> dict[str, Any]:
-    """A manual run now, as the UI's Trigger button makes it (no logical date)."""
-    return api.post(f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf})
+def trigger(
+    api: AirflowApi, dag_id: str, conf: dict[str, Any], logical_date: str | None = None
+) -> dict[str, Any]:
+    """A manual run now, as the UI's Trigger button makes it (no logical date by default)."""
+    body = {"logical_date": logical_date, "conf": conf}
+    return api.post(f"/api/v2/dags/{dag_id}/dagRuns", body)
 
 
 def unpause(api: AirflowApi, dag_id: str) -> None:
@@ -90,3 +93,21 @@ def wait_for_failed_tries(
         timeout_s=timeout_s,
         explain=lambda: describe_tasks(task_instances(api, dag_id, run_id)),
     )
+
+
+def set_pool_slots(api: AirflowApi, pool: str, slots: int) -> int:
+    """Resize a pool (the default pool too); returns its previous size."""
+    before = api.get(f"/api/v2/pools/{pool}")["slots"]
+    body = {"pool": pool, "slots": slots, "include_deferred": False}
+    api.patch(f"/api/v2/pools/{pool}", body, update_mask="slots")
+    return int(before)
+
+
+def mark_run(api: AirflowApi, dag_id: str, run_id: str, state: str) -> dict[str, Any]:
+    """Set a run's state as the UI's "Mark run as" does (its unfinished tasks stop)."""
+    return api.patch(f"/api/v2/dags/{dag_id}/dagRuns/{run_id}", {"state": state})
+
+
+def xcom_value(api: AirflowApi, dag_id: str, run_id: str, task_id: str) -> Any:
+    path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries"
+    return api.get(f"{path}/return_value")["value"]

@@ -1,65 +1,42 @@
-"""The snapshot's figures against the store and the log dirs, recomputed here the plain way."""
+"""The snapshot's figures against the store and the log dirs, recomputed the plain way."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-
 from tests.operator_view.conftest import ViewData
+from tests.operator_view.expected import expected_partitions, expected_topics
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.operator_view.options import ViewOptions
 from tierflow.operator_view.snapshot import build_snapshot
 
-SIZE_STATES = {S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED}
-LIVE_STATES = {S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED}
+PARTITION_FIGURES = (
+    "local_bytes",
+    "local_segments",
+    "remote_log_size_bytes",
+    "remote_log_metadata_count",
+    "remote_copy_lag_bytes",
+    "remote_copy_lag_segments",
+    "remote_delete_lag_bytes",
+    "remote_delete_lag_segments",
+    "highest_remote_offset",
+    "log_start_offset",
+    "local_log_start_offset",
+)
+TOPIC_FIGURES = PARTITION_FIGURES[:8]
 
 
 def snapshot(d: ViewData, **options: object):
     return build_snapshot(d.t.store, d.t.settings, now_ms=d.now_ms, options=ViewOptions(**options))
 
 
-def local_files(d: ViewData) -> dict[tuple[str, int], list[tuple[int, int]]]:
-    """(base offset, .log size) of every segment file, read from the directory itself."""
-    found: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    for directory in sorted(d.t.settings.log_dirs[0].iterdir()):
-        if not directory.is_dir() or "-" not in directory.name:
-            continue
-        topic, partition = directory.name.rsplit("-", 1)
-        logs = sorted(directory.glob("*.log"))
-        found[(topic, int(partition))] = [(int(p.stem), p.stat().st_size) for p in logs]
-    return found
-
-
 def test_partition_figures_match_the_store_and_the_files(view_data: ViewData) -> None:
-    d, store = view_data, view_data.t.store
-    files = local_files(d)
+    d = view_data
+    expected = expected_partitions(d.t.store, d.t.settings.log_dirs[0])
     shown = {(m.topic, m.partition): m for m in snapshot(d).partitions}
-    assert set(shown) == {("orders", 0), ("orders", 1), ("payments", 0)}
-    for (topic, number), m in shown.items():
-        topic_row = store.topic(topic)
-        row = store.partition(topic_row.topic_id, number)
-        segments = store.segments(topic_row.topic_id, number)
-        assert m.local_bytes == sum(size for _, size in files[(topic, number)])
-        assert m.local_segments == len(files[(topic, number)])
-        assert (m.highest_remote_offset, m.log_start_offset, m.local_log_start_offset) == (
-            row.highest_remote_offset,
-            row.log_start_offset,
-            row.local_log_start_offset,
-        )
-        assert m.remote_log_size_bytes == sum(
-            s.segment_size_bytes for s in segments if s.state in SIZE_STATES
-        )
-        assert m.remote_log_metadata_count == sum(1 for s in segments if s.state in LIVE_STATES)
-        deleting = [s for s in segments if s.state == S.DELETE_SEGMENT_STARTED]
-        assert (m.remote_delete_lag_bytes, m.remote_delete_lag_segments) == (
-            sum(s.segment_size_bytes for s in deleting),
-            len(deleting),
-        )
-        only_local = [
-            size for base, size in files[(topic, number)] if base > row.highest_remote_offset
-        ]
-        active = files[(topic, number)][-1][1]
-        assert m.remote_copy_lag_bytes == max(sum(only_local) - active, 0)
-        assert m.remote_copy_lag_segments == max(len(only_local) - 1, 0)
+    assert set(shown) == set(expected) == {("orders", 0), ("orders", 1), ("payments", 0)}
+    for key, m in shown.items():
+        for name in PARTITION_FIGURES:
+            assert getattr(m, name) == getattr(expected[key], name), (key, name)
+        assert {s: t.segments for s, t in m.remote.items() if t.segments} == expected[key].states
 
 
 def test_the_scenario_has_something_in_every_column(view_data: ViewData) -> None:
@@ -74,32 +51,16 @@ def test_topic_figures_are_the_partitions_summed_with_the_topics_settings(
 ) -> None:
     d, store = view_data, view_data.t.store
     snap = snapshot(d)
-    per_topic: dict[str, Counter] = defaultdict(Counter)
-    for m in snap.partitions:
-        per_topic[m.topic].update(
-            local_bytes=m.local_bytes,
-            remote_log_size_bytes=m.remote_log_size_bytes,
-            copy_lag=m.remote_copy_lag_bytes,
-            partitions=1,
-        )
+    expected = expected_topics(store, d.t.settings.log_dirs[0])
     assert [t.topic for t in snap.topics] == ["orders", "payments"]
     for view in snap.topics:
+        for name in TOPIC_FIGURES:
+            assert getattr(view, name) == getattr(expected[view.topic], name), (view.topic, name)
+        assert {s: t.segments for s, t in view.remote.items() if t.segments} == (
+            expected[view.topic].states
+        )
         row = store.topic(view.topic)
-        states = Counter(
-            s.state
-            for p in store.partitions(row.topic_id)
-            for s in store.segments(row.topic_id, p.partition)
-        )
-        assert {state: totals.segments for state, totals in view.remote.items()} == {
-            state.value: states.get(state.value, 0) for state in S
-        }
-        sums = per_topic[view.topic]
-        assert (view.partitions, view.local_bytes, view.remote_log_size_bytes) == (
-            sums["partitions"],
-            sums["local_bytes"],
-            sums["remote_log_size_bytes"],
-        )
-        assert view.remote_copy_lag_bytes == sums["copy_lag"]
+        assert view.partitions == len(store.partitions(row.topic_id))
         assert (view.tiered_state, view.tiered_epoch) == (row.tiered_state, row.tiered_epoch)
         assert (view.retention_ms, view.retention_bytes) == (row.retention_ms, row.retention_bytes)
         assert (view.local_retention_ms, view.local_retention_bytes) == (-2, -2)

@@ -25,8 +25,7 @@ def history_chart(points: Sequence[HistoryPoint]) -> str:
     if not points:
         return '<p class="empty">No segment has been copied or deleted yet.</p>'
     first, last = points[0].time_ms, points[-1].time_ms
-    span = max(last - first, 60_000)
-    start = last - span
+    start, span = first, max(last - first, 1)
     top_value = max(max(p.remote_log_size_bytes, p.remote_copy_lag_bytes) for p in points)
     top_value = max(top_value, 1)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -88,5 +87,5 @@ def _steps(
     for point, value in zip(points[1:], values[1:], strict=True):
         commands.append(f"H{x(point.time_ms):.1f} V{y(value):.1f}")
     if len(points) == 1:
-        commands.append(f"H{x(points[0].time_ms):.1f}")
+        commands.append(f"H{WIDTH - RIGHT}")
     return " ".join(commands)

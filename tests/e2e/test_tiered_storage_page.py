@@ -1,0 +1,402 @@
+"""The Tiered storage page on a real, running Airflow 3, opened in headless Chromium.
+
+One Airflow (api-server, scheduler, dag-processor on loopback, the checkout's plugins/) serves
+the module, over a generated broker log dir. The steps run in order:
+
+1. the plugin is loaded, and every route of its app refuses a request without Airflow's login
+   (no credentials, a forged token, a forged session cookie) and answers with one;
+2. segment_copy tiers orders; then payments is registered and a second run is stopped after
+   its prepare tasks (pools hold the rest back, then the run is marked failed), leaving
+   COPY_SEGMENT_STARTED segments started by a real task instance: a copy whose task died;
+3. logged in, Chromium opens the page from the UI's navigation route, asks the page's form for
+   segments stuck longer than 1 s, and every figure in the DOM is checked against the store
+   and the log dirs; the retention preview against a real dry run of retention_expiry; the
+   screenshot is saved to data/e2e/tiered-storage-page.png; a stuck segment's link leads the
+   UI to the task instance that started it;
+4. ``tierflow status --json`` prints the figures the page's JSON shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e import browser
+from tests.e2e.png import summarize_png
+from tests.e2e.runs import (
+    describe_tasks,
+    mark_run,
+    set_pool_slots,
+    task_instances,
+    trigger,
+    unpause,
+    wait_for_run,
+    wait_until,
+    xcom_value,
+)
+from tests.operator_view.expected import expected_partitions, expected_topics
+from tests.support.tiered import NOW_MS, TOPICS
+from tierflow.airflow_server import LocalAirflow, free_port
+from tierflow.config import Settings
+from tierflow.demo.broker import generate_log_dir
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.operator_view.cells import task_instance_path
+from tierflow.operator_view.formatting import human_bytes
+from tierflow.runtime import open_store, partition_logs
+from tierflow.tasks.attribution import task_instance_of
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+PROJECT = Path(__file__).resolve().parents[2]
+PLUGIN = PROJECT / "plugins" / "tierflow_plugin.py"
+SCREENSHOT = PROJECT / "data" / "e2e" / "tiered-storage-page.png"
+PREFIX = "/tierflow"
+FRAME = "document.querySelector('iframe[title=\"Tiered storage\"]')"
+STUCK_AFTER_S = 1
+STATUS_ARGS = ("--events", "50", "--stuck-after", str(STUCK_AFTER_S))  # the page's defaults
+
+# The page's tables as data, read from inside the UI's iframe (same origin).
+READ_PAGE = f"""(() => {{
+  const doc = {FRAME}.contentDocument;
+  const attrs = (e) => Object.fromEntries([...e.attributes].map((a) => [a.name, a.value]));
+  const tables = {{}};
+  for (const table of doc.querySelectorAll("table[id]")) {{
+    tables[table.id] = [...table.querySelectorAll("tbody tr")].map((tr) => ({{
+      attrs: attrs(tr),
+      cells: Object.fromEntries([...tr.querySelectorAll("[data-field]")].map(
+        (td) => [td.dataset.field, {{attrs: attrs(td), text: td.innerText.trim()}}])),
+    }}));
+  }}
+  const chart = doc.querySelector("#history-chart");
+  return {{
+    tables,
+    links: [...doc.querySelectorAll("a[data-airflow-link]")].map(attrs),
+    retentionAsOf: doc.querySelector("#retention-as-of").dataset.value,
+    stuckAfter: doc.querySelector("#stuck-after").dataset.value,
+    chart: chart ? attrs(chart) : null,
+  }};
+}})()"""
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    base = tmp_path_factory.mktemp("tierflow")
+    settings = Settings.embedded(base)
+    generate_log_dir(settings.log_dirs[0], topics=TOPICS, seed=11, now_ms=NOW_MS)
+    register(settings, "orders")
+    return settings
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -> Iterator[LocalAirflow]:
+    home = tmp_path_factory.mktemp("airflow-home")
+    extra = {**settings.as_env(), "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False"}
+    with LocalAirflow(PROJECT, home, free_port(), extra_env=extra) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def stuck_run() -> dict[str, Any]:
+    """Filled by test 2: the stopped run and its prepare task instance for payments-0."""
+    return {}
+
+
+def register(settings: Settings, topic: str) -> None:
+    log_ = next(p for p in partition_logs(settings.log_dirs) if p.topic == topic)
+    open_store(settings).register_topic(
+        topic, log_.topic_id(), actor="e2e", now_ms=NOW_MS, remote_storage_enable=True
+    )
+
+
+def plugin_routes() -> list[str]:
+    """The paths of the plugin's app, as Airflow loads it from plugins/."""
+    code = (
+        "import runpy, sys, json; app = runpy.run_path(sys.argv[1])['app']; "
+        "print(json.dumps([r.path for r in app.routes]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(PLUGIN)], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def status_of(url: str, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_1_every_route_of_the_page_requires_airflows_login(airflow: LocalAirflow) -> None:
+    (plugin,) = [
+        p for p in airflow.api.get("/api/v2/plugins")["plugins"] if p["name"] == "tierflow"
+    ]
+    assert [a["url_prefix"] for a in plugin["fastapi_apps"]] == [PREFIX]
+    assert [(v["name"], v["url_route"], v["href"]) for v in plugin["external_views"]] == [
+        ("Tiered storage", "tiered-storage", "tierflow/")
+    ]
+    routes = plugin_routes()
+    assert routes == ["/", "/api/snapshot"]
+    refusals = {
+        "anonymous": {},
+        "forged bearer token": {"Authorization": "Bearer not.a.jwt"},
+        "forged session cookie": {"Cookie": "_token=not.a.jwt"},
+    }
+    for path in routes:
+        url = f"{airflow.url}{PREFIX}{path}"
+        for what, headers in refusals.items():
+            assert status_of(url, headers) in (401, 403), (path, what)
+        assert status_of(url, {"Authorization": f"Bearer {airflow.api.token()}"}) == 200, path
+    for hidden in ("/docs", "/redoc", "/openapi.json"):
+        assert status_of(f"{airflow.url}{PREFIX}{hidden}", {}) in (401, 403, 404), hidden
+
+
+def test_2_a_copy_then_a_copy_whose_tasks_stopped_after_prepare(
+    airflow: LocalAirflow, settings: Settings, stuck_run: dict[str, Any]
+) -> None:
+    api = airflow.api
+    unpause(api, "segment_copy")
+    first = trigger(api, "segment_copy", {"reason": "tier orders"})["dag_run_id"]
+    wait_for_run(api, "segment_copy", first, timeout_s=180)
+
+    register(settings, "payments")
+    copy_slots = set_pool_slots(api, "tierflow_copy", 0)  # prepare waits...
+    default_slots = None
+    try:
+        run_id = trigger(api, "segment_copy", {"reason": "a worker dies"})["dag_run_id"]
+
+        def explain() -> str:
+            return describe_tasks(task_instances(api, "segment_copy", run_id))
+
+        def listed() -> bool:
+            tis = task_instances(api, "segment_copy", run_id)
+            return any(t["task_id"] == "list_partitions" and t["state"] == "success" for t in tis)
+
+        wait_until("list_partitions", listed, timeout_s=120, explain=explain)
+        default_slots = set_pool_slots(api, "default_pool", 0)  # ...and then nothing after it
+        set_pool_slots(api, "tierflow_copy", copy_slots)
+
+        def prepared() -> list[dict[str, Any]]:
+            tis = [
+                t for t in task_instances(api, "segment_copy", run_id) if t["task_id"] == "prepare"
+            ]
+            return tis if tis and all(t["state"] == "success" for t in tis) else []
+
+        prepares = wait_until("every prepare", prepared, timeout_s=120, explain=explain)
+        mark_run(api, "segment_copy", run_id, "failed")
+    finally:
+        set_pool_slots(api, "tierflow_copy", copy_slots)
+        if default_slots is not None:
+            set_pool_slots(api, "default_pool", default_slots)
+
+    (payments,) = [t for t in prepares if t["rendered_map_index"] == "payments-0"]
+    stuck_run.update(run_id=run_id, prepare=payments)
+    store = open_store(settings)
+    rows = store.segments(store.topic("payments").topic_id, 0)
+    assert rows and {r.state for r in rows} == {S.COPY_SEGMENT_STARTED}
+    for row in rows:
+        ti = task_instance_of(row.owner)
+        assert ti is not None, row.owner
+        assert (ti.dag_id, ti.run_id, ti.task_id, ti.map_index) == (
+            "segment_copy",
+            run_id,
+            "prepare",
+            payments["map_index"],
+        )
+        assert ti.try_number == payments["try_number"]
+    # Real attribution from the first run as well: its STARTED events name their tasks.
+    started = [e for e in store.events(entity="segment") if e.to_state == S.COPY_SEGMENT_STARTED]
+    assert {task_instance_of(e.actor).run_id for e in started} == {first, run_id}
+    time.sleep(STUCK_AFTER_S + 0.5)  # older than the threshold the browser will ask for
+
+
+def test_3_the_page_in_chromium_shows_the_stores_figures(
+    airflow: LocalAirflow, settings: Settings, stuck_run: dict[str, Any]
+) -> None:
+    if shutil.which("chromium") is None:
+        pytest.fail("Debian's chromium is not installed: `make test-servers` installs it")
+    assert stuck_run, "test 2 left a stopped copy"
+    api, store = airflow.api, open_store(settings)
+    # With a logical date: a run without one has no data_interval_end in its context, and
+    # retention_expiry's expire task reads that key (KeyError; reported, dags/ is not ours).
+    now = datetime.now(UTC).isoformat()
+    dry_run = trigger(api, "retention_expiry", {"dry_run": True}, logical_date=now)["dag_run_id"]
+    unpause(api, "retention_expiry")
+
+    with browser.logged_in(
+        f"{airflow.url}/plugin/tiered-storage", login=("admin", airflow.password)
+    ) as page:
+        page.wait_for(f"!!{FRAME}.contentDocument.querySelector('#topics')")
+        assert page.evaluate(f"new URL({FRAME}.src).pathname") == f"{PREFIX}/"
+        # As on-call would: ask the page's own form for what is stuck longer than 1 s.
+        page.evaluate(
+            f"(() => {{ const doc = {FRAME}.contentDocument;"
+            f" doc.querySelector('input[name=stuck_after]').value = '{STUCK_AFTER_S}';"
+            " doc.querySelector('#filters').requestSubmit(); return true; })()"
+        )
+        page.wait_for(
+            f"{FRAME}.contentDocument.querySelector('#stuck-after')?.dataset.value === "
+            f"'{STUCK_AFTER_S}' && !!{FRAME}.contentDocument.querySelector('#stuck')"
+        )
+        shown = page.evaluate(READ_PAGE)
+        text = page.evaluate(f"{FRAME}.contentDocument.body.innerText")
+        page.save_screenshot(SCREENSHOT)
+
+        check_topics(shown["tables"]["topics"], store, settings)
+        check_partitions(shown["tables"]["partitions"], store, settings)
+        stuck_ids = check_stuck(shown, store, stuck_run)
+        check_chart(shown["chart"], shown["tables"]["partitions"])
+        assert "Tiered storage" in text and "Next retention run" in text
+
+        # The link of a stuck segment takes the UI to the task instance that started it.
+        prepare = stuck_run["prepare"]
+        link = f"a[data-airflow-link][data-run-id='{stuck_run['run_id']}']"
+        page.evaluate(f'{FRAME}.contentDocument.querySelector("{link}").click()')
+        wanted = f"/dags/segment_copy/runs/{stuck_run['run_id']}/tasks/prepare/mapped/"
+        path = page.wait_for(
+            f"decodeURIComponent(location.pathname).startsWith({json.dumps(wanted)})"
+            " && location.pathname"
+        )
+        assert path.endswith(f"/mapped/{prepare['map_index']}")
+        page.wait_for("document.body.innerText.includes('payments-0')")
+
+    summary = summarize_png(SCREENSHOT)
+    assert (summary.width, summary.height) == (browser.WIDTH, browser.HEIGHT)
+    assert summary.colours > 50, "the screenshot is (nearly) blank"
+    print(f"screenshot of the Tiered storage page: {SCREENSHOT} ({len(stuck_ids)} stuck)")
+
+    # The preview: for orders (all of it weeks past retention.ms, nothing in flight) the real
+    # dry run, now, and the page's plan for 02:00 UTC agree.
+    wait_for_run(api, "retention_expiry", dry_run, timeout_s=180)
+    report = xcom_value(api, "retention_expiry", dry_run, "report")
+    assert report["dry_run"] is True
+    (orders,) = [
+        r for r in shown["tables"]["retention-topics"] if r["attrs"]["data-topic"] == "orders"
+    ]
+    planned = report["topics"]["orders"]
+    assert int(value(orders, "remote_segments")) == planned["remote_segments"] > 0
+    assert int(value(orders, "remote_bytes")) == planned["remote_bytes"]
+    assert int(value(orders, "local_segments")) == planned["local_segments"]
+    assert int(value(orders, "local_bytes")) == planned["local_bytes"]
+
+
+def test_4_tierflow_status_prints_the_pages_figures(
+    airflow: LocalAirflow, settings: Settings
+) -> None:
+    page = airflow.api.get(f"{PREFIX}/api/snapshot", stuck_after=STUCK_AFTER_S, history="false")
+    env = {**os.environ, **settings.as_env()}
+    out = subprocess.run(
+        [sys.executable, "-m", "tierflow.cli", "status", "--json", *STATUS_ARGS],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=PROJECT,
+    )
+    cli = json.loads(out.stdout)
+    assert cli["partitions"] == page["partitions"]
+    assert cli["topics"] == page["topics"]
+    assert cli["events"] == page["events"]
+    assert cli["retention"] == page["retention"]
+    timeless = ("since_ms", "age_ms", "lease_live")
+    assert [{k: v for k, v in s.items() if k not in timeless} for s in cli["stuck"]] == [
+        {k: v for k, v in s.items() if k not in timeless} for s in page["stuck"]
+    ]
+
+
+# -- checks of the DOM against the store -----------------------------------------------------
+
+
+def value(row: dict[str, Any], field: str, attribute: str = "data-value") -> str:
+    return row["cells"][field]["attrs"][attribute]
+
+
+def check_topics(rows: list[dict[str, Any]], store, settings: Settings) -> None:
+    expected = expected_topics(store, settings.log_dirs[0])
+    by_topic = {r["attrs"]["data-topic"]: r for r in rows}
+    assert sorted(by_topic) == sorted(expected) == ["orders", "payments"]
+    for name, e in expected.items():
+        row, topic = by_topic[name], store.topic(name)
+        assert int(value(row, "local", "data-bytes")) == e.local_bytes
+        assert int(value(row, "local", "data-segments")) == e.local_segments
+        assert row["cells"]["local"]["text"] == f"{human_bytes(e.local_bytes)} / {e.local_segments}"
+        assert int(value(row, "remote_log_size_bytes")) == e.remote_log_size_bytes
+        for state in S:
+            assert int(value(row, f"segments_{state.value}")) == e.states[state.value], state
+        assert int(value(row, "remote_copy_lag", "data-bytes")) == e.remote_copy_lag_bytes
+        assert int(value(row, "remote_delete_lag", "data-bytes")) == e.remote_delete_lag_bytes
+        assert value(row, "tiered_state") == topic.tiered_state
+        assert row["cells"]["tiered_epoch"]["attrs"]["data-value"] == str(topic.tiered_epoch)
+        assert int(value(row, "retention", "data-ms")) == topic.retention_ms
+        assert int(value(row, "retention", "data-bytes")) == topic.retention_bytes
+    assert expected["orders"].states[S.COPY_SEGMENT_FINISHED.value] > 0
+    assert expected["payments"].states[S.COPY_SEGMENT_STARTED.value] > 0
+
+
+def check_partitions(rows: list[dict[str, Any]], store, settings: Settings) -> None:
+    expected = expected_partitions(store, settings.log_dirs[0])
+    by_key = {(r["attrs"]["data-topic"], int(r["attrs"]["data-partition"])): r for r in rows}
+    assert sorted(by_key) == sorted(expected)
+    for key, e in expected.items():
+        row = by_key[key]
+        for name in ("highest_remote_offset", "log_start_offset", "local_log_start_offset"):
+            assert int(value(row, name)) == getattr(e, name), (key, name)
+        assert int(value(row, "remote_log_size_bytes")) == e.remote_log_size_bytes
+        lag = row["cells"]["remote_copy_lag"]["attrs"]
+        assert (int(lag["data-bytes"]), int(lag["data-segments"])) == (
+            e.remote_copy_lag_bytes,
+            e.remote_copy_lag_segments,
+        ), key
+        delete = row["cells"]["remote_delete_lag"]["attrs"]
+        assert (int(delete["data-bytes"]), int(delete["data-segments"])) == (
+            e.remote_delete_lag_bytes,
+            e.remote_delete_lag_segments,
+        )
+
+
+def check_stuck(shown: dict[str, Any], store, stuck_run: dict[str, Any]) -> list[str]:
+    assert shown["stuckAfter"] == str(STUCK_AFTER_S)
+    started = [
+        r
+        for t in store.topics()
+        for p in store.partitions(t.topic_id)
+        for r in store.segments(t.topic_id, p.partition, states=[S.COPY_SEGMENT_STARTED])
+    ]
+    rows = shown["tables"]["stuck"]
+    ids = [r["attrs"]["data-segment-id"] for r in rows]
+    assert sorted(ids) == sorted(r.segment_id for r in started) and ids
+    prepare = stuck_run["prepare"]
+    links = [a for a in shown["links"] if a["data-run-id"] == stuck_run["run_id"]]
+    assert links, "each stuck segment links to the task instance that started it"
+    for link in links:
+        ti = task_instance_of(next(r.owner for r in started))
+        assert ti is not None
+        assert link["href"] == "/" + task_instance_path(ti)
+        assert (link["data-dag-id"], link["data-task-id"], int(link["data-map-index"])) == (
+            "segment_copy",
+            "prepare",
+            prepare["map_index"],
+        )
+    return ids
+
+
+def check_chart(chart: dict[str, str] | None, partitions: list[dict[str, Any]]) -> None:
+    assert chart is not None, "the chart is drawn"
+    remote = sum(int(value(r, "remote_log_size_bytes")) for r in partitions)
+    lag = sum(int(r["cells"]["remote_copy_lag"]["attrs"].get("data-bytes", 0)) for r in partitions)
+    assert (int(chart["data-last-remote-size"]), int(chart["data-last-copy-lag"])) == (remote, lag)
+    assert int(chart["data-points"]) > 2, "copies show up as steps"
