@@ -27,8 +27,13 @@ from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.log_dir import PartitionLog
+from tierflow.kafka.segment import LogSegment
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
-from tierflow.lifecycle.copy_candidates import candidate_segments, copy_start_offset
+from tierflow.lifecycle.copy_candidates import (
+    CopyCandidate,
+    candidate_segments,
+    copy_start_offset,
+)
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult, rewrite_segment
 from tierflow.lifecycle.segment_facts import inspect_segment
@@ -124,26 +129,30 @@ def prepare_copy(
         return plan
 
     segments = log_.segments()
-    state = store.ensure_partition(
+    store.ensure_partition(
         topic.topic_id,
         log_.partition,
         log_start_offset=log_.log_start_offset(),
         local_log_start_offset=segments[0].base_offset if segments else 0,
     )
-    log_start = max(state.log_start_offset, log_.log_start_offset())
-    # The partition's highest remote offset only moves forward, like Kafka's
-    # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
-    from_offset = copy_start_offset(state.highest_remote_offset, log_start)
-    candidates = candidate_segments(segments, from_offset=from_offset, upper_bound=high_watermark)
-    candidates = candidates[:max_segments] if max_segments else candidates
     if dry_run:
+        candidates = _candidates(store, topic, log_, segments, high_watermark, max_segments)
         report.pending = [c.base_offset for c in candidates]
         return plan
 
+    crash_point("copy.before_lease")
     _take_lease(store, topic, log_.partition, owner, lease_ttl_s, clock)
     crash_point("copy.after_lease")
     try:
+        # Read again under the lease what the plan rests on: until we held it, another copy
+        # could finish these very segments, or a disablement begin.
+        topic = store.topic(log_.topic)
+        report.skipped = _not_copyable(topic)
+        if report.skipped:
+            store.release_lease(topic.topic_id, log_.partition, owner)
+            return plan
         report.cleaned_up = _clean_up_abandoned(store, rsm, topic, log_.partition, owner, clock)
+        candidates = _candidates(store, topic, log_, segments, high_watermark, max_segments)
         for candidate in candidates:
             try:
                 facts = inspect_segment(log_, candidate)  # before any state for this segment
@@ -181,6 +190,25 @@ def prepare_copy(
         store.release_lease(topic.topic_id, log_.partition, owner)
         raise
     return plan
+
+
+def _candidates(
+    store: MetadataStore,
+    topic: Topic,
+    log_: PartitionLog,
+    segments: list[LogSegment],
+    high_watermark: int,
+    max_segments: int | None,
+) -> list[CopyCandidate]:
+    """The eligible segments as of the partition's row now (see copy_candidates)."""
+    state = store.partition(topic.topic_id, log_.partition)
+    assert state is not None, "registered by ensure_partition"
+    log_start = max(state.log_start_offset, log_.log_start_offset())
+    # The partition's highest remote offset only moves forward, like Kafka's
+    # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
+    from_offset = copy_start_offset(state.highest_remote_offset, log_start)
+    candidates = candidate_segments(segments, from_offset=from_offset, upper_bound=high_watermark)
+    return candidates[:max_segments] if max_segments else candidates
 
 
 def finalize_copy(
