@@ -36,3 +36,8 @@ def test_flags_accept_the_usual_spellings(tmp_path: Path):
     env = Settings.embedded(tmp_path).as_env()
     for raw, expected in (("yes", True), ("1", True), ("OFF", False), ("", True)):
         assert Settings.from_env({**env, "TIERFLOW_COMPRESSION": raw}).compression is expected
+
+
+def test_settings_never_print_the_store_password(tmp_path: Path) -> None:
+    settings = Settings.embedded(tmp_path, db_url="postgresql+psycopg://tf:s3cr3t-pw@db/tierflow")
+    assert "s3cr3t-pw" not in repr(settings) and "s3cr3t-pw" not in str(settings)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ENV_DATA_DIR = "TIERFLOW_DATA_DIR"
@@ -186,7 +186,7 @@ class DisklessSettings:
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path
-    db_url: str
+    db_url: str = field(repr=False)  # may hold the store's password: never printed
     remote_storage: str
     log_dirs: tuple[Path, ...]
     copy_lease_ttl_s: int = DEFAULT_LEASE_TTL_S

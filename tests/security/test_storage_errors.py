@@ -168,11 +168,6 @@ URLS_WITH_CREDENTIALS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage/s3.py parse_s3_url and storage/factory.py open_object_store repeat the "
-    "URL (with its credentials) in their errors; owned by the storage rework",
-)
 @pytest.mark.parametrize("scheme", list(URLS_WITH_CREDENTIALS))
 def test_a_storage_url_with_credentials_is_refused_without_repeating_them(scheme: str):
     with pytest.raises(UnsupportedStorageURLError) as caught:

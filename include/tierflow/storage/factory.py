@@ -23,6 +23,7 @@ from tierflow.storage.plain import PlainRemoteStorageManager
 from tierflow.storage.remote_storage_manager import RemoteStorageManager
 from tierflow.storage.retry import RetryPolicy
 from tierflow.storage.retrying import RetryingObjectStore
+from tierflow.storage.urls import shown_url
 
 if TYPE_CHECKING:
     from tierflow.config import Settings
@@ -77,7 +78,7 @@ def _open_backend(
             timeout_s=timeout_s,
         )
     raise UnsupportedStorageURLError(
-        f"remote storage {url!r}: unsupported scheme {parsed.scheme!r} "
+        f"remote storage {shown_url(url)!r}: unsupported scheme {parsed.scheme!r} "
         "(supported: a path, file://, s3://)"
     )
 

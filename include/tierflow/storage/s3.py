@@ -44,6 +44,7 @@ from tierflow.storage.errors import (
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, StreamingWrites, validate_key
 from tierflow.storage.retry import Attempts, RetryPolicy, is_transient, retry_call
+from tierflow.storage.urls import shown_url
 
 S3Client = Any  # a botocore S3 client: from S3Hook, or built by s3_handover.S3ClientSpec
 log = logging.getLogger(__name__)
@@ -62,10 +63,16 @@ _NETWORK_ERRORS = (ProtocolError, ConnectionError, TimeoutError)
 def parse_s3_url(url: str) -> tuple[str, str]:
     """``s3://bucket[/prefix]`` -> (bucket, prefix ending in '/' or empty)."""
     parsed = urlparse(url)
+    shown = shown_url(url)
+    if "@" in url.partition("/")[0] or "@" in parsed.netloc:
+        raise ValueError(
+            f"{shown!r}: no credentials in the URL; they belong in the Airflow connection "
+            "(TIERFLOW_AWS_CONN_ID)"
+        )
     if parsed.scheme != "s3" or not parsed.netloc:
-        raise ValueError(f"{url!r}: expected s3://bucket[/prefix]")
-    if parsed.query or parsed.fragment or "@" in parsed.netloc:
-        raise ValueError(f"{url!r}: expected s3://bucket[/prefix], without credentials")
+        raise ValueError(f"{shown!r}: expected s3://bucket[/prefix]")
+    if parsed.query or parsed.fragment:
+        raise ValueError(f"{shown!r}: expected s3://bucket[/prefix], without query or fragment")
     return parsed.netloc, normalize_prefix(parsed.path)
 
 

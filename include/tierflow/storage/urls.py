@@ -1,0 +1,16 @@
+"""Bucket URLs as messages may show them: without credentials someone put in by mistake."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse, urlunparse
+
+
+def shown_url(url: str) -> str:
+    """``url`` fit for a message: credentials (userinfo), query and fragment left out."""
+    parsed = urlparse(url)
+    netloc, path = parsed.netloc, parsed.path
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    elif not netloc and "@" in path:  # "s3:key:secret@bucket", the // forgotten
+        path = "***@" + path.rpartition("@")[2]
+    return urlunparse(parsed._replace(netloc=netloc, path=path, query="", fragment=""))
