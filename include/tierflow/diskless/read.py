@@ -140,21 +140,28 @@ def read_planned(objects: ObjectStore, plan: FetchPlan) -> DisklessFetchResult:
         log_start_offset=plan.log_start_offset,
     )
     for run in runs(plan.batches):
-        start, end = run[0].byte_offset, run[-1].byte_end
         key = run[0].object_key
-        data = objects.read_range(key, start, end)
+        batches = read_run(objects, run)
         result.ranged_gets += 1
-        result.bytes_read += len(data)
+        result.bytes_read += run[-1].byte_end - run[0].byte_offset
         if key not in result.objects_read:
             result.objects_read.append(key)
-        if len(data) != end - start:
-            raise WalFormatError(
-                key, start + len(data), f"object ends early: bytes {start}-{end} were expected"
-            )
-        for batch in run:
-            at = batch.byte_offset - start
-            result.batches.append(inject(data[at : at + batch.byte_size], batch))
+        result.batches.extend(batches)
     return result
+
+
+def read_run(objects: ObjectStore, run: list[BatchCoordinate]) -> list[bytes]:
+    """One ranged GET for a run (see ``runs``): its batches, checked and offsets injected."""
+    start, end = run[0].byte_offset, run[-1].byte_end
+    key = run[0].object_key
+    data = objects.read_range(key, start, end)
+    if len(data) != end - start:
+        raise WalFormatError(
+            key, start + len(data), f"object ends early: bytes {start}-{end} were expected"
+        )
+    return [
+        inject(data[b.byte_offset - start : b.byte_offset - start + b.byte_size], b) for b in run
+    ]
 
 
 def inject(data: bytes, batch: BatchCoordinate) -> bytes:

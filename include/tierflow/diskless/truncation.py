@@ -147,14 +147,21 @@ class Truncation(Commits):
         *,
         committed_before_ms: int,
         topic_id: str | None = None,
+        partition: int | None = None,
         max_bytes_per_partition: int | None = None,
     ) -> list[PartitionBatches]:
-        """Per diskless partition, the batches a merge may rewrite into a tiered segment: the
-        oldest ones, in offset order, committed before ``committed_before_ms``, stopping at
-        the first younger batch (so what is merged is always a prefix of the WAL), and within
-        ``max_bytes_per_partition`` (at least one batch)."""
+        """Per diskless partition (of one topic, or one partition of it), the batches a merge
+        may rewrite into a tiered segment: the oldest ones, in offset order, committed before
+        ``committed_before_ms``, stopping at the first younger batch (so what is merged is
+        always a prefix of the WAL), and within ``max_bytes_per_partition`` (at least one
+        batch)."""
+        if partition is not None and topic_id is None:
+            raise ValueError("a partition filter needs the topic id")
+        logs = self.logs(topic_id)
+        if partition is not None:
+            logs = [log for log in logs if log.partition == partition]
         result: list[PartitionBatches] = []
-        for log in self.logs(topic_id):
+        for log in logs:
             batches = self.partition_batches(log.topic_id, log.partition)
             chosen = []
             total = 0
