@@ -69,7 +69,8 @@ def retention_expiry() -> None:
 
         context = get_current_context()
         context["partition_label"] = f"{target['topic']}-{target['partition']}"
-        now = context["data_interval_end"] or context["dag_run"].run_after
+        # A run triggered from the UI has no logical date, hence no data interval.
+        now = context.get("data_interval_end") or context["dag_run"].run_after
         return expire_partition(
             target,
             now_ms=int(now.timestamp() * 1000),

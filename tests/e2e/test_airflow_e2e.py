@@ -223,6 +223,27 @@ def test_3_three_night_backfill_of_retention_expiry(airflow, settings):
     assert S.DELETE_SEGMENT_FINISHED in states, "weeks-old segments expired remotely"
 
 
+def test_3b_a_dry_run_triggered_from_the_ui_has_no_logical_date_and_changes_nothing(
+    airflow, settings
+):
+    """The UI's Trigger button makes a run without a logical date (so no data interval):
+    retention must take "now" from the run itself."""
+    before = {
+        (r.segment_id, r.state)
+        for _, rows in segment_rows(settings, {FIRST_TOPIC, SECOND_TOPIC})
+        for r in rows
+    }
+    run = trigger(airflow.api, "retention_expiry", {"dry_run": True})
+    assert run["logical_date"] is None
+    wait_for_run(airflow.api, "retention_expiry", run["dag_run_id"], timeout_s=120)
+    after = {
+        (r.segment_id, r.state)
+        for _, rows in segment_rows(settings, {FIRST_TOPIC, SECOND_TOPIC})
+        for r in rows
+    }
+    assert after == before
+
+
 def test_4_ui_lists_the_dags_without_import_errors(airflow, tmp_path):
     if shutil.which("chromium") is None:
         pytest.fail("Debian's chromium is not installed: `make test-servers` installs it")
