@@ -302,6 +302,7 @@ def _print_serving(server: LocalAirflow, settings: Settings) -> None:
     )
     console.print("ready", style="bold green")
     console.print(f"UI: {server.url}  login: admin / {server.password}", markup=False)
+    console.print(f"Tiered storage page: {server.url}/plugin/tiered-storage", markup=False)
     console.print("Ctrl-C stops Airflow.")
 
 
