@@ -70,21 +70,24 @@ class Consolidated:
 
 
 def consolidated(
-    base: Path, *, objects: int = 4, batches: int = 6, **settings: object
+    base: Path, *, objects: int = 4, batches: int = 6, committed_at: int = NOW, **settings: object
 ) -> Consolidated:
     """``objects`` WAL objects, each holding ``batches`` batches of every partition (mixed
-    codecs, leader epoch 2 from the third object on), committed at NOW + object index."""
+    codecs, leader epoch 2 from the third object on), committed at ``committed_at`` + object
+    index."""
     made = Settings.embedded(base, chunk_size=4096, **settings)  # type: ignore[arg-type]
     store = open_store(made)
     store.register_topic(TOPIC, TOPIC_ID, actor="test", now_ms=NOW, remote_storage_enable=True)
     coordinator = DisklessCoordinator.for_store(store)
     coordinator.register_topic(TOPIC_ID, PARTITIONS, now_ms=NOW)
     world = Consolidated(made, store, coordinator, open_objects(made), open_storage(made))
-    produce(world, objects=objects, batches=batches)
+    produce(world, objects=objects, batches=batches, committed_at=committed_at)
     return world
 
 
-def produce(world: Consolidated, *, objects: int, batches: int, first: int = 0) -> None:
+def produce(
+    world: Consolidated, *, objects: int, batches: int, committed_at: int = NOW, first: int = 0
+) -> None:
     codecs = [0, CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD]
     for obj in range(first, first + objects):
         if obj == 2:
@@ -95,7 +98,7 @@ def produce(world: Consolidated, *, objects: int, batches: int, first: int = 0) 
             world.objects,
             buffer_max_bytes=1 << 30,
             commit_interval_ms=0,
-            clock=lambda obj=obj: NOW + obj,
+            clock=lambda obj=obj: committed_at + obj,
         )
         for n in range(batches):
             for partition in range(PARTITIONS):
