@@ -245,8 +245,8 @@ def finalize_merge(
     try:
         finalize_copy(plan.copy, results, store, rsm, owner=owner, clock=clock, on_copied=drop)
     finally:
-        if plan.job is not None and plan.job.segments:
-            shutil.rmtree(plan.job.segments[0].directory.parent, ignore_errors=True)
+        if plan.copy.jobs:  # the partition's staging dir: <root>/<topic>-<id>/<p>/<base>/<files>
+            shutil.rmtree(Path(plan.copy.jobs[0].log_segment).parents[1], ignore_errors=True)
     for copied in report.merged:
         log.info(
             "merged %s-%d offsets %d-%d (%d bytes) into segment %s",

@@ -1,0 +1,276 @@
+"""Task bodies of the diskless_merge DAG: prepare per partition, one merge job, finalize per
+partition. The same shape as segment_copy, and each step is as safe to clear and rerun:
+
+- prepare (lease, cleanup of killed attempts, heal, COPY_SEGMENT_STARTED) runs per partition;
+- every prepared partition's segments are built and uploaded in one batch, by Spark
+  (``spark_apps/merge_wal_segments.py``, one Spark task per partition) or, below
+  ``TIERFLOW_SPARK_THRESHOLD_BYTES``, in the worker by the same code; both skip segments that
+  are no longer COPY_SEGMENT_STARTED, so a cleared rerun never uploads a finished or deleted one;
+- finalize per partition: verify, COPY_SEGMENT_FINISHED, drop the batches from the WAL.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from tierflow.config import Settings
+from tierflow.diskless.coordinator import DisklessCoordinator
+from tierflow.diskless.merge import (
+    MergeOptions,
+    MergePlan,
+    MergeReport,
+    finalize_merge,
+    merge_targets,
+    prepare_merge,
+)
+from tierflow.diskless.merge_job import MergeJob, run_merge_job
+from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
+from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.lifecycle.rewrite import RewriteResult, read_json_lines, write_json_lines
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import MetadataStore
+from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.tasks.attribution import attributed
+from tierflow.tasks.segment_copy import package_zip, plan_from_dict, plan_to_dict
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MIN_AGE_MINUTES = 60
+DEFAULT_MAX_SEGMENTS = 8  # per partition and run: a backlog is worked off over several runs
+
+
+def list_merge_targets(topic: str | None = None, settings: Settings | None = None) -> list[dict]:
+    """The partitions of the consolidated diskless topics (or of one): one mapped task each."""
+    settings = settings or Settings.from_env()
+    store = open_store(settings)
+    coordinator = DisklessCoordinator.for_store(store)
+    topic_id = coordinator.topic_id_of(topic) if topic else None
+    targets = [
+        {"topic": store.topic_by_id(t).name, "topic_id": t, "partition": p}
+        for t, p in merge_targets(coordinator, store, topic_id)
+    ]
+    log.info("%d diskless partitions to merge", len(targets))
+    return targets
+
+
+def merge_owner(target: dict) -> str:
+    """The lease owner of a partition's merge: the same for every run, try and clear of it."""
+    return f"airflow:diskless_merge:{target['topic']}-{target['partition']}"
+
+
+def merge_options(
+    settings: Settings,
+    *,
+    min_age_ms: int,
+    segment_bytes: int = KAFKA_SEGMENT_BYTES,
+    max_segments: int | None = DEFAULT_MAX_SEGMENTS,
+) -> MergeOptions:
+    return MergeOptions(
+        cutoff_ms=wall_clock_ms() - min_age_ms,
+        staging_root=settings.data_dir / "diskless-merge",
+        delete_grace_ms=settings.diskless.delete_grace_ms,
+        segment_bytes=segment_bytes,
+        max_segments=max_segments or None,
+        lease_ttl_s=settings.copy_lease_ttl_s,
+    )
+
+
+def prepare_target(
+    target: dict,
+    *,
+    run_key: str,
+    min_age_ms: int,
+    segment_bytes: int,
+    max_segments: int | None,
+    dry_run: bool,
+    settings: Settings | None = None,
+) -> dict:
+    settings = settings or Settings.from_env()
+    store = open_store(settings)
+    owner = merge_owner(target)
+    plan = prepare_merge(
+        DisklessCoordinator.for_store(store),
+        store,
+        open_storage(settings),
+        target["topic_id"],
+        int(target["partition"]),
+        merge_options(
+            settings, min_age_ms=min_age_ms, segment_bytes=segment_bytes, max_segments=max_segments
+        ),
+        owner=owner,
+        dry_run=dry_run,
+        actor=attributed(owner),
+    )
+    label = f"{target['topic']}-{target['partition']}"
+    if plan.report.skipped:
+        log.info("%s skipped: %s", label, plan.report.skipped)
+    elif dry_run:
+        log.info("%s would merge (start, end, bytes): %s", label, plan.report.pending)
+    else:
+        log.info("%s: %d segments to merge", label, len(plan.copy.jobs))
+    # The job lists every batch: it goes to a file, and only its path to XCom.
+    job_file = None
+    if plan.job is not None:
+        job_file = jobs_dir(settings, run_key) / f"{_safe(label)}.json"
+        write_json_lines(job_file, [plan.job.as_dict()])
+    return merge_plan_to_dict(plan, job_file)
+
+
+def plan_merge(
+    prepared: Sequence[dict | None], *, run_key: str, settings: Settings | None = None
+) -> dict:
+    """Write the batch's jobs file (one line per partition) and choose Spark or the worker."""
+    settings = settings or Settings.from_env()
+    store = open_store(settings)
+    jobs = []
+    for raw in prepared:
+        job_file = raw.get("job_file") if raw else None
+        job = still_started(store, load_jobs(Path(job_file))[0]) if job_file else None
+        if job is not None:
+            jobs.append(job)
+    directory = jobs_dir(settings, run_key)
+    jobs_file, results_file = directory / "jobs.jsonl", directory / "results.jsonl"
+    write_json_lines(jobs_file, (job.as_dict() for job in jobs))
+    total = sum(job.size_in_bytes for job in jobs)
+    segments = sum(len(job.segments) for job in jobs)
+    use_spark = bool(jobs) and total >= settings.spark_threshold_bytes
+    log.info(
+        "%d segments of %d partitions, %d bytes of WAL batches to merge: %s",
+        segments,
+        len(jobs),
+        total,
+        "Spark" if use_spark else "in the worker",
+    )
+    return {
+        "jobs_file": str(jobs_file),
+        "results_file": str(results_file),
+        "partitions": len(jobs),
+        "segments": segments,
+        "bytes": total,
+        "use_spark": use_spark,
+        "python": sys.executable,
+        "py_files": str(package_zip(directory)),
+    }
+
+
+def merge_in_worker(batch: dict, settings: Settings | None = None) -> dict:
+    """The small-batch path: the same job Spark runs, in this process."""
+    settings = settings or Settings.from_env()
+    store = open_store(settings)
+    jobs = [still_started(store, job) for job in load_jobs(Path(batch["jobs_file"]))]
+    rsm, objects = open_storage(settings), open_objects(settings)
+    results = [
+        result.as_dict() for job in jobs if job for result in run_merge_job(job, objects, rsm)
+    ]
+    write_json_lines(Path(batch["results_file"]), results)
+    return {"segments": len(results), "failed": sum(1 for r in results if r["error"])}
+
+
+def finalize_target(
+    prepared: dict | None, batch: dict, settings: Settings | None = None
+) -> dict | None:
+    """Verify, finish and drop one partition's segments; None when its prepare failed."""
+    if prepared is None:
+        return None
+    settings = settings or Settings.from_env()
+    plan = merge_plan_from_dict(prepared)
+    results: dict[str, RewriteResult] = {}
+    results_file = Path(batch["results_file"])
+    if results_file.exists():
+        for raw in read_json_lines(results_file):
+            results[raw["segment_id"]] = RewriteResult.from_dict(raw)
+    store = open_store(settings)
+    target = {"topic": plan.report.topic, "partition": plan.report.partition}
+    report = finalize_merge(
+        plan,
+        results,
+        DisklessCoordinator.for_store(store),
+        store,
+        open_storage(settings),
+        owner=merge_owner(target),
+        delete_grace_ms=settings.diskless.delete_grace_ms,
+    )
+    return report.as_dict()
+
+
+class PartitionsNotMergedError(RuntimeError):
+    """Some partitions' prepare failed: the run must end red although the rest was merged."""
+
+
+def summarize(reports: Sequence[dict | None]) -> dict:
+    """Totals of the run; raises at the end when a partition was not merged."""
+    done = [MergeReport.from_dict(r) for r in reports if r]
+    totals = {
+        "partitions": len(done),
+        "segments": sum(len(r.merged) for r in done),
+        "bytes": sum(s.size_in_bytes for r in done for s in r.merged),
+        "batches_dropped": sum(r.dropped_batches + r.healed_batches for r in done),
+        "objects_emptied": sum(len(r.objects_emptied) for r in done),
+        "cleaned_up": sum(len(r.cleaned_up) for r in done),
+        "pending": [[r.topic, r.partition, *p] for r in done for p in r.pending],
+    }
+    log.info("merge run: %s", totals)
+    missing = len(reports) - len(done)
+    if missing:
+        raise PartitionsNotMergedError(
+            f"{missing} of {len(reports)} partitions were not merged (their prepare task "
+            "failed); clear the failed tasks together with their downstream tasks"
+        )
+    return totals
+
+
+def still_started(store: MetadataStore, job: MergeJob) -> MergeJob | None:
+    """Only segments still COPY_SEGMENT_STARTED may be built and uploaded. Leading segments
+    that are already FINISHED (a cleared rerun after finalize got that far) are skipped, and
+    the next one continues their producer snapshot; a deleted one ends the job (finalizing
+    discarded it and every segment after it)."""
+    kept = []
+    previous = job.previous
+    for segment in job.segments:
+        state = store.segment(segment.rewrite.segment_id).state
+        if state == S.COPY_SEGMENT_STARTED:
+            kept.append(segment)
+            continue
+        log.info("not merging segment %s: it is %s", segment.rewrite.segment_id, state)
+        if state == S.COPY_SEGMENT_FINISHED and not kept:
+            previous = segment.rewrite.segment
+            continue
+        break
+    return replace(job, segments=tuple(kept), previous=previous) if kept else None
+
+
+def load_jobs(path: Path) -> list[MergeJob]:
+    return [MergeJob.from_dict(raw) for raw in read_json_lines(path)]
+
+
+def jobs_dir(settings: Settings, run_key: str) -> Path:
+    directory = settings.data_dir / "merge-jobs" / _safe(run_key)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def merge_plan_to_dict(plan: MergePlan, job_file: Path | None) -> dict:
+    """The plan as XCom carries it: the copy plan finalize needs, the path of the job."""
+    return {
+        "report": plan.report.as_dict(),
+        "copy": plan_to_dict(plan.copy),
+        "job_file": str(job_file) if job_file else None,
+        "dry_run": plan.dry_run,
+    }
+
+
+def merge_plan_from_dict(raw: dict) -> MergePlan:
+    """The plan finalize works from (the job itself stays in its file)."""
+    return MergePlan(
+        report=MergeReport.from_dict(raw["report"]),
+        copy=plan_from_dict(raw["copy"]),
+        dry_run=bool(raw.get("dry_run")),
+    )
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
