@@ -35,14 +35,20 @@ def _no_leftover_runs() -> Iterator[None]:
 
 
 @pytest.fixture(params=BACKENDS)
-def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Fresh]:
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store's backend; a test may parametrize ``backend`` itself to pick (backends.py)."""
+    return request.param
+
+
+@pytest.fixture
+def fresh(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[Fresh]:
     """Builds a fresh tiered starting state per call, on this test's backend."""
     built: list[Tiered] = []
     databases: list[str] = []
 
     def build(name: str, **settings: object) -> Tiered:
         base = tmp_path / name
-        if request.param == "sqlite":
+        if backend == "sqlite":
             url = sqlite_url(base)
         else:
             server = request.getfixturevalue("postgres_server")

@@ -15,6 +15,7 @@ from tests.concurrency.runs import start
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])
 def test_a_held_copy_has_done_its_step_and_not_the_next(fresh, tmp_path: Path) -> None:
     t = fresh("env")
     topic_id = t.store.topic("orders").topic_id

@@ -37,6 +37,7 @@ from tierflow.lifecycle.copy_candidates import (
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult, rewrite_segment
 from tierflow.lifecycle.segment_facts import inspect_segment
+from tierflow.metadata.errors import InvalidStateTransition
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
@@ -244,23 +245,14 @@ def finalize_copy(
                 _record_copied(report, job, on_copied)  # a rerun of a finalize that got here
                 continue
             if failure is None and row.state != RemoteLogSegmentState.COPY_SEGMENT_STARTED:
-                failure = f"{job.segment.describe()}: is {row.state}, no longer being copied"
+                failure = _no_longer_copied(job, row.state)
             if failure is None:
                 failure = _verify_result(job, results.get(job.segment_id), rsm)
+            if failure is None:
+                failure = _finish(job, results[job.segment_id], store, owner, clock)
             if failure is not None:
-                if row.state in _UNFINISHED:
-                    delete_remote_segment(store, rsm, topic, row, actor=owner, now_ms=clock())
+                _discard(store, rsm, topic, job, owner, clock)
                 continue
-            result = results[job.segment_id]
-            crash_point("copy.before_finished")
-            store.transition_segment(
-                job.segment_id,
-                RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
-                actor=owner,
-                now_ms=clock(),
-                objects=[(_kind(o.key), o.key, o.size, o.sha256) for o in result.objects],
-            )
-            crash_point("copy.after_finished")
             _record_copied(report, job, on_copied)
             log.info(
                 "copied %s-%d offsets %d-%d (%d bytes) as segment %s",
@@ -302,6 +294,55 @@ def copy_partition(
         results[job.segment_id] = rewrite_segment(job, rsm)
         crash_point("copy.after_upload")
     return finalize_copy(plan, results, store, rsm, owner=owner, clock=clock, on_copied=on_copied)
+
+
+def _finish(
+    job: RewriteJob, result: RewriteResult, store: MetadataStore, owner: str, clock: Clock
+) -> str | None:
+    """Record COPY_SEGMENT_FINISHED with the verified objects; why not, if it was too late."""
+    crash_point("copy.before_finished")
+    try:
+        store.transition_segment(
+            job.segment_id,
+            RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
+            actor=owner,
+            now_ms=clock(),
+            objects=[(_kind(o.key), o.key, o.size, o.sha256) for o in result.objects],
+        )
+    except InvalidStateTransition:
+        return _no_longer_copied(job, store.segment(job.segment_id).state)
+    crash_point("copy.after_finished")
+    return None
+
+
+def _no_longer_copied(job: RewriteJob, state: str) -> str:
+    """A run of the same owner (a later or overlapping run of the DAG) took the partition's
+    lease over and removed this attempt as abandoned; it copies those offsets itself."""
+    return (
+        f"{job.segment.describe()}: is {state}, no longer being copied (another copy of the "
+        "partition took its lease over and removed this attempt)"
+    )
+
+
+def _discard(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    topic: Topic,
+    job: RewriteJob,
+    owner: str,
+    clock: Clock,
+) -> None:
+    """Remove an attempt that will not finish, objects included.
+
+    Its segment id belongs to this attempt alone, so whatever is stored under it may go, even
+    when another copy already recorded it deleted: this attempt's rewrite may have uploaded
+    after that copy deleted the objects.
+    """
+    row = store.segment(job.segment_id)
+    if row.state in _UNFINISHED:
+        delete_remote_segment(store, rsm, topic, row, actor=owner, now_ms=clock())
+    elif row.state == RemoteLogSegmentState.DELETE_SEGMENT_FINISHED:
+        rsm.delete_log_segment_data(job.segment)
 
 
 def _record_copied(
@@ -392,6 +433,8 @@ def _clean_up_abandoned(
             row.end_offset,
             row.owner,
         )
-        delete_remote_segment(store, rsm, topic, row, actor=owner, now_ms=clock())
-        cleaned.append(row.segment_id)
+        if delete_remote_segment(
+            store, rsm, topic, row, actor=owner, now_ms=clock(), abandoned=True
+        ):
+            cleaned.append(row.segment_id)
     return cleaned

@@ -217,8 +217,8 @@ def _delete_partition(
         report.log_start_offsets[number] = target
     crash_point("disable.after_log_start")
     for row in store.segments(topic.topic_id, number, states=_LIVE):
-        delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=clock())
-        report.deleted_segments.append(row.segment_id)
+        if delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=clock()):
+            report.deleted_segments.append(row.segment_id)
     reset_highest_remote_offset(store, topic.topic_id, number, actor=actor, now_ms=clock())
     crash_point("disable.after_reset")
 
@@ -234,8 +234,10 @@ def _clean_up_abandoned(
 ) -> None:
     """Retain keeps finished data, but half-done copies and deletes would never be redone."""
     for row in store.segments(topic.topic_id, partition, states=_ABANDONED):
-        delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=clock())
-        report.deleted_segments.append(row.segment_id)
+        if delete_remote_segment(
+            store, rsm, topic, row, actor=actor, now_ms=clock(), abandoned=True
+        ):
+            report.deleted_segments.append(row.segment_id)
 
 
 def _all_segment_ids(store: MetadataStore, topic: Topic) -> list[str]:

@@ -233,7 +233,7 @@ def _delete_segment(
         report.already_deleted.append(row.segment_id)
         return
     try:
-        delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=clock())
+        deleted = delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=clock())
     except InvalidStateTransition as exc:
         if store.segment(row.segment_id).state == SEGMENT_DELETED:
             report.already_deleted.append(row.segment_id)  # another worker finished it
@@ -250,7 +250,10 @@ def _delete_segment(
         )
         report.errors.append(RemovalFailure(row.segment_id, str(exc)))
         return
-    report.deleted.append(row.segment_id)
+    if deleted:
+        report.deleted.append(row.segment_id)
+    else:
+        report.already_deleted.append(row.segment_id)  # another worker finished it
 
 
 def _sweep_prefix(

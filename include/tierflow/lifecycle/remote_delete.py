@@ -3,6 +3,11 @@
 Every path that removes remote data (abandoned copies, retention, disablement, partition
 removal) goes through here, so a delete interrupted at any point is finished by the next caller:
 DELETE_SEGMENT_STARTED is durable intent, and the storage delete is idempotent.
+
+Two callers may delete the same segment at once (overlapping retention runs, two disablement
+completions): each transition is recorded once, by whichever gets there first, and the other
+caller finishes or skips without error. Only the caller that records DELETE_SEGMENT_FINISHED
+counts the segment as deleted by it.
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from __future__ import annotations
 import logging
 
 from tierflow.faults import crash_point
+from tierflow.metadata.errors import InvalidStateTransition
 from tierflow.metadata.models import RemoteLogSegment, Topic
-from tierflow.metadata.states import RemoteLogSegmentState
+from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.segment_refs import remote_segment
 from tierflow.storage.remote_storage_manager import RemoteStorageManager
@@ -27,18 +33,40 @@ def delete_remote_segment(
     *,
     actor: str,
     now_ms: int,
-) -> None:
-    """Delete one segment's objects and finish its state; already deleted is a no-op."""
-    if row.state == RemoteLogSegmentState.DELETE_SEGMENT_FINISHED:
-        return
-    store.transition_segment(
-        row.segment_id, RemoteLogSegmentState.DELETE_SEGMENT_STARTED, actor=actor, now_ms=now_ms
-    )
+    abandoned: bool = False,
+) -> bool:
+    """Delete one segment's objects and finish its state.
+
+    True if this call recorded DELETE_SEGMENT_FINISHED; False if another caller did (or had).
+    ``abandoned``: ``row`` was judged an abandoned attempt in the state it was read in; if it
+    has since become COPY_SEGMENT_FINISHED, it is data and is left alone (False).
+    """
+    if row.state == S.DELETE_SEGMENT_FINISHED:
+        return False
+    only_from = {S(row.state), S.DELETE_SEGMENT_STARTED} if abandoned else None
+    try:
+        store.transition_segment(
+            row.segment_id,
+            S.DELETE_SEGMENT_STARTED,
+            actor=actor,
+            now_ms=now_ms,
+            only_from=only_from,
+        )
+    except InvalidStateTransition:
+        now = store.segment(row.segment_id).state
+        if now == S.DELETE_SEGMENT_FINISHED:
+            return False  # another caller deleted it meanwhile
+        if abandoned and now == S.COPY_SEGMENT_FINISHED:
+            log.warning("not deleting segment %s: its copy finished after all", row.segment_id)
+            return False
+        raise
     crash_point("delete.after_started")
     rsm.delete_log_segment_data(remote_segment(topic, row))
     crash_point("delete.after_storage_delete")
-    store.transition_segment(
-        row.segment_id, RemoteLogSegmentState.DELETE_SEGMENT_FINISHED, actor=actor, now_ms=now_ms
+    finished = store.transition_segment(
+        row.segment_id, S.DELETE_SEGMENT_FINISHED, actor=actor, now_ms=now_ms
     )
     crash_point("delete.after_finished")
-    log.info("deleted remote segment %s of %s-%d", row.segment_id, topic.name, row.partition)
+    if finished:
+        log.info("deleted remote segment %s of %s-%d", row.segment_id, topic.name, row.partition)
+    return finished

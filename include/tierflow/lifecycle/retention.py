@@ -38,7 +38,7 @@ from tierflow.lifecycle.retention_plan import (
     plan_remote_retention,
     truncate_from_start,
 )
-from tierflow.metadata.errors import InvalidStateTransition, UnknownSegmentError
+from tierflow.metadata.errors import UnknownSegmentError
 from tierflow.metadata.models import Partition, Topic
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
@@ -152,20 +152,27 @@ def _delete_one(
         log.warning("%s: not deleting, %s", where, why)
         report.skipped.append((deletion.segment_id, why))
         return
+    stale_copy = deletion.reason == RetentionReason.STALE_COPY
     try:
-        delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=clock())
-    except InvalidStateTransition:
-        if store.segment(deletion.segment_id).state == DELETE_FINISHED:
-            report.already_deleted.append(deletion.segment_id)  # another worker finished it
-            return
-        raise
+        deleted = delete_remote_segment(
+            store, rsm, topic, row, actor=actor, now_ms=clock(), abandoned=stale_copy
+        )
     except Exception as exc:
         log.error("%s: remote delete failed (%s): %s", where, deletion.reason, exc)
         report.errors.append(
             SegmentDeleteError(deletion.segment_id, deletion.reason, f"{where}: {exc}")
         )
         return
-    report.deleted.append(deletion)
+    if deleted:
+        report.deleted.append(deletion)
+        return
+    # Not by this run: another one (an overlapping run, a backfill) finished the delete, or
+    # the "stale" copy finished after all and is data now.
+    state = store.segment(deletion.segment_id).state
+    if state == DELETE_FINISHED:
+        report.already_deleted.append(deletion.segment_id)
+    else:
+        report.skipped.append((deletion.segment_id, f"is {state}, was {deletion.state}"))
 
 
 def only_local_bytes(log_: PartitionLog, highest_remote_offset: int) -> int:

@@ -9,7 +9,7 @@ partition's highest_remote_offset) is written in the same transaction.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from itertools import pairwise
 from typing import Any, NamedTuple, Protocol
 
@@ -183,10 +183,13 @@ class SegmentStore(StoreBase):
         now_ms: int,
         custom_metadata: bytes | None = None,
         objects: Iterable[tuple[str, str, int, str]] | None = None,
+        only_from: Collection[RemoteLogSegmentState] | None = None,
     ) -> bool:
         """Move the segment to ``dst``: True if this call did it, False if already there.
 
-        Raises InvalidStateTransition when Kafka's machine forbids it. On
+        Raises InvalidStateTransition when Kafka's machine forbids it, or when the segment is
+        in none of ``only_from`` (the states the caller decided on; the UPDATE names the one it
+        found, so a concurrent change is never overwritten). On
         COPY_SEGMENT_FINISHED the ``objects`` (kind, key, size, sha256) are stored and the
         partition's ``highest_remote_offset`` is raised to end_offset if below, in the same
         transaction.
@@ -204,7 +207,7 @@ class SegmentStore(StoreBase):
             src = current.segment_state
             if src is dst:
                 return False
-            if src not in SEGMENT_SOURCES[dst]:
+            if src not in SEGMENT_SOURCES[dst] or (only_from is not None and src not in only_from):
                 raise InvalidStateTransition("segment", segment_id, src, dst)
             values: dict[str, Any] = {"state": dst.value, "event_timestamp_ms": now_ms}
             if custom_metadata is not None:

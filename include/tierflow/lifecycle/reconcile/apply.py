@@ -21,7 +21,6 @@ from tierflow.lifecycle.reconcile.findings import (
 from tierflow.lifecycle.reconcile.report import Outcome, ReconcileReport, Result, why_kept
 from tierflow.lifecycle.reconcile.segments import LIVE_NAMES, segment_row
 from tierflow.lifecycle.remote_delete import delete_remote_segment
-from tierflow.metadata.errors import InvalidStateTransition
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
@@ -130,12 +129,13 @@ def _delete_stale_row(
     if why_not:
         return Result.SKIPPED, why_not
     topic = store.topic_by_id(finding.topic_id)
-    try:
-        delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=now_ms)
-    except InvalidStateTransition:
-        if store.segment(row.segment_id).state == _S.DELETE_SEGMENT_FINISHED.value:
-            return Result.ALREADY_DONE, "another worker finished it"
-        raise
+    stale_copy = finding.kind is FindingKind.STALE_COPY
+    if not delete_remote_segment(
+        store, rsm, topic, row, actor=actor, now_ms=now_ms, abandoned=stale_copy
+    ):
+        if store.segment(row.segment_id).state == _S.COPY_SEGMENT_FINISHED.value:
+            return Result.SKIPPED, "its copy finished after all"
+        return Result.ALREADY_DONE, "another worker finished it"
     if finding.kind is FindingKind.STALE_COPY:
         crash_point("reconcile.after_stale_copy")
         return Result.FIXED, "COPY_SEGMENT_STARTED -> DELETE_SEGMENT_FINISHED"

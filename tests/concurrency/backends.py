@@ -1,0 +1,23 @@
+"""Which backends a held-run schedule runs on.
+
+Free-running overlaps race inside the database, so they run on SQLite and PostgreSQL alike. A
+held run (gate.py) serializes the two runs' steps: every schedule runs on SQLite, and on
+PostgreSQL only the ones that found a bug, which keeps the directory's run time modest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+
+def schedules(all_of: Iterable[Any], *, also_on_postgresql: Iterable[Any]) -> list[Any]:
+    """``(backend, *schedule)`` parameters: each schedule on SQLite, the chosen ones on both."""
+    params = []
+    for backend, chosen in (("sqlite", list(all_of)), ("postgresql", list(also_on_postgresql))):
+        for schedule in chosen:
+            values = schedule if isinstance(schedule, tuple) else (schedule,)
+            params.append(pytest.param(backend, *values, id="-".join(map(str, (backend, *values)))))
+    return params
