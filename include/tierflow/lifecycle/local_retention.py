@@ -20,7 +20,11 @@ Execution (L5, KAFKA-16073): the partition's local log start offset advances fir
 files go. Only the local start moves: the data still exists remotely, and the expiration task
 moves the log start when it deletes the remote copy. Files are removed only with
 ``delete_files=True``; otherwise nothing changes and the report says what would be freed.
-Right before unlinking, each segment's remote copy is checked again.
+Right before unlinking, each segment's remote copy is checked again. A copy that remote
+retention expired since the plan was made (an overlapping run) no longer protects anything once
+the log start has moved past the whole segment, so that segment still goes; any other missing
+copy stops the run with LocalRetentionError. The report counts only the files this call removed:
+of two overlapping runs, each file is deleted, and reported, by one.
 """
 
 from __future__ import annotations
@@ -82,10 +86,13 @@ class LocalRetentionPlan:
 
 @dataclass
 class LocalRetentionReport:
+    """What this call deleted (with a dry run: what it would delete). A file already gone (a
+    rerun after a kill, or an overlapping run that got there first) is not counted again."""
+
     topic: str
     partition: int
     dry_run: bool
-    segments: list[int] = field(default_factory=list)  # base offsets deleted (or that would be)
+    segments: list[int] = field(default_factory=list)  # base offsets whose .log went (or would)
     files: list[str] = field(default_factory=list)
     freed_bytes: int = 0  # every file of those segments, deleted or that would be
     new_local_log_start_offset: int | None = None  # set when this run moved it
@@ -277,13 +284,15 @@ def execute_local_retention(
             f"plan for {plan.topic}-{plan.partition} given the log of {log_.topic}-{log_.partition}"
         )
     report = LocalRetentionReport(plan.topic, plan.partition, dry_run=not delete_files)
-    for deletion in plan.deletions:
-        report.segments.append(deletion.base_offset)
-        for path in segment_files(log_, deletion.base_offset):
-            if path.is_file():
-                report.files.append(str(path))
-                report.freed_bytes += path.stat().st_size
-    if not delete_files or not plan.deletions:
+    if not delete_files:
+        for deletion in plan.deletions:
+            report.segments.append(deletion.base_offset)
+            for path in segment_files(log_, deletion.base_offset):
+                if path.is_file():
+                    report.files.append(str(path))
+                    report.freed_bytes += path.stat().st_size
+        return report
+    if not plan.deletions:
         return report
 
     for deletion in plan.deletions:
@@ -300,7 +309,12 @@ def execute_local_retention(
     for deletion in plan.deletions:
         _require_remote_copy(store, plan, log_, deletion)  # right before unlinking
         for path in segment_files(log_, deletion.base_offset):
-            path.unlink(missing_ok=True)
+            size = _unlink(path)
+            if size is not None:
+                report.files.append(str(path))
+                report.freed_bytes += size
+                if path.suffix == ".log":
+                    report.segments.append(deletion.base_offset)
             crash_point("local_retention.after_file_delete")
         log.info(
             "deleted local segment %s of %s-%d (%s)",
@@ -312,6 +326,17 @@ def execute_local_retention(
     return report
 
 
+def _unlink(path: Path) -> int | None:
+    """Remove one file; its size, or None if it was already gone (then someone else removed
+    it: this call's report must not claim it)."""
+    try:
+        size = path.stat().st_size
+        path.unlink()
+    except FileNotFoundError:
+        return None
+    return size
+
+
 def _require_remote_copy(
     store: MetadataStore,
     plan: LocalRetentionPlan,
@@ -320,6 +345,13 @@ def _require_remote_copy(
 ) -> None:
     finished = store.segments(plan.topic_id, plan.partition, states=FINISHED)
     _, why = remote_copy_of(store, finished, deletion.base_offset, deletion.next_offset - 1)
-    if why is not None:
-        path = LogSegment(deletion.base_offset, log_.path).log_path
-        raise LocalRetentionError(f"{path}: refusing to delete: {why}")
+    if why is None:
+        return
+    state = store.partition(plan.topic_id, plan.partition)
+    if state is not None and deletion.next_offset <= state.log_start_offset:
+        # Remote retention (an overlapping run: a backfill beside the nightly run) expired the
+        # copy since this plan was made, and moved the log start past the whole segment
+        # first: no reader is sent to these offsets in either tier any more.
+        return
+    path = LogSegment(deletion.base_offset, log_.path).log_path
+    raise LocalRetentionError(f"{path}: refusing to delete: {why}")

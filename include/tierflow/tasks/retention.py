@@ -86,19 +86,21 @@ def expire_partition(
 
 
 def summarize(results: Sequence[dict | None], *, dry_run: bool) -> dict:
-    """Segments and bytes per topic: what was deleted, or with dry_run what would be."""
+    """Segments and bytes per topic: what this run deleted, or with dry_run what it would.
+
+    Counted from what the run did, not from its plans: a segment that an overlapping run (a
+    backfill beside the nightly run) deleted first is that run's, and is counted there.
+    """
     per_topic: dict[str, dict[str, int]] = defaultdict(
         lambda: {"remote_segments": 0, "remote_bytes": 0, "local_segments": 0, "local_bytes": 0}
     )
     for result in filter(None, results):
         totals = per_topic[result["topic"]]
-        deletions = result["remote"]["deletions"]
-        totals["remote_segments"] += len(deletions)
-        totals["remote_bytes"] += sum(d["size_bytes"] for d in deletions)
-        if result["local"]:
-            local_segments = result["local"]["deletions"]
-            totals["local_segments"] += len(local_segments)
-            totals["local_bytes"] += sum(d["size_bytes"] for d in local_segments)
+        remote, local = _done(result, dry_run=dry_run)
+        totals["remote_segments"] += len(remote)
+        totals["remote_bytes"] += sum(d["size_bytes"] for d in remote)
+        totals["local_segments"] += len(local)
+        totals["local_bytes"] += sum(d["size_bytes"] for d in local)
     verb = "would delete" if dry_run else "deleted"
     for topic, totals in sorted(per_topic.items()):
         log.info(
@@ -111,3 +113,14 @@ def summarize(results: Sequence[dict | None], *, dry_run: bool) -> dict:
             totals["local_bytes"],
         )
     return {"dry_run": dry_run, "topics": dict(per_topic)}
+
+
+def _done(result: dict, *, dry_run: bool) -> tuple[list[dict], list[dict]]:
+    """(remote, local) deletions of one partition's result: planned ones for a dry run, else
+    the ones its reports say this run carried out (local: whose .log file it removed)."""
+    local_plan = result["local"]["deletions"] if result["local"] else []
+    if dry_run:
+        return result["remote"]["deletions"], local_plan
+    removed = set(result.get("local_report", {}).get("segments", []))
+    local = [d for d in local_plan if d["base_offset"] in removed]
+    return result["remote_report"]["deleted"], local
