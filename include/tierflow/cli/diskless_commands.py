@@ -482,11 +482,11 @@ def demo_command(args: argparse.Namespace) -> int:
 
 
 def _print_demo(demo: DisklessDemo) -> None:
-    title = "Diskless topics: produced through WAL objects, read back, merged, read back"
+    title = "Diskless topics: produced into WAL objects, read back, merged, read back"
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    columns = ("partition", "batches", "bytes", "offsets", "WAL objects read", "identical")
-    for column in (*columns, "merged segments", "from tiered", "identical after merge"):
-        table.add_column(column)
+    columns = ("partition", "batches", "bytes", "offsets", "WAL objects", "same")
+    for column in (*columns, "segments", "same from tiered"):
+        table.add_column(column, no_wrap=True)
     merged = {(r.topic, r.partition): r for r in demo.merged}
     for c, t in zip(demo.checks, demo.tiered_checks, strict=False):
         report = merged.get((c.topic, c.partition))
@@ -498,8 +498,7 @@ def _print_demo(demo: DisklessDemo) -> None:
             str(len(c.objects)),
             "yes" if c.identical else "NO",
             str(len(report.merged)) if report else "-",
-            f"{t.tiered_batches} batches",
-            "yes" if t.identical else "NO",
+            "yes" if t.identical and t.tiered_batches == t.batches else "NO",
         )
     console.print(table)
     console.print(

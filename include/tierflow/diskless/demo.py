@@ -132,7 +132,7 @@ def run_diskless_demo(base: Path, say: Say = lambda _line: None) -> DisklessDemo
         say(
             f"  {report.topic}-{report.partition}: {len(report.merged)} segments, "
             f"{report.dropped_batches} batches dropped from the WAL, "
-            f"{len(report.objects_emptied)} objects emptied"
+            f"{len(report.objects_emptied)} WAL object(s) emptied"
         )
     say("reading every partition back again, now from tiered storage ...")
     demo.tiered_checks = [check_partition(world, log) for log in world.logs]
