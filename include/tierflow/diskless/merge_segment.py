@@ -13,7 +13,10 @@ the ``.log`` is byte for byte what a classic segment holds. Beside it, as Kafka'
   segment's snapshot), so it holds every producer seen so far, as ProducerStateManager would.
   Diskless topics take no transactional batches, so entries never hold an open transaction.
 
-Files are written to a temporary name, fsynced and renamed: a reader never sees half a file.
+The files are scratch: nothing reads them but the upload that follows, and a rerun after any
+failure rebuilds them from the WAL. So they are not fsynced (the upload fsyncs what it stores);
+the ``.log`` is written under a temporary name and renamed, so a complete-looking file is never
+a half-written one.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tierflow.diskless.errors import WalFormatError
-from tierflow.kafka._fs import write_atomically
 from tierflow.kafka.naming import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -157,18 +159,16 @@ class SegmentWriter:
         self.producers.append(producer_id, producer_epoch, base_sequence, base, last, max_ts)
 
     def close(self) -> StagedSegment:
-        """Roll: the final time-index entry, fsynced files, the snapshot at the next offset."""
+        """Roll: the final time-index entry, the indexes, the snapshot at the next offset."""
         self._maybe_append_time_entry()
-        self._out.flush()
-        os.fsync(self._out.fileno())
         self._out.close()
         os.replace(self._tmp, self._log_path)
         index_path = self.directory / (self._prefix + INDEX_SUFFIX)
-        write_atomically(index_path, offset_index_bytes(self.base_offset, self._offsets))
+        index_path.write_bytes(offset_index_bytes(self.base_offset, self._offsets))
         time_path = self.directory / (self._prefix + TIME_INDEX_SUFFIX)
-        write_atomically(time_path, time_index_bytes(self.base_offset, self._times))
+        time_path.write_bytes(time_index_bytes(self.base_offset, self._times))
         snapshot_path = self.directory / (offset_prefix(self.next_offset) + SNAPSHOT_SUFFIX)
-        write_atomically(snapshot_path, producer_snapshot_bytes(self.producers.snapshot()))
+        snapshot_path.write_bytes(producer_snapshot_bytes(self.producers.snapshot()))
         return StagedSegment(
             log_path=self._log_path,
             offset_index_path=index_path,
