@@ -1,8 +1,9 @@
 """Which backends a held-run schedule runs on.
 
-Free-running overlaps race inside the database, so they run on SQLite and PostgreSQL alike. A
-held run (gate.py) serializes the two runs' steps: every schedule runs on SQLite, and on
-PostgreSQL only the ones that found a bug, which keeps the directory's run time modest.
+Free-running overlaps race inside the database, so each of them runs on SQLite and PostgreSQL
+(extra staggers on SQLite only). A held run (gate.py) serializes the two runs' steps: every
+schedule runs on SQLite, and on PostgreSQL the ones that found a bug, which keeps the
+directory's run time modest.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def test_scheduled_run_while_a_manual_copy_holds_a_partition(
     assert_consistent(o)
 
 
-@pytest.mark.parametrize("stagger_ms", [0, 15])
+@pytest.mark.parametrize(("backend", "stagger_ms"), schedules([0, 15], also_on_postgresql=[0]))
 def test_scheduled_and_manual_copy_started_together(fresh, tmp_path: Path, stagger_ms: int) -> None:
     """Free-running, released at the same moment: whichever gets each partition copies it."""
     o = overlap(fresh("env"), tmp_path)
