@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from tierflow.diskless.coordinates import BatchCoordinate, PrefixDeletion
 from tierflow.diskless.coordinator import DisklessCoordinator
+from tierflow.metadata.store import MetadataStore
 
 DEFAULT_MAX_BATCHES = 2000
 
@@ -94,3 +95,40 @@ def enforce_retention(
             )
         )
     return deletions
+
+
+def follow_tiered_log_start(
+    coordinator: DisklessCoordinator,
+    store: MetadataStore,
+    *,
+    now_ms: int,
+    delete_grace_ms: int,
+    topic_id: str | None = None,
+) -> list[PrefixDeletion]:
+    """Move each diskless log start offset up to the tiered one (forward only).
+
+    Remote retention deletes a consolidated topic's oldest tiered segments and moves the
+    partition's log start offset in the metadata store (Kafka's updateRemoteLogStartOffset);
+    the coordinator, which answers fetches and ListOffsets(EARLIEST) for the partition, must
+    follow, as Inkless reports the remote log start to its control plane. Offsets below the WAL
+    start hold no WAL batch, so nothing but the offset moves.
+    """
+    moved: list[PrefixDeletion] = []
+    for log in coordinator.logs(topic_id):
+        tiered = store.partition(log.topic_id, log.partition)
+        if tiered is None or tiered.log_start_offset <= log.log_start_offset:
+            continue
+        target = min(tiered.log_start_offset, log.diskless_start_offset)
+        if target <= log.log_start_offset:
+            continue
+        moved.append(
+            coordinator.delete_batches_below(
+                log.topic_id,
+                log.partition,
+                target,
+                now_ms=now_ms,
+                delete_grace_ms=delete_grace_ms,
+                advance_log_start=True,
+            )
+        )
+    return moved

@@ -1,5 +1,8 @@
 """Task bodies of the diskless_gc DAG: retention over the WAL, then the garbage collector.
 
+Retention also carries the tiered log start offset (moved by remote retention when it deletes
+merged segments) over to the diskless log, which answers fetches below the WAL start.
+
 Retention first, so that objects it empties are marked (with their grace period) in the same
 run; the collector then deletes every object whose deadline has passed (emptied by retention
 or by the merge more than ``TIERFLOW_DISKLESS_DELETE_GRACE_MS`` ago) and every object whose
@@ -14,7 +17,7 @@ import logging
 from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.gc import collect_garbage as collect
-from tierflow.diskless.retention import enforce_retention
+from tierflow.diskless.retention import enforce_retention, follow_tiered_log_start
 from tierflow.runtime import open_objects, open_store
 
 log = logging.getLogger(__name__)
@@ -24,9 +27,16 @@ def apply_retention(*, now_ms: int, settings: Settings | None = None) -> dict:
     settings = settings or Settings.from_env()
     store = open_store(settings)
     coordinator = DisklessCoordinator.for_store(store)
-    deletions = enforce_retention(
-        coordinator, now_ms=now_ms, delete_grace_ms=settings.diskless.delete_grace_ms
-    )
+    grace = settings.diskless.delete_grace_ms
+    deletions = enforce_retention(coordinator, now_ms=now_ms, delete_grace_ms=grace)
+    # Remote retention may have deleted merged segments: the WAL's log start follows.
+    for moved in follow_tiered_log_start(coordinator, store, now_ms=now_ms, delete_grace_ms=grace):
+        log.info(
+            "%s-%d: log start offset %d, as tiered storage's",
+            store.topic_by_id(moved.topic_id).name,
+            moved.partition,
+            moved.log_start_offset,
+        )
     for d in deletions:
         log.info(
             "%s-%d: %d batches (%d bytes) past retention deleted; log start offset %d",
