@@ -10,6 +10,7 @@ import pytest
 
 from tests.diskless.diskless_support import NOW, TOPIC, TOPIC_ID, producer_batch_bytes, records
 from tests.diskless.merge_support import (
+    FAR_FUTURE,
     GRACE_MS,
     PARTITIONS,
     SEGMENT_BYTES,
@@ -321,3 +322,19 @@ def test_each_producer_snapshot_holds_every_producer_seen_so_far(tmp_path: Path)
             {pid: (e.last_sequence, e.last_offset) for pid, e in state.entries.items()}
         )
     assert snapshots == [{7: (2, 2)}, {7: (2, 2), 9: (2, 5)}, {7: (2, 2), 9: (2, 5)}]
+
+
+def test_candidates_are_read_a_page_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = consolidated(tmp_path, objects=3)  # 18 batches per partition
+    everything = world.coordinator.partition_batches(TOPIC_ID, 1)
+    monkeypatch.setattr("tierflow.diskless.truncation.FIND_PAGE_ROWS", 5)
+    (found,) = world.coordinator.merge_candidates(
+        committed_before_ms=FAR_FUTURE, topic_id=TOPIC_ID, partition=1
+    )
+    assert found.batches == everything and len(everything) == 18
+    (older,) = world.coordinator.merge_candidates(
+        committed_before_ms=NOW + 2, topic_id=TOPIC_ID, partition=1
+    )
+    assert older.batches == everything[:12], "stops at the first batch committed after"

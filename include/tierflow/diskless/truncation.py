@@ -12,13 +12,13 @@ and a commit) always take their locks in the same order, so they never deadlock.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from sqlalchemy import Connection, Row, case, delete, func, update
 from sqlmodel import col, select
 
-from tierflow.diskless.commits import Commits
-from tierflow.diskless.coordinates import PartitionBatches, PrefixDeletion
+from tierflow.diskless.commits import FIND_PAGE_ROWS, Commits, _coordinates_query
+from tierflow.diskless.coordinates import BatchCoordinate, PartitionBatches, PrefixDeletion
 from tierflow.diskless.errors import DisklessError
 from tierflow.diskless.models import DisklessBatch, DisklessLog, WalObject, WalObjectState
 
@@ -161,14 +161,13 @@ class Truncation(Commits):
         if partition is not None:
             logs = [log for log in logs if log.partition == partition]
         result: list[PartitionBatches] = []
+        budget = max_bytes_per_partition
         for log in logs:
-            batches = self.partition_batches(log.topic_id, log.partition)
-            chosen = []
+            chosen: list[BatchCoordinate] = []
             total = 0
-            for batch in batches:
+            for batch in self._oldest_batches(log.topic_id, log.partition):
                 if batch.append_time_ms >= committed_before_ms:
                     break
-                budget = max_bytes_per_partition
                 if budget is not None and chosen and total + batch.byte_size > budget:
                     break
                 chosen.append(batch)
@@ -176,6 +175,27 @@ class Truncation(Commits):
             if chosen:
                 result.append(PartitionBatches(log.topic_id, log.partition, chosen))
         return result
+
+    def _oldest_batches(self, topic_id: str, partition: int) -> Iterator[BatchCoordinate]:
+        """The partition's batches in offset order, read a page at a time: a merge with a
+        budget stops early instead of loading a large backlog's every row."""
+        after = -1
+        while True:
+            query = (
+                _coordinates_query()
+                .where(
+                    col(DisklessBatch.topic_id) == topic_id,
+                    col(DisklessBatch.partition) == partition,
+                    col(DisklessBatch.last_offset) > after,
+                )
+                .order_by(col(DisklessBatch.last_offset))
+                .limit(FIND_PAGE_ROWS)
+            )
+            page = self._coordinates(query)
+            yield from page
+            if len(page) < FIND_PAGE_ROWS:
+                return
+            after = page[-1].last_offset
 
     def drop_merged_batches(
         self,
