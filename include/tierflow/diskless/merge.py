@@ -200,7 +200,7 @@ def prepare_merge(
         segments = _choose(coordinator, topic_id, partition, highest, options)
         if segments:
             plan.job = _record_started(
-                store, topic, partition, segments, options, plan, owner, actor or owner, clock
+                store, topic, partition, segments, options, plan, actor or owner, clock
             )
     except BaseException:
         store.release_lease(topic_id, partition, owner)
@@ -410,7 +410,6 @@ def _record_started(
     segments: list[MergedSegment],
     options: MergeOptions,
     plan: MergePlan,
-    owner: str,
     actor: str,
     clock: Clock,
 ) -> MergeJob:
