@@ -56,6 +56,7 @@ test-servers:
 
 demo: $(RUNTIME_STAMP) java
 	$(PY) -m tierflow.cli demo
+	$(PY) -m tierflow.cli diskless demo
 
 test: $(DEV_STAMP) java test-servers
 	$(PY) -m pytest

@@ -27,7 +27,16 @@ def test_no_import_errors(dagbag):
 
 
 def test_expected_dags_are_present(dagbag):
-    assert "segment_copy" in dagbag.dags
+    assert set(dagbag.dags) == {
+        "diskless_gc",
+        "diskless_merge",
+        "index_cache",
+        "remote_partition_removal",
+        "remote_reconcile",
+        "retention_expiry",
+        "segment_copy",
+        "topic_disablement",
+    }
 
 
 def test_every_dag_has_tags_owner_docs_and_retries(dagbag):

@@ -52,6 +52,8 @@ pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 PROJECT = Path(__file__).resolve().parents[2]
 SCREENSHOT = PROJECT / "data" / "e2e" / "airflow-dags.png"
 DAG_IDS = (
+    "diskless_gc",
+    "diskless_merge",
     "index_cache",
     "remote_partition_removal",
     "remote_reconcile",
