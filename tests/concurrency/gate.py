@@ -92,12 +92,14 @@ class Gate:
         return point
 
     def run_until(self, point: str) -> None:
-        """Release until ``point`` has been passed; the process then holds at the next one."""
+        """Release until ``point`` has been passed, and wait until the process holds at the next
+        one (or has exited): only then has it done everything that comes after ``point``."""
         while True:
             passed = self.release()
             if passed is None:
                 raise GateError(f"{self.name}: exited before {point}; passed {self.passed}")
             if passed == point:
+                self.wait_held()
                 return
 
     def hold_at(self, point: str, order: list[str]) -> None:

@@ -5,8 +5,9 @@ active runs, and dag.test() runs outside the scheduler.
 Every run of the DAG holds a partition's lease under the same owner (``copy_owner``), so that a
 cleared or later run takes a killed run's lease over at once; a live earlier run is taken over
 the same way. Taking over must stay safe: the later run removes the earlier run's unfinished
-attempts through DELETE_SEGMENT_STARTED/FINISHED and copies them again, the earlier run's
-finalize fails naming them, and nothing is finished twice, lost, or left in the bucket.
+attempts through DELETE_SEGMENT_STARTED/FINISHED and copies them again; the earlier run's writes
+are fenced by its taking of the lease, so it fails naming what it lost, and nothing is finished
+twice, lost, or left in the bucket.
 """
 
 from __future__ import annotations
@@ -25,11 +26,24 @@ from tests.concurrency.copy_support import (
     overlap,
 )
 from tests.concurrency.runs import start_together, wait_all
+from tests.reconcile.support import plant_stale_copy
+from tests.support.tiered import NOW_MS, Tiered
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = pytest.mark.slow
 
 TAKEN_OVER = "CopyFailedError"
+# What a run whose lease was taken over may report, and where.
+TAKEN_OVER_ANSWERS = {
+    "prepare": "LeaseLostError",  # taken over while preparing
+    "finalize": TAKEN_OVER,  # its attempts were removed before it could finish them
+    "summarize": "PartitionsNotCopiedError",  # red, since a prepare failed
+}
+
+
+def stale_copy_on_orders_0(t: Tiered) -> None:
+    """A killed copy left orders-0's first segment COPY_SEGMENT_STARTED, objects uploaded."""
+    plant_stale_copy(t, "orders", 0, NOW_MS)
 
 
 def assert_attempts_resolved(o) -> None:
@@ -89,6 +103,32 @@ def test_a_backfill_run_that_read_the_log_before_the_scheduled_run_finished(
     assert_consistent(o)
 
 
+def test_a_run_taken_over_while_cleaning_up_cannot_start_segments(
+    fresh, solo_order, tmp_path: Path
+) -> None:
+    """Both runs clean up the same abandoned attempt; the earlier run, whose lease the later
+    one took over meanwhile, then tries to record its own attempts. Unfenced, it did, while the
+    later run chose the same segments: orders-0 was copied twice."""
+    t = fresh("env")
+    stale_copy_on_orders_0(t)
+    o = overlap(t, tmp_path)
+    scheduled = o.start("scheduled", SCHEDULED)
+    scheduled.gate.hold_at("copy.after_lease#1", solo_order(stale_copy_on_orders_0, *SCHEDULED))
+    backfill = o.start("backfill", BACKFILL)
+    backfill.gate.run_until("copy.after_lease#1")  # took over; held after DELETE_..._STARTED
+    scheduled.gate.run_until("delete.after_finished#1")  # joined that delete, went on
+
+    backfill_outcome = backfill.wait()
+    scheduled_outcome = scheduled.wait()
+
+    assert_attempts_resolved(o)
+    assert checks.failures(backfill_outcome) == {}
+    failed = checks.failures(scheduled_outcome)
+    assert set(failed) == {"prepare:orders-0", "summarize"}
+    assert failed["prepare:orders-0"].startswith("LeaseLostError: "), failed
+    assert_consistent(o)
+
+
 @pytest.mark.parametrize("stagger_ms", [0])
 def test_two_copy_runs_started_together(fresh, tmp_path: Path, stagger_ms: int) -> None:
     o = overlap(fresh("env"), tmp_path)
@@ -102,7 +142,7 @@ def test_two_copy_runs_started_together(fresh, tmp_path: Path, stagger_ms: int) 
     )
     for outcome in wait_all(runs):
         for task, message in checks.failures(outcome).items():
-            assert task.startswith("finalize:"), message
-            assert message.startswith(f"{TAKEN_OVER}: "), message
+            expected = TAKEN_OVER_ANSWERS[task.split(":")[0]]
+            assert message.startswith(f"{expected}: "), (task, message)
     assert_attempts_resolved(o)
     assert_consistent(o)

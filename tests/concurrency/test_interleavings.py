@@ -5,6 +5,7 @@ process (the other tests in this directory get there with real processes).
   first; the other caller gets False, not an error, and does not count it as its own.
 * A COPY_SEGMENT_STARTED row judged abandoned (by a copy's cleanup, retention's stale-copy rule,
   reconcile) is deleted only if it still is: a copy that finished since is data.
+* A lease taken over (same owner, a later attempt) fences the old attempt's writes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from tests.support.tiered import NOW_MS, Tiered
 from tierflow.lifecycle.copy import finalize_copy, prepare_copy
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.lifecycle.rewrite import rewrite_segment
-from tierflow.metadata.errors import InvalidStateTransition
+from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 
@@ -108,3 +109,43 @@ def test_only_from_refuses_a_state_the_caller_did_not_decide_on(fresh) -> None:
             only_from=[S.COPY_SEGMENT_STARTED],
         )
     assert t.store.segment(segment_id).state == S.COPY_SEGMENT_FINISHED
+
+
+def test_a_taken_over_lease_fences_the_old_attempts_writes(fresh) -> None:
+    """Two takings by one owner in the same millisecond still get different tokens; the first
+    can then neither start, finish nor delete a segment, nor release the second's lease."""
+    t = fresh("env")
+    segment_id = one_started(t)
+    topic_id = t.store.topic("payments").topic_id
+    old = t.store.take_lease(topic_id, 0, "copy", now_ms=NOW_MS, ttl_ms=60_000)
+    new = t.store.take_lease(topic_id, 0, "copy", now_ms=NOW_MS, ttl_ms=60_000)
+    assert old is not None and new is not None and old.token != new.token
+
+    with pytest.raises(LeaseLostError):
+        t.store.transition_segment(
+            segment_id, S.COPY_SEGMENT_FINISHED, actor="old", now_ms=NOW_MS, lease=old
+        )
+    with pytest.raises(LeaseLostError):
+        t.store.add_segment(
+            segment_id="never-written",
+            topic_id=topic_id,
+            partition=0,
+            start_offset=729,
+            end_offset=1470,
+            max_timestamp_ms=NOW_MS,
+            segment_leader_epochs=[(0, 729)],
+            segment_size_bytes=1,
+            txn_index_empty=True,
+            actor="old",
+            now_ms=NOW_MS,
+            lease=old,
+        )
+    assert not t.store.release_lease(topic_id, 0, "copy", token=old.token)
+    assert t.store.segment(segment_id).state == S.COPY_SEGMENT_STARTED
+    assert [r.segment_id for r in t.store.segments(topic_id, 0)] == [segment_id]
+
+    assert t.store.transition_segment(
+        segment_id, S.COPY_SEGMENT_FINISHED, actor="new", now_ms=NOW_MS, lease=new
+    )
+    assert t.store.release_lease(topic_id, 0, "copy", token=new.token)
+    assert t.store.partition(topic_id, 0).lease_owner is None

@@ -15,6 +15,12 @@ COPY_SEGMENT_STARTED (and DELETE_SEGMENT_STARTED) row found by ``prepare_copy`` 
 through the regular transitions before copying resumes. A rerun from any point ends in the
 state of an uninterrupted run: one FINISHED segment per eligible local segment, no stray
 objects.
+
+A rerun under the same owner takes the lease over at once, even from an attempt that is still
+alive (two runs of the DAG at once: a backfill, or dag.test, beside the scheduled run). So every
+write of an attempt is fenced by its taking of the lease (metadata.partition_registry.Lease):
+once taken over, the old attempt can neither start, finish nor delete a segment, and it fails
+saying so, while the new one copies those offsets once.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from tierflow.lifecycle.copy_candidates import (
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult, rewrite_segment
 from tierflow.lifecycle.segment_facts import inspect_segment
-from tierflow.metadata.errors import InvalidStateTransition
+from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.models import Topic
+from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.storage.errors import RemoteStorageError
@@ -91,6 +98,9 @@ class CopyPlan:
 
     report: PartitionCopyReport
     jobs: list[RewriteJob] = field(default_factory=list)
+    # This attempt's taking of the partition lease, which fences its writes (None: no lease
+    # was taken, or a plan serialized before leases had tokens).
+    lease: Lease | None = None
     # A segment that failed its checks: the ones before it are copied, then this is raised.
     blocked_by: Exception | None = None
 
@@ -142,7 +152,7 @@ def prepare_copy(
         return plan
 
     crash_point("copy.before_lease")
-    _take_lease(store, topic, log_.partition, owner, lease_ttl_s, clock)
+    plan.lease = lease = _take_lease(store, topic, log_.partition, owner, lease_ttl_s, clock)
     crash_point("copy.after_lease")
     try:
         # Read again under the lease what the plan rests on: until we held it, another copy
@@ -150,9 +160,9 @@ def prepare_copy(
         topic = store.topic(log_.topic)
         report.skipped = _not_copyable(topic)
         if report.skipped:
-            store.release_lease(topic.topic_id, log_.partition, owner)
+            _release(store, lease)
             return plan
-        report.cleaned_up = _clean_up_abandoned(store, rsm, topic, log_.partition, owner, clock)
+        report.cleaned_up = _clean_up_abandoned(store, rsm, topic, lease, clock)
         candidates = _candidates(store, topic, log_, segments, high_watermark, max_segments)
         for candidate in candidates:
             try:
@@ -184,11 +194,12 @@ def prepare_copy(
                 owner=actor or owner,
                 actor=actor or owner,
                 now_ms=clock(),
+                lease=lease,
             )
             crash_point("copy.after_started")
             plan.jobs.append(RewriteJob.build(segment, facts.data, facts.size_in_bytes))
     except BaseException:
-        store.release_lease(topic.topic_id, log_.partition, owner)
+        _release(store, lease)
         raise
     return plan
 
@@ -232,7 +243,7 @@ def finalize_copy(
     """
     report = plan.report
     if not plan.jobs:
-        _release(store, plan, owner)
+        _release_plan(store, plan, owner)
         if plan.blocked_by is not None:
             raise plan.blocked_by
         return report
@@ -249,7 +260,7 @@ def finalize_copy(
             if failure is None:
                 failure = _verify_result(job, results.get(job.segment_id), rsm)
             if failure is None:
-                failure = _finish(job, results[job.segment_id], store, owner, clock)
+                failure = _finish(job, results[job.segment_id], store, owner, plan.lease, clock)
             if failure is not None:
                 _discard(store, rsm, topic, job, owner, clock)
                 continue
@@ -264,7 +275,7 @@ def finalize_copy(
                 job.segment_id,
             )
     finally:
-        _release(store, plan, owner)
+        _release_plan(store, plan, owner)
     if failure is not None:
         raise CopyFailedError(failure)
     if plan.blocked_by is not None:
@@ -297,7 +308,12 @@ def copy_partition(
 
 
 def _finish(
-    job: RewriteJob, result: RewriteResult, store: MetadataStore, owner: str, clock: Clock
+    job: RewriteJob,
+    result: RewriteResult,
+    store: MetadataStore,
+    owner: str,
+    lease: Lease | None,
+    clock: Clock,
 ) -> str | None:
     """Record COPY_SEGMENT_FINISHED with the verified objects; why not, if it was too late."""
     crash_point("copy.before_finished")
@@ -308,8 +324,9 @@ def _finish(
             actor=owner,
             now_ms=clock(),
             objects=[(_kind(o.key), o.key, o.size, o.sha256) for o in result.objects],
+            lease=lease,
         )
-    except InvalidStateTransition:
+    except (InvalidStateTransition, LeaseLostError):
         return _no_longer_copied(job, store.segment(job.segment_id).state)
     crash_point("copy.after_finished")
     return None
@@ -317,10 +334,10 @@ def _finish(
 
 def _no_longer_copied(job: RewriteJob, state: str) -> str:
     """A run of the same owner (a later or overlapping run of the DAG) took the partition's
-    lease over and removed this attempt as abandoned; it copies those offsets itself."""
+    lease over: it removes this attempt as abandoned and copies those offsets itself."""
     return (
         f"{job.segment.describe()}: is {state}, no longer being copied (another copy of the "
-        "partition took its lease over and removed this attempt)"
+        "partition took its lease over)"
     )
 
 
@@ -370,11 +387,19 @@ def _verify_result(
     return None
 
 
-def _release(store: MetadataStore, plan: CopyPlan, owner: str) -> None:
+def _release_plan(store: MetadataStore, plan: CopyPlan, owner: str) -> None:
     if plan.report.skipped:
         return
-    topic = store.topic(plan.report.topic)
+    if plan.lease is not None:
+        _release(store, plan.lease)
+        return
+    topic = store.topic(plan.report.topic)  # a plan from before leases had tokens
     store.release_lease(topic.topic_id, plan.report.partition, owner)
+
+
+def _release(store: MetadataStore, lease: Lease) -> None:
+    """Give up this taking of the lease; one taken over since is left to its new holder."""
+    store.release_lease(lease.topic_id, lease.partition, lease.owner, token=lease.token)
 
 
 def _kind(key: str) -> str:
@@ -400,27 +425,28 @@ def _check_topic_id(log_: PartitionLog, topic: Topic) -> None:
 
 def _take_lease(
     store: MetadataStore, topic: Topic, partition: int, owner: str, ttl_s: int, clock: Clock
-) -> None:
-    if not store.acquire_lease(
-        topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_s * 1000
-    ):
+) -> Lease:
+    lease = store.take_lease(topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_s * 1000)
+    if lease is None:
         held = store.partition(topic.topic_id, partition)
         holder = held.lease_owner if held else "?"
         raise PartitionBusyError(
             f"{topic.name}-{partition}: copy lease held by {holder!r}; "
             "retry after it finishes or its lease expires"
         )
+    return lease
 
 
 def _clean_up_abandoned(
     store: MetadataStore,
     rsm: RemoteStorageManager,
     topic: Topic,
-    partition: int,
-    owner: str,
+    lease: Lease,
     clock: Clock,
 ) -> list[str]:
-    """Delete what interrupted attempts left: safe because we hold the partition lease."""
+    """Delete what interrupted attempts left: safe because we hold the partition lease (each
+    DELETE_SEGMENT_STARTED is fenced by it, in case another attempt takes it over meanwhile)."""
+    owner, partition = lease.owner, lease.partition
     cleaned = []
     for row in store.segments(topic.topic_id, partition, states=_UNFINISHED):
         log.warning(
@@ -434,7 +460,7 @@ def _clean_up_abandoned(
             row.owner,
         )
         if delete_remote_segment(
-            store, rsm, topic, row, actor=owner, now_ms=clock(), abandoned=True
+            store, rsm, topic, row, actor=owner, now_ms=clock(), abandoned=True, lease=lease
         ):
             cleaned.append(row.segment_id)
     return cleaned

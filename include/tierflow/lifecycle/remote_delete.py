@@ -17,6 +17,7 @@ import logging
 from tierflow.faults import crash_point
 from tierflow.metadata.errors import InvalidStateTransition
 from tierflow.metadata.models import RemoteLogSegment, Topic
+from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.segment_refs import remote_segment
@@ -34,12 +35,14 @@ def delete_remote_segment(
     actor: str,
     now_ms: int,
     abandoned: bool = False,
+    lease: Lease | None = None,
 ) -> bool:
     """Delete one segment's objects and finish its state.
 
     True if this call recorded DELETE_SEGMENT_FINISHED; False if another caller did (or had).
     ``abandoned``: ``row`` was judged an abandoned attempt in the state it was read in; if it
-    has since become COPY_SEGMENT_FINISHED, it is data and is left alone (False).
+    has since become COPY_SEGMENT_FINISHED, it is data and is left alone (False). ``lease``:
+    DELETE_SEGMENT_STARTED is recorded only while that lease is still held (LeaseLostError).
     """
     if row.state == S.DELETE_SEGMENT_FINISHED:
         return False
@@ -51,6 +54,7 @@ def delete_remote_segment(
             actor=actor,
             now_ms=now_ms,
             only_from=only_from,
+            lease=lease,
         )
     except InvalidStateTransition:
         now = store.segment(row.segment_id).state

@@ -60,3 +60,9 @@ class TieredStorageDisablementInProgressError(MetadataError):
             f"{self.error_code}: tiered storage disablement of topic {topic} is in progress; "
             "retry once it is DISABLED"
         )
+
+
+class LeaseLostError(MetadataError):
+    """A write fenced by a partition lease that its holder no longer has: another attempt under
+    the same owner (a cleared or later run) took the lease over, or another owner took it after
+    it expired. Nothing was written."""

@@ -1,18 +1,59 @@
-"""Partitions: registration, forward-only start offsets, and the copy lease."""
+"""Partitions: registration, forward-only start offsets, and the copy lease.
+
+A lease is taken by an owner; taking it again under the same owner takes it over at once (a
+cleared or later run replaces a killed one). Each taking gets a token, the lease's expiry, which
+is never the same twice for one owner: writes that name the token (``Lease``) are fenced, so an
+attempt whose lease was taken over, though still alive, can no longer write.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import case, insert, or_, update
+from typing import NamedTuple
+
+from sqlalchemy import Connection, case, insert, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from tierflow.metadata.errors import MetadataError
+from tierflow.metadata.errors import LeaseLostError, MetadataError
 from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.models import Partition
 from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, wall_clock_ms
 
 PARTITION_REGISTERED = "REGISTERED"
 PARTITION_OFFSETS_ADVANCED = "OFFSETS_ADVANCED"
+
+
+class Lease(NamedTuple):
+    """One taking of a partition's lease: its owner and token (see the module doc)."""
+
+    topic_id: str
+    partition: int
+    owner: str
+    token: int
+
+
+def hold_lease(connection: Connection, lease: Lease) -> None:
+    """Fence the caller's transaction: LeaseLostError unless ``lease`` is still the current one.
+
+    A write (an UPDATE that changes nothing), so it is the transaction's first statement and
+    locks the partition row: a takeover either commits before it (and this fails) or waits
+    until the caller's transaction has committed (and then sees what it wrote).
+    """
+    result = connection.execute(
+        update(Partition)
+        .where(
+            col(Partition.topic_id) == lease.topic_id,
+            col(Partition.partition) == lease.partition,
+            col(Partition.lease_owner) == lease.owner,
+            col(Partition.lease_expires_ms) == lease.token,
+        )
+        .values(lease_owner=lease.owner)
+    )
+    if result.rowcount != 1:
+        raise LeaseLostError(
+            f"partition {lease.topic_id}-{lease.partition}: the lease of {lease.owner!r} was "
+            "taken over by another attempt (a cleared or later run) or expired; not writing"
+        )
 
 
 class PartitionRegistry(StoreBase):
@@ -78,39 +119,62 @@ class PartitionRegistry(StoreBase):
         self, topic_id: str, partition: int, owner: str, *, now_ms: int, ttl_ms: int
     ) -> bool:
         """Take or renew the partition's lease; free, expired or already ours -> True."""
+        return self.take_lease(topic_id, partition, owner, now_ms=now_ms, ttl_ms=ttl_ms) is not None
+
+    def take_lease(
+        self, topic_id: str, partition: int, owner: str, *, now_ms: int, ttl_ms: int
+    ) -> Lease | None:
+        """Take the partition's lease like ``acquire_lease``; the Lease, or None if another
+        owner holds it. Its token differs from every earlier taking by ``owner``."""
         if ttl_ms <= 0:
             raise ValueError(f"lease ttl_ms must be positive, got {ttl_ms}")
+        expires = now_ms + ttl_ms
+        where = (col(Partition.topic_id) == topic_id, col(Partition.partition) == partition)
+        current = col(Partition.lease_expires_ms)
+        ours = col(Partition.lease_owner) == owner
         with self._write() as connection:
             result = connection.execute(
                 update(Partition)
                 .where(
-                    col(Partition.topic_id) == topic_id,
-                    col(Partition.partition) == partition,
+                    *where,
                     or_(
                         col(Partition.lease_owner).is_(None),
-                        col(Partition.lease_expires_ms).is_(None),
-                        col(Partition.lease_expires_ms) <= now_ms,
-                        col(Partition.lease_owner) == owner,
+                        current.is_(None),
+                        current <= now_ms,
+                        ours,
                     ),
                 )
-                .values(lease_owner=owner, lease_expires_ms=now_ms + ttl_ms)
+                .values(
+                    lease_owner=owner,
+                    # A takeover within the old lease's time still gets a new token.
+                    lease_expires_ms=case(
+                        (ours & (current >= expires), current + 1), else_=expires
+                    ),
+                )
             )
-            won = result.rowcount == 1
-        if not won:
+            token = None
+            if result.rowcount == 1:  # read inside the transaction: no takeover in between
+                token = connection.execute(select(current).where(*where)).scalar_one()
+        if token is None:
             self._require_partition(topic_id, partition)
-        return won
+            return None
+        return Lease(topic_id, partition, owner, int(token))
 
-    def release_lease(self, topic_id: str, partition: int, owner: str) -> bool:
-        """Give the lease up if ``owner`` holds it; True when it did."""
+    def release_lease(
+        self, topic_id: str, partition: int, owner: str, *, token: int | None = None
+    ) -> bool:
+        """Give the lease up if ``owner`` holds it (that taking of it, with ``token``); True
+        when it did. A taken-over attempt releasing with its token leaves the new one alone."""
+        conditions = [
+            col(Partition.topic_id) == topic_id,
+            col(Partition.partition) == partition,
+            col(Partition.lease_owner) == owner,
+        ]
+        if token is not None:
+            conditions.append(col(Partition.lease_expires_ms) == token)
         with self._write() as connection:
             result = connection.execute(
-                update(Partition)
-                .where(
-                    col(Partition.topic_id) == topic_id,
-                    col(Partition.partition) == partition,
-                    col(Partition.lease_owner) == owner,
-                )
-                .values(lease_owner=None, lease_expires_ms=None)
+                update(Partition).where(*conditions).values(lease_owner=None, lease_expires_ms=None)
             )
             return result.rowcount == 1
 

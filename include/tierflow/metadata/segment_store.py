@@ -25,6 +25,7 @@ from tierflow.metadata.models import (
     RemoteSegmentObject,
     SegmentObjectKind,
 )
+from tierflow.metadata.partition_registry import Lease, hold_lease
 from tierflow.metadata.states import SEGMENT_SOURCES, RemoteLogSegmentState
 from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
 
@@ -106,12 +107,14 @@ class SegmentStore(StoreBase):
         leader_epoch: int | None = None,
         tiered_epoch: int | None = None,
         custom_metadata: bytes | None = None,
+        lease: Lease | None = None,
     ) -> RemoteLogSegment:
         """null -> COPY_SEGMENT_STARTED: the row and its event in one transaction.
 
         Adding the same segment again while it is still COPY_SEGMENT_STARTED is Kafka's
         self-transition: the existing row comes back and no event is written. ``owner``
-        defaults to ``actor``, ``tiered_epoch`` to the topic's current one.
+        defaults to ``actor``, ``tiered_epoch`` to the topic's current one. With ``lease``,
+        nothing is written unless it is still the partition's current lease (LeaseLostError).
         """
         epochs = _leader_epoch_pairs(segment_id, segment_leader_epochs)
         last_epoch = epochs[-1][0]
@@ -151,6 +154,8 @@ class SegmentStore(StoreBase):
         if existing is None:
             try:
                 with self._write() as connection:
+                    if lease is not None:
+                        hold_lease(connection, lease)
                     connection.execute(insert(RemoteLogSegment).values(**row))
                     append_event(
                         connection,
@@ -184,12 +189,14 @@ class SegmentStore(StoreBase):
         custom_metadata: bytes | None = None,
         objects: Iterable[tuple[str, str, int, str]] | None = None,
         only_from: Collection[RemoteLogSegmentState] | None = None,
+        lease: Lease | None = None,
     ) -> bool:
         """Move the segment to ``dst``: True if this call did it, False if already there.
 
         Raises InvalidStateTransition when Kafka's machine forbids it, or when the segment is
         in none of ``only_from`` (the states the caller decided on; the UPDATE names the one it
-        found, so a concurrent change is never overwritten). On
+        found, so a concurrent change is never overwritten). With ``lease``, nothing is written
+        unless it is still the partition's current lease (LeaseLostError). On
         COPY_SEGMENT_FINISHED the ``objects`` (kind, key, size, sha256) are stored and the
         partition's ``highest_remote_offset`` is raised to end_offset if below, in the same
         transaction.
@@ -213,6 +220,8 @@ class SegmentStore(StoreBase):
             if custom_metadata is not None:
                 values["custom_metadata"] = custom_metadata
             with self._write() as connection:
+                if lease is not None:
+                    hold_lease(connection, lease)
                 result = connection.execute(
                     update(RemoteLogSegment)
                     .where(

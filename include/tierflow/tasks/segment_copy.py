@@ -32,6 +32,7 @@ from tierflow.lifecycle.rewrite import (
     write_json_lines,
 )
 from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import find_partition_log, open_storage, open_store, partition_logs
@@ -208,6 +209,8 @@ def plan_to_dict(plan: CopyPlan) -> dict:
         "report": plan.report.as_dict(),
         "jobs": [job.as_dict() for job in plan.jobs],
         "blocked_by": str(plan.blocked_by) if plan.blocked_by else None,
+        # finalize (another task) writes under this taking of the lease, and releases it
+        "lease": list(plan.lease) if plan.lease else None,
     }
 
 
@@ -226,6 +229,7 @@ def plan_from_dict(raw: dict) -> CopyPlan:
         ),
         jobs=plan_jobs(raw),
         blocked_by=CopyFailedError(raw["blocked_by"]) if raw.get("blocked_by") else None,
+        lease=Lease(*raw["lease"]) if raw.get("lease") else None,
     )
 
 
