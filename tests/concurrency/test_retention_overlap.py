@@ -113,7 +113,7 @@ def test_one_run_held_while_the_other_expires_everything(
     assert_expired_once(t, pristine, before, [first_outcome, second_outcome])
 
 
-@pytest.mark.parametrize("stagger_ms", [0])
+@pytest.mark.parametrize(("backend", "stagger_ms"), schedules([0, 3], also_on_postgresql=[0]))
 def test_nightly_and_backfill_started_together(fresh, tmp_path: Path, stagger_ms: int) -> None:
     t, pristine, before = expiring(fresh)
     runs = start_together(

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ def task(outcome: dict, name: str, body: Callable[[], Any]) -> Any:
         result = body()
     except Exception as exc:
         outcome["failed"][name] = f"{type(exc).__name__}: {exc}"
+        traceback.print_exc()  # into the run's output.log, which a failing test shows
         return None
     outcome["done"][name] = result
     return result

@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 FINISHED = [RemoteLogSegmentState.COPY_SEGMENT_FINISHED]
 LOG_START_REASON = "log-start-offset"
+# Segments deleted under a plan being made are rare and few: a handful of passes always do.
+PLAN_ATTEMPTS = 8
 
 
 class LocalRetentionError(RuntimeError):
@@ -116,7 +118,28 @@ def local_retention_limits(topic: Topic) -> tuple[int, int, str]:
 def plan_local_retention(
     log_: PartitionLog, store: MetadataStore, topic: Topic, *, now_ms: int
 ) -> LocalRetentionPlan:
-    """Which of the partition's oldest local segments may go as of ``now_ms``."""
+    """Which of the partition's oldest local segments may go as of ``now_ms``.
+
+    Planning reads each listed segment's .log; if one is gone by then, another retention run
+    (a backfill beside the nightly run) or the broker deleted that segment, whole (the .log
+    goes last), so the log is listed and planned again.
+    """
+    for _ in range(PLAN_ATTEMPTS - 1):
+        try:
+            return _plan_local_retention(log_, store, topic, now_ms=now_ms)
+        except FileNotFoundError as exc:
+            log.info(
+                "%s-%d: %s went while planning; planning again",
+                log_.topic,
+                log_.partition,
+                exc.filename,
+            )
+    return _plan_local_retention(log_, store, topic, now_ms=now_ms)
+
+
+def _plan_local_retention(
+    log_: PartitionLog, store: MetadataStore, topic: Topic, *, now_ms: int
+) -> LocalRetentionPlan:
     retention_ms, retention_bytes, prefix = local_retention_limits(topic)
     state = store.partition(topic.topic_id, log_.partition)
     local_start = 0 if state is None else state.local_log_start_offset
