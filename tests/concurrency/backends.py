@@ -1,9 +1,9 @@
 """Which backends a held-run schedule runs on.
 
 Free-running overlaps race inside the database, so each of them runs on SQLite and PostgreSQL
-(extra staggers on SQLite only). A held run (gate.py) serializes the two runs' steps: every
-schedule runs on SQLite, and on PostgreSQL the ones that found a bug, which keeps the
-directory's run time modest.
+(extra staggers on SQLite only). A held run (gate.py) serializes the two runs' steps, so each
+schedule runs on one backend or both: those that found a bug run on PostgreSQL, which keeps
+the directory's run time modest.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import pytest
 
 
 def schedules(all_of: Iterable[Any], *, also_on_postgresql: Iterable[Any]) -> list[Any]:
-    """``(backend, *schedule)`` parameters: each schedule on SQLite, the chosen ones on both."""
+    """``(backend, *schedule)`` parameters: ``all_of`` on SQLite, ``also_on_postgresql`` on
+    PostgreSQL (a schedule may be in either or both)."""
     params = []
     for backend, chosen in (("sqlite", list(all_of)), ("postgresql", list(also_on_postgresql))):
         for schedule in chosen:

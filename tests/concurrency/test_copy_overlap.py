@@ -34,9 +34,9 @@ PARTITIONS = {"orders-0", "orders-1", "payments-0"}
     schedules(
         [
             "copy.after_started#1",  # preparing orders-0: the other partitions are still free
-            "copy.before_finished#1",  # every partition prepared and uploaded, none finished
             "copy.before_finished#4",  # orders-0 finished and released, the rest not
         ],
+        # every partition prepared and uploaded, none finished
         also_on_postgresql=["copy.before_finished#1"],
     ),
 )

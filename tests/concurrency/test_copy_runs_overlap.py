@@ -57,10 +57,7 @@ def assert_attempts_resolved(o) -> None:
 
 @pytest.mark.parametrize(
     ("backend", "held_at"),
-    schedules(
-        ["rsm.after_put#1", "copy.before_finished#1"],
-        also_on_postgresql=["copy.before_finished#1"],
-    ),
+    schedules(["rsm.after_put#1"], also_on_postgresql=["copy.before_finished#1"]),
 )
 def test_a_backfill_run_takes_over_a_scheduled_run_held_mid_copy(
     fresh, solo_order, tmp_path: Path, held_at: str
