@@ -19,6 +19,12 @@ can do the heavy work while Airflow owns every state transition:
    is FINISHED its batches are dropped from the WAL: the WAL start moves past them, the objects'
    used sizes shrink, and emptied objects are marked for the garbage collector.
 
+Every write of a merge attempt is fenced by its taking of the lease, as in the classic copy
+(``metadata.partition_registry.Lease``): each run takes the lease under the same owner, so a
+later or overlapping run takes it over at once, and the earlier attempt, though still alive, can
+then neither start, finish nor delete a segment (LeaseLostError), so it drops no batches either.
+The token rides in ``plan.copy.lease`` (and through XCom) to ``finalize_copy``.
+
 Reads of merged offsets then go to the tiered segment (``read.fetch_diskless`` continues from
 tiered storage below the WAL start), byte for byte what the WAL returned before.
 
@@ -63,6 +69,7 @@ from tierflow.lifecycle.copy import (
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult
 from tierflow.metadata.models import Topic
+from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
@@ -113,7 +120,9 @@ class MergeReport:
 
 @dataclass
 class MergePlan:
-    """What prepare_merge recorded: the classic copy plan finalize_copy takes, and the job."""
+    """What prepare_merge recorded: the classic copy plan finalize_copy takes (with the taking
+    of the lease, ``copy.lease``, that fences finalize's writes and is released by token), and
+    the job."""
 
     report: MergeReport
     copy: CopyPlan
@@ -187,14 +196,15 @@ def prepare_merge(
         local_log_start_offset=wal.diskless_start_offset,
     )
     crash_point("merge.before_lease")
-    _take_lease(store, topic, partition, owner, options.lease_ttl_s, clock)
+    lease = _take_lease(store, topic, partition, owner, options.lease_ttl_s, clock)
+    plan.copy.lease = lease  # finalize_copy writes under it and releases it by its token
     crash_point("merge.after_lease")
     try:
         topic = store.topic_by_id(topic_id)  # under the lease: tiering may have changed
         if _skip(plan, mergeable(topic)):
-            store.release_lease(topic_id, partition, owner)
+            _release(store, lease)
             return plan
-        report.cleaned_up = _clean_up_abandoned(store, rsm, topic, partition, owner, clock)
+        report.cleaned_up = _clean_up_abandoned(store, rsm, topic, lease, clock)
         highest = _heal(coordinator, store, topic_id, partition, options, report, clock)
         crash_point("merge.after_heal")
         segments = _choose(coordinator, topic_id, partition, highest, options)
@@ -203,7 +213,7 @@ def prepare_merge(
                 store, topic, partition, segments, options, plan, actor or owner, clock
             )
     except BaseException:
-        store.release_lease(topic_id, partition, owner)
+        _release(store, lease)
         raise
     return plan
 
@@ -308,28 +318,35 @@ def _skip(plan: MergePlan, reason: str | None) -> bool:
 
 def _take_lease(
     store: MetadataStore, topic: Topic, partition: int, owner: str, ttl_s: int, clock: Clock
-) -> None:
-    """The classic copy's partition lease: one merge (or copy) of a partition at a time."""
-    if not store.acquire_lease(
-        topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_s * 1000
-    ):
+) -> Lease:
+    """The classic copy's partition lease: one merge (or copy) of a partition at a time. The
+    Lease returned fences this attempt's writes."""
+    lease = store.take_lease(topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_s * 1000)
+    if lease is None:
         held = store.partition(topic.topic_id, partition)
         holder = held.lease_owner if held else "?"
         raise PartitionBusyError(
             f"{topic.name}-{partition}: copy lease held by {holder!r}; "
             "retry after it finishes or its lease expires"
         )
+    return lease
+
+
+def _release(store: MetadataStore, lease: Lease) -> None:
+    """Give up this taking of the lease; one taken over since is left to its new holder."""
+    store.release_lease(lease.topic_id, lease.partition, lease.owner, token=lease.token)
 
 
 def _clean_up_abandoned(
     store: MetadataStore,
     rsm: RemoteStorageManager,
     topic: Topic,
-    partition: int,
-    owner: str,
+    lease: Lease,
     clock: Clock,
 ) -> list[str]:
-    """Delete what killed attempts left: safe because we hold the partition's lease."""
+    """Delete what killed attempts left: safe because we hold the partition's lease (each
+    DELETE_SEGMENT_STARTED is fenced by it, in case another attempt takes it over meanwhile)."""
+    owner, partition = lease.owner, lease.partition
     cleaned = []
     for row in store.segments(topic.topic_id, partition, states=_UNFINISHED):
         log.warning(
@@ -342,8 +359,10 @@ def _clean_up_abandoned(
             row.end_offset,
             row.owner,
         )
-        delete_remote_segment(store, rsm, topic, row, actor=owner, now_ms=clock())
-        cleaned.append(row.segment_id)
+        if delete_remote_segment(
+            store, rsm, topic, row, actor=owner, now_ms=clock(), abandoned=True, lease=lease
+        ):
+            cleaned.append(row.segment_id)
     return cleaned
 
 
@@ -450,6 +469,7 @@ def _record_started(
             owner=actor,
             actor=actor,
             now_ms=clock(),
+            lease=plan.copy.lease,  # nothing recorded once another attempt took the lease over
         )
         crash_point("merge.after_started")
         lineage = extend_lineage(lineage, epochs)

@@ -257,7 +257,7 @@ def merge_plan_to_dict(plan: MergePlan, job_file: Path | None) -> dict:
     """The plan as XCom carries it: the copy plan finalize needs, the path of the job."""
     return {
         "report": plan.report.as_dict(),
-        "copy": plan_to_dict(plan.copy),
+        "copy": plan_to_dict(plan.copy),  # with its lease: finalize writes under that taking
         "job_file": str(job_file) if job_file else None,
         "dry_run": plan.dry_run,
     }
