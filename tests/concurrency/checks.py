@@ -8,7 +8,6 @@ copied under two segment ids, a file or an object deleted by both runs.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from pathlib import Path
 
 from tests.chaos.invariants import (
     CheckResult,
@@ -106,12 +105,5 @@ def assert_bucket_is_exactly_the_finished_objects(t: Tiered) -> None:
 
 
 def failures(outcome: dict) -> dict[str, str]:
+    """The run's failed tasks: name -> "ExceptionType: message" (worker.py)."""
     return dict(outcome["failed"])
-
-
-def error_types(outcome: dict) -> set[str]:
-    return {message.split(":", 1)[0] for message in outcome["failed"].values()}
-
-
-def log_files(directory: Path) -> set[str]:
-    return {p.name for p in directory.iterdir() if p.is_file()}
