@@ -214,3 +214,24 @@ def test_list_does_not_follow_links_to_directories(tmp_path: Path):
     assert list(store.list()) == ["t/0/seg.log"]
     assert list(store.list("link/")) == []
     assert list(store.list("li")) == []
+
+
+def test_a_directory_pruned_by_a_concurrent_delete_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A delete prunes a partition directory it left empty; a writer between its mkdir and its
+    open (two steps) must not fail for that. The prune is played here at exactly that moment."""
+    store = LocalDirectoryObjectStore(tmp_path / "bucket")
+    real_mkdir = Path.mkdir
+    pruned: list[Path] = []
+
+    def mkdir_then_pruned(self: Path, *args, **kwargs) -> None:
+        real_mkdir(self, *args, **kwargs)
+        if not pruned and self.name == "0":
+            pruned.append(self)
+            self.rmdir()  # what the concurrent delete's _prune_empty_parents does
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_then_pruned)
+    info = store.put_bytes("orders-x/0/seg.log", b"data")
+    assert pruned and info.size == 4
+    assert store.read_range("orders-x/0/seg.log") == b"data"

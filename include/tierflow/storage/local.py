@@ -13,6 +13,7 @@ import shutil
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from tierflow.storage.errors import InvalidKeyError, RemoteResourceNotFoundError, RemoteStorageError
 from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, StreamingWrites, validate_key
@@ -36,12 +37,11 @@ class LocalDirectoryObjectStore(StreamingWrites):
 
     def _write(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
         target = self._path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}{_TMP_MARKER}{uuid.uuid4().hex}")
         digest = hashlib.sha256()
         size = 0
         try:
-            with open(tmp, "wb") as out:
+            with _create(tmp) as out:
                 for chunk in chunks:
                     out.write(chunk)
                     digest.update(chunk)
@@ -146,6 +146,19 @@ class LocalDirectoryObjectStore(StreamingWrites):
         """Remove every object: for demos and tests only."""
         shutil.rmtree(self.root, ignore_errors=True)
         self.root.mkdir(parents=True, exist_ok=True)
+
+
+def _create(path: Path, attempts: int = 3) -> BinaryIO:
+    """A new file, in a directory made on the way. A concurrent delete may prune the directory
+    between the mkdir and the open (it was empty then), so both are tried again."""
+    for _ in range(attempts - 1):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return open(path, "wb")
+        except FileNotFoundError:
+            continue
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return open(path, "wb")
 
 
 def _fsync_dir(directory: Path) -> None:
