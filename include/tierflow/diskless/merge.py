@@ -62,14 +62,14 @@ from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.copy import (
     CopiedSegment,
     CopyPlan,
-    PartitionBusyError,
     PartitionCopyReport,
+    clean_up_abandoned,
     finalize_copy,
+    release_taking,
+    take_partition_lease,
 )
-from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult
 from tierflow.metadata.models import Topic
-from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
@@ -80,7 +80,6 @@ from tierflow.storage.remote_storage_manager import RemoteSegment, RemoteStorage
 
 log = logging.getLogger(__name__)
 
-_UNFINISHED = (S.COPY_SEGMENT_STARTED, S.DELETE_SEGMENT_STARTED)
 DEFAULT_LEASE_TTL_S = 900
 
 
@@ -196,15 +195,15 @@ def prepare_merge(
         local_log_start_offset=wal.diskless_start_offset,
     )
     crash_point("merge.before_lease")
-    lease = _take_lease(store, topic, partition, owner, options.lease_ttl_s, clock)
+    lease = take_partition_lease(store, topic, partition, owner, options.lease_ttl_s, clock)
     plan.copy.lease = lease  # finalize_copy writes under it and releases it by its token
     crash_point("merge.after_lease")
     try:
         topic = store.topic_by_id(topic_id)  # under the lease: tiering may have changed
         if _skip(plan, mergeable(topic)):
-            _release(store, lease)
+            release_taking(store, lease)
             return plan
-        report.cleaned_up = _clean_up_abandoned(store, rsm, topic, lease, clock)
+        report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
         highest = _heal(coordinator, store, topic_id, partition, options, report, clock)
         crash_point("merge.after_heal")
         segments = _choose(coordinator, topic_id, partition, highest, options)
@@ -213,7 +212,7 @@ def prepare_merge(
                 store, topic, partition, segments, options, plan, actor or owner, clock
             )
     except BaseException:
-        _release(store, lease)
+        release_taking(store, lease)
         raise
     return plan
 
@@ -314,56 +313,6 @@ def merge_partition(
 def _skip(plan: MergePlan, reason: str | None) -> bool:
     plan.report.skipped = plan.copy.report.skipped = reason
     return reason is not None
-
-
-def _take_lease(
-    store: MetadataStore, topic: Topic, partition: int, owner: str, ttl_s: int, clock: Clock
-) -> Lease:
-    """The classic copy's partition lease: one merge (or copy) of a partition at a time. The
-    Lease returned fences this attempt's writes."""
-    lease = store.take_lease(topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_s * 1000)
-    if lease is None:
-        held = store.partition(topic.topic_id, partition)
-        holder = held.lease_owner if held else "?"
-        raise PartitionBusyError(
-            f"{topic.name}-{partition}: copy lease held by {holder!r}; "
-            "retry after it finishes or its lease expires"
-        )
-    return lease
-
-
-def _release(store: MetadataStore, lease: Lease) -> None:
-    """Give up this taking of the lease; one taken over since is left to its new holder."""
-    store.release_lease(lease.topic_id, lease.partition, lease.owner, token=lease.token)
-
-
-def _clean_up_abandoned(
-    store: MetadataStore,
-    rsm: RemoteStorageManager,
-    topic: Topic,
-    lease: Lease,
-    clock: Clock,
-) -> list[str]:
-    """Delete what killed attempts left: safe because we hold the partition's lease (each
-    DELETE_SEGMENT_STARTED is fenced by it, in case another attempt takes it over meanwhile)."""
-    owner, partition = lease.owner, lease.partition
-    cleaned = []
-    for row in store.segments(topic.topic_id, partition, states=_UNFINISHED):
-        log.warning(
-            "removing abandoned %s segment %s of %s-%d (offsets %d-%d, started by %s)",
-            row.state,
-            row.segment_id,
-            topic.name,
-            partition,
-            row.start_offset,
-            row.end_offset,
-            row.owner,
-        )
-        if delete_remote_segment(
-            store, rsm, topic, row, actor=owner, now_ms=clock(), abandoned=True, lease=lease
-        ):
-            cleaned.append(row.segment_id)
-    return cleaned
 
 
 def _heal(

@@ -152,7 +152,9 @@ def prepare_copy(
         return plan
 
     crash_point("copy.before_lease")
-    plan.lease = lease = _take_lease(store, topic, log_.partition, owner, lease_ttl_s, clock)
+    plan.lease = lease = take_partition_lease(
+        store, topic, log_.partition, owner, lease_ttl_s, clock
+    )
     crash_point("copy.after_lease")
     try:
         # Read again under the lease what the plan rests on: until we held it, another copy
@@ -160,9 +162,9 @@ def prepare_copy(
         topic = store.topic(log_.topic)
         report.skipped = _not_copyable(topic)
         if report.skipped:
-            _release(store, lease)
+            release_taking(store, lease)
             return plan
-        report.cleaned_up = _clean_up_abandoned(store, rsm, topic, lease, clock)
+        report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
         candidates = _candidates(store, topic, log_, segments, high_watermark, max_segments)
         for candidate in candidates:
             try:
@@ -199,7 +201,7 @@ def prepare_copy(
             crash_point("copy.after_started")
             plan.jobs.append(RewriteJob.build(segment, facts.data, facts.size_in_bytes))
     except BaseException:
-        _release(store, lease)
+        release_taking(store, lease)
         raise
     return plan
 
@@ -391,13 +393,13 @@ def _release_plan(store: MetadataStore, plan: CopyPlan, owner: str) -> None:
     if plan.report.skipped:
         return
     if plan.lease is not None:
-        _release(store, plan.lease)
+        release_taking(store, plan.lease)
         return
     topic = store.topic(plan.report.topic)  # a plan from before leases had tokens
     store.release_lease(topic.topic_id, plan.report.partition, owner)
 
 
-def _release(store: MetadataStore, lease: Lease) -> None:
+def release_taking(store: MetadataStore, lease: Lease) -> None:
     """Give up this taking of the lease; one taken over since is left to its new holder."""
     store.release_lease(lease.topic_id, lease.partition, lease.owner, token=lease.token)
 
@@ -423,9 +425,11 @@ def _check_topic_id(log_: PartitionLog, topic: Topic) -> None:
         )
 
 
-def _take_lease(
+def take_partition_lease(
     store: MetadataStore, topic: Topic, partition: int, owner: str, ttl_s: int, clock: Clock
 ) -> Lease:
+    """The partition's copy lease (the diskless merge takes it too: one writer of a partition's
+    remote segments at a time). The Lease returned fences this attempt's writes."""
     lease = store.take_lease(topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_s * 1000)
     if lease is None:
         held = store.partition(topic.topic_id, partition)
@@ -437,7 +441,7 @@ def _take_lease(
     return lease
 
 
-def _clean_up_abandoned(
+def clean_up_abandoned(
     store: MetadataStore,
     rsm: RemoteStorageManager,
     topic: Topic,
