@@ -61,6 +61,8 @@ def test_every_dag_file_is_expected_to_be_parsed():
     assert expected_dag_files(PROJECT / "dags") == {
         f"{name}.py"
         for name in (
+            "diskless_gc",
+            "diskless_merge",
             "index_cache",
             "remote_partition_removal",
             "remote_reconcile",
