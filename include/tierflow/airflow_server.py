@@ -445,13 +445,14 @@ def _processes_of(home: Path, pgid: int | None) -> Iterator[psutil.Process]:
             if process.status() == psutil.STATUS_ZOMBIE:
                 continue
             in_group = pgid is not None and os.getpgid(process.pid) == pgid
-            if in_group or (process.cwd() == wanted and _is_airflow(process.cmdline())):
+            if in_group or (process.cwd() == wanted and is_airflow_process(process.cmdline())):
                 yield process
         except (psutil.Error, ProcessLookupError):
             continue
 
 
-def _is_airflow(cmdline: list[str]) -> bool:
+def is_airflow_process(cmdline: list[str]) -> bool:
+    """An Airflow component, by its title or its program (``airflow``, ``python -m airflow``)."""
     first = cmdline[0] if cmdline else ""
     if first.startswith("airflow ") or Path(first.split(" ")[0]).name == "airflow":
         return True  # a title set by setproctitle, or the airflow script

@@ -11,10 +11,10 @@ import pytest
 
 from tierflow.airflow_server import (
     PASSWORD_FILE,
-    _is_airflow,
     admin_password,
     choose_port,
     expected_dag_files,
+    is_airflow_process,
     server_env,
 )
 from tierflow.cli import build_parser
@@ -86,7 +86,7 @@ def test_every_dag_file_is_expected_to_be_parsed():
     ],
 )
 def test_only_airflow_processes_count_as_leftovers(cmdline: list[str], ours: bool):
-    assert _is_airflow(cmdline) is ours
+    assert is_airflow_process(cmdline) is ours
 
 
 def test_serve_help_says_what_starts_and_how_to_log_in(capsys: pytest.CaptureFixture[str]):
