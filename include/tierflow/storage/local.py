@@ -87,10 +87,9 @@ class LocalDirectoryObjectStore(StreamingWrites):
     def delete(self, keys: Iterable[str]) -> None:
         for key in keys:
             path = self._path(key)
-            # A writer killed mid-upload leaves its temporary file beside the key: it goes too.
-            leftovers = list(path.parent.glob(f".{path.name}{_TMP_MARKER}*"))
             try:
-                for leftover in leftovers:
+                # A writer killed mid-upload leaves its temporary file beside the key: it goes too.
+                for leftover in _leftovers_of(path):
                     leftover.unlink(missing_ok=True)
                 path.unlink(missing_ok=True)
             except OSError as exc:
@@ -161,8 +160,25 @@ def _create(path: Path, attempts: int = 3) -> BinaryIO:
     return open(path, "wb")
 
 
+def _leftovers_of(path: Path) -> list[Path]:
+    """Temporary files of killed writers of ``path``. A concurrent delete may prune the
+    directory while it is read (pathlib's glob checks it exists, then reads it): then there are
+    none."""
+    prefix = f".{path.name}{_TMP_MARKER}"
+    try:
+        with os.scandir(path.parent) as entries:
+            return [Path(entry.path) for entry in entries if entry.name.startswith(prefix)]
+    except FileNotFoundError:
+        return []
+
+
 def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+    """Make a rename durable. A directory gone already was pruned by a delete of what was just
+    written, a delete that came after the write: nothing is left to make durable."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except FileNotFoundError:
+        return
     try:
         os.fsync(fd)
     finally:
