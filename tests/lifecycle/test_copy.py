@@ -9,6 +9,7 @@ from tests.support.tiered import NOW_MS, Tiered, eligible
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
+from tierflow.kafka.last_stable_offset import last_stable_offset
 from tierflow.lifecycle.copy import PartitionBusyError, TopicIdMismatchError, copy_partition
 from tierflow.lifecycle.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -250,3 +251,30 @@ def test_finalize_can_be_retried_after_a_failed_rewrite_and_after_success(tiered
     assert again.copied == first.copied
     assert sorted(tiered.rsm.objects.list()) == keys
     assert finished(tiered, "payments", 0) == eligible(log_)
+
+
+def test_an_open_transaction_holds_back_segments_below_the_high_watermark(tiered: Tiered):
+    """Kafka copies below the last stable offset (C3). In the generated orders-0 a transaction
+    of one producer is open across the roll at 1722; with the HW there, the segment before the
+    roll stays local until the HW passes the transaction's marker."""
+    log_ = tiered.log("orders", 0)
+    bases = [s.base_offset for s in log_.segments()]
+    roll = bases[3]
+    checkpoint = log_.log_dir.checkpoint(REPLICATION_OFFSET_CHECKPOINT)
+    write_offset_checkpoint(
+        log_.log_dir.path / REPLICATION_OFFSET_CHECKPOINT, {**checkpoint, ("orders", 0): roll}
+    )
+    stable = last_stable_offset(log_, roll)
+    assert bases[2] < stable.offset < roll, "the generator's transaction spans the roll"
+
+    report = copy(tiered, "orders", 0)
+    assert finished(tiered, "orders", 0) == [(bases[0], bases[1] - 1), (bases[1], bases[2] - 1)]
+    assert report.held_back == (
+        f"last stable offset {stable.offset} is below the high watermark {roll}: "
+        f"producer {stable.open_transaction_producer}'s transaction is still open"
+    )
+
+    write_offset_checkpoint(log_.log_dir.path / REPLICATION_OFFSET_CHECKPOINT, checkpoint)
+    report = copy(tiered, "orders", 0)
+    assert report.held_back is None
+    assert finished(tiered, "orders", 0) == eligible(log_)

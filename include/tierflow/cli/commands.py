@@ -176,6 +176,8 @@ def copy(args: argparse.Namespace) -> int:
             console.print(f"{label}: skipped ({report.skipped})")
         elif args.dry_run:
             console.print(f"{label}: would copy segments at base offsets {report.pending}")
+        if report.held_back:
+            console.print(f"{label}: {report.held_back}, later segments stay local")
         for segment_id in report.cleaned_up:
             console.print(f"{label}: removed abandoned attempt {segment_id}")
     return 1 if failures else 0

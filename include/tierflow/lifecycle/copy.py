@@ -1,8 +1,9 @@
 """Segment copy for one partition: Kafka's RLMCopyTask, made resumable and split in three.
 
 1. ``prepare_copy`` (Airflow): take the partition's lease, delete what interrupted attempts
-   left, choose the eligible segments, check each one (CRCs, indexes, snapshot) and record it
-   as COPY_SEGMENT_STARTED under a fresh segment id.
+   left, choose the eligible segments (below the last stable offset, as Kafka does), check
+   each one (CRCs, indexes, snapshot) and record it as COPY_SEGMENT_STARTED under a fresh
+   segment id.
 2. ``rewrite_segment`` (Spark or the worker; see rewrite.py): transform and upload, no state.
 3. ``finalize_copy`` (Airflow): verify every uploaded object (size, sha256, manifest), record
    COPY_SEGMENT_FINISHED in ascending offset order, which also advances the highest remote
@@ -32,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.last_stable_offset import StableOffset, last_stable_offset
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.segment import LogSegment
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
@@ -87,6 +89,8 @@ class PartitionCopyReport:
     cleaned_up: list[str] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)  # base offsets a dry run would copy
     skipped: str | None = None
+    # Why copying stops below the high watermark: an open transaction holds the LSO back.
+    held_back: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -138,6 +142,11 @@ def prepare_copy(
     if high_watermark is None:
         report.skipped = "no high watermark in replication-offset-checkpoint"
         return plan
+    stable = last_stable_offset(log_, high_watermark)
+    report.held_back = _held_back(stable)
+    if report.held_back:
+        log.info("%s-%d: %s", log_.topic, log_.partition, report.held_back)
+    upper_bound = stable.offset
 
     segments = log_.segments()
     store.ensure_partition(
@@ -147,7 +156,7 @@ def prepare_copy(
         local_log_start_offset=segments[0].base_offset if segments else 0,
     )
     if dry_run:
-        candidates = _candidates(store, topic, log_, segments, high_watermark, max_segments)
+        candidates = _candidates(store, topic, log_, segments, upper_bound, max_segments)
         report.pending = [c.base_offset for c in candidates]
         return plan
 
@@ -165,7 +174,7 @@ def prepare_copy(
             release_taking(store, lease)
             return plan
         report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
-        candidates = _candidates(store, topic, log_, segments, high_watermark, max_segments)
+        candidates = _candidates(store, topic, log_, segments, upper_bound, max_segments)
         for candidate in candidates:
             try:
                 facts = inspect_segment(log_, candidate)  # before any state for this segment
@@ -211,7 +220,7 @@ def _candidates(
     topic: Topic,
     log_: PartitionLog,
     segments: list[LogSegment],
-    high_watermark: int,
+    upper_bound: int,
     max_segments: int | None,
 ) -> list[CopyCandidate]:
     """The eligible segments as of the partition's row now (see copy_candidates)."""
@@ -221,7 +230,7 @@ def _candidates(
     # The partition's highest remote offset only moves forward, like Kafka's
     # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
     from_offset = copy_start_offset(state.highest_remote_offset, log_start)
-    candidates = candidate_segments(segments, from_offset=from_offset, upper_bound=high_watermark)
+    candidates = candidate_segments(segments, from_offset=from_offset, upper_bound=upper_bound)
     return candidates[:max_segments] if max_segments else candidates
 
 
@@ -332,6 +341,20 @@ def _finish(
         return _no_longer_copied(job, store.segment(job.segment_id).state)
     crash_point("copy.after_finished")
     return None
+
+
+def _held_back(stable: StableOffset) -> str | None:
+    """Kafka copies below the last stable offset only; say so when that is below the HW."""
+    if not stable.held_back:
+        return None
+    if stable.open_transaction_producer is not None:
+        why = f"producer {stable.open_transaction_producer}'s transaction is still open"
+    else:
+        why = f"a batch could not be read ({stable.unreadable})"
+    return (
+        f"last stable offset {stable.offset} is below the high watermark "
+        f"{stable.high_watermark}: {why}"
+    )
 
 
 def _no_longer_copied(job: RewriteJob, state: str) -> str:

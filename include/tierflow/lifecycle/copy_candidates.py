@@ -2,9 +2,10 @@
 
 Copying starts at max(highest remote offset + 1, log start offset). Segments are taken as
 consecutive pairs (prev, next): prev qualifies only if next's base offset is at or below the
-upper bound (the last stable offset; here the high watermark), so the active segment never
-qualifies and neither does a segment that still holds offsets above the high watermark. A
-segment's end offset is the next segment's base offset minus one, not its last record offset.
+upper bound, the last stable offset (the high watermark held back by open transactions; see
+kafka/last_stable_offset.py), so the active segment never qualifies and neither does a segment
+that still holds offsets above it. A segment's end offset is the next segment's base offset
+minus one, not its last record offset.
 """
 
 from __future__ import annotations
