@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus.state import snapshot
+from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
 from tierflow.ids import new_kafka_uuid
@@ -81,8 +82,7 @@ CONFIG_CASES = [
 
 
 def run_cli(t: Tiered, monkeypatch: pytest.MonkeyPatch, capsys, argv: list[str]) -> tuple[int, str]:
-    for name, value in t.settings.as_env().items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, t.settings)
     capsys.readouterr()
     code = main(argv)
     return code, capsys.readouterr().err

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.partition_removal.support import tiered_with_data, topic_keys
+from tests.support.settings_env import use_settings
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.cli import main as cli_main
@@ -102,8 +103,7 @@ def test_killed_during_delete_partition_started_then_rerun(tmp_path: Path) -> No
 def test_duplicate_marks_and_a_recreated_topic(tmp_path: Path, monkeypatch) -> None:
     t = tiered_with_data(tmp_path)
     old_id = t.store.topic("orders").topic_id
-    for key, value in t.settings.as_env().items():
-        monkeypatch.setenv(key, value)
+    use_settings(monkeypatch, t.settings)
     assert cli_main(["delete-topic", "orders"]) == 0  # a dry run first
     assert t.store.partition_delete(old_id, 0) is None
     assert cli_main(["delete-topic", "orders", "--yes"]) == 0

@@ -10,6 +10,7 @@ import pytest
 
 from tests.diskless.diskless_support import NOW, TOPIC, TOPIC_ID, producer_batch_bytes
 from tests.diskless.merge_support import PARTITIONS, Consolidated, consolidated
+from tests.support.settings_env import use_settings
 from tierflow.cli import main
 from tierflow.diskless.describe import describe
 from tierflow.diskless.gc import collect_garbage
@@ -71,8 +72,7 @@ def test_figures_follow_the_wal_through_merges_and_collection(
     assert by_key[shared.object_key].topics == [OTHER]
 
     # The same figures from the command line, as JSON and as tables.
-    for name, value in world.settings.as_env().items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, world.settings)
     assert main(["diskless", "describe", "--objects", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(json.dumps(overview.as_dict()))

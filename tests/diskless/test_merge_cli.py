@@ -10,6 +10,7 @@ import pytest
 
 from tests.diskless.diskless_support import NOW, TOPIC, TOPIC_ID
 from tests.diskless.merge_support import PARTITIONS, SEGMENT_BYTES, consolidated
+from tests.support.settings_env import use_settings
 from tierflow.cli import main
 from tierflow.config import Settings
 from tierflow.diskless.errors import DisklessOffsetOutOfRangeError
@@ -24,8 +25,7 @@ def test_new_diskless_topics_are_merged_unless_told_otherwise_and_stay_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = Settings.embedded(tmp_path)
-    for name, value in settings.as_env().items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, settings)
     assert main(["diskless", "register", "clicks", "--partitions", "1"]) == 0
     assert "merged into tiered storage" in capsys.readouterr().out
     off = ["--config", "remote.storage.enable=false"]
@@ -44,8 +44,7 @@ def test_merge_command_dry_run_then_merge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     world = consolidated(tmp_path, objects=2, committed_at=NOW - 10**12)  # long ago
-    for name, value in world.settings.as_env().items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, world.settings)
     merge = ["diskless", "merge", "--segment-bytes", str(SEGMENT_BYTES)]
     assert main([*merge, "--dry-run"]) == 0
     out = capsys.readouterr().out

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered, eligible
 from tierflow.cli import main
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -17,8 +18,7 @@ def test_copy_reports_storage_faults_per_partition_and_the_rerun_finishes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     t = build_tiered(tmp_path)
-    for name, value in t.settings.as_env().items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, t.settings)
     monkeypatch.setenv("TIERFLOW_STORAGE_RETRY_BASE_MS", "1")
     monkeypatch.setenv("TIERFLOW_STORAGE_RETRY_MAX_MS", "2")
     monkeypatch.setenv("TIERFLOW_STORAGE_FAULTS", "put:partial:2;stat:fatal:7")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli.fetch_commands import register
 from tierflow.kafka.record_batch import BatchHeader, iter_batches
@@ -79,8 +80,7 @@ def run_cli(
     """Run a command registered by fetch_commands against a Tiered's settings."""
 
     def run(t: Tiered, *argv: str) -> tuple[int, str, str]:
-        for name, value in t.settings.as_env().items():
-            monkeypatch.setenv(name, value)
+        use_settings(monkeypatch, t.settings)
         monkeypatch.setenv("TIERFLOW_STORAGE_LAYOUT", "plain")
         parser = argparse.ArgumentParser()
         sub = parser.add_subparsers()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
 from tierflow.cli import main
 from tierflow.kafka.last_stable_offset import last_stable_offset
@@ -15,8 +16,7 @@ def test_dry_run_names_the_open_transaction_holding_copying_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     t = build_tiered(tmp_path)
-    for name, value in t.settings.as_env().items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, t.settings)
     lagging = t.log("orders", 1)  # the generator lags its HW inside an open transaction
     stable = last_stable_offset(lagging, lagging.high_watermark())
     assert stable.held_back

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered
 from tierflow.cli.status_commands import COLUMNS, register
 from tierflow.metrics import compute_metrics
@@ -18,8 +19,7 @@ def run_status(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> Callable[..., tuple[int, str]]:
     def run(t: Tiered, *argv: str) -> tuple[int, str]:
-        for name, value in t.settings.as_env().items():
-            monkeypatch.setenv(name, value)
+        use_settings(monkeypatch, t.settings)
         parser = argparse.ArgumentParser()
         register(parser.add_subparsers())
         args = parser.parse_args(["status", *argv])

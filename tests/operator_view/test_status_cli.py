@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.operator_view.conftest import ViewData
+from tests.support.settings_env import use_settings
 from tierflow.cli.status_commands import register
 from tierflow.operator_view import snapshot as snapshot_module
 from tierflow.operator_view.formatting import utc
@@ -23,8 +24,7 @@ ARGS = ("--stuck-after", "60", "--events", "7", "--history")
 def run_status(
     view_data: ViewData, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> Callable[..., str]:
-    for name, value in view_data.t.settings.as_env().items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, view_data.t.settings)
     monkeypatch.setattr(snapshot_module, "wall_clock_ms", lambda: view_data.now_ms)
 
     def run(*argv: str) -> str:

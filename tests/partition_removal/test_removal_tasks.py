@@ -10,6 +10,7 @@ import pytest
 
 from tests.partition_removal.support import tiered_with_data, topic_keys
 from tests.support.ports import free_port
+from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered
 from tierflow.cli import main as cli_main
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
@@ -33,8 +34,7 @@ def delete_in_kafka(t: Tiered, topic: str) -> None:
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch):
     def apply(t: Tiered) -> None:
-        for key, value in t.settings.as_env().items():
-            monkeypatch.setenv(key, value)
+        use_settings(monkeypatch, t.settings)
 
     return apply
 

@@ -23,6 +23,7 @@ from tests.reconcile.support import (
     tier_all,
 )
 from tests.retention.support import FailingDeletes
+from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli.commands import CommandError
 from tierflow.cli.reconcile_commands import exit_status, parse_duration, register
@@ -35,8 +36,7 @@ Run = Callable[..., tuple[int, str]]
 @pytest.fixture
 def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
     def run(t: Tiered, *argv: str) -> tuple[int, str]:
-        for name, value in t.settings.as_env().items():
-            monkeypatch.setenv(name, value)
+        use_settings(monkeypatch, t.settings)
         parser = argparse.ArgumentParser(prog="tierflow")
         register(parser.add_subparsers())
         args = parser.parse_args(["reconcile", *argv])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.settings_env import use_settings
 from tierflow.cli.commands import CommandError
 from tierflow.cli.key_commands import register
 from tierflow.config import Settings
@@ -38,8 +39,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
         compression=True,
         keyring=ring_dir / "keyring.json",
     )
-    for name, value in settings.as_env().items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, settings)
     return settings
 
 
