@@ -19,6 +19,8 @@ ENV_DATA_DIR = "TIERFLOW_DATA_DIR"
 ENV_DB_URL = "TIERFLOW_DB_URL"
 ENV_REMOTE_STORAGE = "TIERFLOW_REMOTE_STORAGE"
 ENV_LOG_DIRS = "TIERFLOW_LOG_DIRS"
+# id=dir:dir,id=dir: several brokers, each with its own log.dirs (tierflow.cluster).
+ENV_BROKERS = "TIERFLOW_BROKERS"
 ENV_LEASE_TTL_S = "TIERFLOW_COPY_LEASE_TTL_S"
 ENV_STORAGE_LAYOUT = "TIERFLOW_STORAGE_LAYOUT"
 ENV_STORAGE_PREFIX = "TIERFLOW_STORAGE_PREFIX"
@@ -37,6 +39,7 @@ ENV_INDEX_CACHE_BYTES = "TIERFLOW_INDEX_CACHE_BYTES"
 ENV_STALE_COPY_GRACE_S = "TIERFLOW_STALE_COPY_GRACE_S"
 ENV_RECONCILE_GRACE_S = "TIERFLOW_RECONCILE_GRACE_S"
 ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
+ENV_MAX_SHARDS = "TIERFLOW_MAX_SHARDS"
 ENV_AWS_CONN_ID = "TIERFLOW_AWS_CONN_ID"
 ENV_S3_PART_SIZE = "TIERFLOW_S3_PART_SIZE"
 ENV_STORAGE_RETRY_ATTEMPTS = "TIERFLOW_STORAGE_RETRY_ATTEMPTS"
@@ -54,6 +57,8 @@ DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024
 DEFAULT_INDEX_CACHE_BYTES = 1024 * 1024 * 1024
 # A COPY_SEGMENT_STARTED row older than this, with no live copy lease, is an orphan to delete.
 DEFAULT_STALE_COPY_GRACE_S = 3600
+# Task instances a lifecycle run maps over, whatever the partition count (see tasks/shards.py).
+DEFAULT_MAX_SHARDS = 16
 # Reconcile deletes an object no metadata names only once it is older than this: an upload in
 # flight has its row written first, but clocks and listings lag.
 DEFAULT_RECONCILE_GRACE_S = 24 * 3600
@@ -117,6 +122,80 @@ def _retry_settings(env: Mapping[str, str]) -> dict[str, int]:
             env, ENV_STORAGE_TIMEOUT_S, DEFAULT_STORAGE_TIMEOUT_S, minimum=1
         ),
     }
+
+
+@dataclass(frozen=True)
+class BrokerSpec:
+    """One broker of TIERFLOW_BROKERS: its id (Kafka's node.id / broker.id) and its log.dirs."""
+
+    broker_id: int
+    log_dirs: tuple[Path, ...]
+
+
+_MAX_BROKER_ID = 2**31 - 1  # node.id is an int32
+
+
+def parse_brokers(raw: str) -> tuple[BrokerSpec, ...]:
+    """``1=/a:/b,2=/c`` -> one BrokerSpec per broker; a bad entry is named in the error."""
+    brokers: list[BrokerSpec] = []
+    owner: dict[Path, int] = {}
+    for entry in raw.split(","):
+        spec = _broker_entry(entry.strip())
+        if any(b.broker_id == spec.broker_id for b in brokers):
+            raise InvalidSettingError(f"{ENV_BROKERS}: broker {spec.broker_id} is given twice")
+        for path in spec.log_dirs:
+            if path in owner:
+                raise InvalidSettingError(
+                    f"{ENV_BROKERS}: log dir {path} is given for brokers {owner[path]} "
+                    f"and {spec.broker_id}"
+                )
+            owner[path] = spec.broker_id
+        brokers.append(spec)
+    return tuple(brokers)
+
+
+def _broker_entry(entry: str) -> BrokerSpec:
+    broker, sep, dirs = entry.partition("=")
+    expected = f"expected <broker id>=<log dir>[{os.pathsep}<log dir>...]"
+    if not sep:
+        raise InvalidSettingError(f"{ENV_BROKERS} entry {entry!r}: {expected}")
+    try:
+        broker_id = int(broker.strip())
+    except ValueError:
+        raise InvalidSettingError(
+            f"{ENV_BROKERS} entry {entry!r}: broker id {broker.strip()!r} is not a whole number"
+        ) from None
+    if not 0 <= broker_id <= _MAX_BROKER_ID:
+        raise InvalidSettingError(
+            f"{ENV_BROKERS} entry {entry!r}: broker id must be 0 to {_MAX_BROKER_ID}"
+        )
+    paths = tuple(Path(p.strip()).resolve() for p in dirs.split(os.pathsep) if p.strip())
+    if not paths:
+        raise InvalidSettingError(f"{ENV_BROKERS} entry {entry!r}: no log dir; {expected}")
+    return BrokerSpec(broker_id, paths)
+
+
+def brokers_env(brokers: tuple[BrokerSpec, ...]) -> str:
+    """The TIERFLOW_BROKERS text of ``brokers``; parse_brokers reads it back."""
+    return ",".join(
+        f"{b.broker_id}={os.pathsep.join(str(p) for p in b.log_dirs)}" for b in brokers
+    )
+
+
+def _log_dirs_setting(
+    env: Mapping[str, str], data_dir: Path, brokers: tuple[BrokerSpec, ...]
+) -> tuple[Path, ...]:
+    """TIERFLOW_LOG_DIRS, or with TIERFLOW_BROKERS every broker's dirs (which it must match)."""
+    raw = env.get(ENV_LOG_DIRS)
+    given = tuple(Path(p).resolve() for p in raw.split(os.pathsep) if p) if raw else ()
+    if not brokers:
+        return given or (data_dir / "kafka-logs",)
+    every = tuple(path for broker in brokers for path in broker.log_dirs)
+    if given and set(given) != set(every):
+        raise InvalidSettingError(
+            f"{ENV_LOG_DIRS}={raw!r}: must list the same dirs as {ENV_BROKERS}, or be unset"
+        )
+    return every
 
 
 def project_root() -> Path | None:
@@ -211,6 +290,7 @@ class Settings:
     reconcile_grace_s: int = DEFAULT_RECONCILE_GRACE_S
     # host:port[,host:port]; set, deleted topics are also detected from the cluster metadata.
     kafka_bootstrap: str | None = None
+    max_shards: int = DEFAULT_MAX_SHARDS
     # The Airflow connection of an s3:// bucket: credentials, region, and an endpoint_url in
     # its extras for S3-compatible stores. Only the id is a setting.
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
@@ -220,6 +300,9 @@ class Settings:
     storage_retry_max_ms: int = DEFAULT_STORAGE_RETRY_MAX_MS
     storage_timeout_s: int = DEFAULT_STORAGE_TIMEOUT_S
     diskless: DisklessSettings = DisklessSettings()  # TIERFLOW_DISKLESS_*
+    # TIERFLOW_BROKERS; empty: one broker over log_dirs (its id from meta.properties). Set,
+    # log_dirs holds every broker's dirs.
+    brokers: tuple[BrokerSpec, ...] = ()
 
     @property
     def index_cache_root(self) -> Path:
@@ -231,12 +314,9 @@ class Settings:
         data_dir = Path(env.get(ENV_DATA_DIR) or default_data_dir()).resolve()
         db_url = env.get(ENV_DB_URL) or f"sqlite:///{data_dir / 'tierflow.db'}"
         remote = env.get(ENV_REMOTE_STORAGE) or str(data_dir / "bucket")
-        raw_dirs = env.get(ENV_LOG_DIRS)
-        log_dirs = (
-            tuple(Path(p).resolve() for p in raw_dirs.split(os.pathsep) if p)
-            if raw_dirs
-            else (data_dir / "kafka-logs",)
-        )
+        raw_brokers = env.get(ENV_BROKERS)
+        brokers = parse_brokers(raw_brokers) if raw_brokers else ()
+        log_dirs = _log_dirs_setting(env, data_dir, brokers)
         layout = env.get(ENV_STORAGE_LAYOUT) or "chunked"
         if layout not in ("chunked", "plain"):
             raise InvalidSettingError(f"{ENV_STORAGE_LAYOUT}={layout!r}: expected chunked or plain")
@@ -276,12 +356,14 @@ class Settings:
                 env, ENV_RECONCILE_GRACE_S, DEFAULT_RECONCILE_GRACE_S, minimum=0
             ),
             kafka_bootstrap=env.get(ENV_KAFKA_BOOTSTRAP) or None,
+            max_shards=_int_setting(env, ENV_MAX_SHARDS, DEFAULT_MAX_SHARDS, minimum=1),
             aws_conn_id=env.get(ENV_AWS_CONN_ID) or DEFAULT_AWS_CONN_ID,
             s3_part_size=_int_setting(
                 env, ENV_S3_PART_SIZE, DEFAULT_S3_PART_SIZE, minimum=MIN_S3_PART_SIZE
             ),
             **_retry_settings(env),
             diskless=DisklessSettings.from_env(env),
+            brokers=brokers,
         )
 
     @classmethod
@@ -321,6 +403,7 @@ class Settings:
             ENV_STALE_COPY_GRACE_S: str(self.stale_copy_grace_s),
             ENV_RECONCILE_GRACE_S: str(self.reconcile_grace_s),
             ENV_KAFKA_BOOTSTRAP: self.kafka_bootstrap or "",
+            ENV_MAX_SHARDS: str(self.max_shards),
             ENV_AWS_CONN_ID: self.aws_conn_id,
             ENV_S3_PART_SIZE: str(self.s3_part_size),
             ENV_STORAGE_RETRY_ATTEMPTS: str(self.storage_retry_attempts),
@@ -328,4 +411,5 @@ class Settings:
             ENV_STORAGE_RETRY_MAX_MS: str(self.storage_retry_max_ms),
             ENV_STORAGE_TIMEOUT_S: str(self.storage_timeout_s),
             **self.diskless.as_env(),
+            ENV_BROKERS: brokers_env(self.brokers),
         }
