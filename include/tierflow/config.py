@@ -177,9 +177,7 @@ def _broker_entry(entry: str) -> BrokerSpec:
 
 def brokers_env(brokers: tuple[BrokerSpec, ...]) -> str:
     """The TIERFLOW_BROKERS text of ``brokers``; parse_brokers reads it back."""
-    return ",".join(
-        f"{b.broker_id}={os.pathsep.join(str(p) for p in b.log_dirs)}" for b in brokers
-    )
+    return ",".join(f"{b.broker_id}={os.pathsep.join(str(p) for p in b.log_dirs)}" for b in brokers)
 
 
 def _log_dirs_setting(

@@ -13,7 +13,9 @@ headers) and two APIs, decoded and encoded with kafka-python's own protocol clas
   release (``broker_version``, 3.9 by default), so the client negotiates as it would with that
   broker. An older release (e.g. 2.7) negotiates a Metadata version without topic ids.
 - Metadata: one broker (itself), and the configured ``topics`` (name -> topic id, in Kafka's
-  22-character form). A request naming topics gets UNKNOWN_TOPIC_OR_PARTITION for unknown
+  22-character form). Each partition is led by that broker unless ``assignments`` gives its
+  leader, leader epoch, replicas and ISR (the other brokers are listed at the same address).
+  A request naming topics gets UNKNOWN_TOPIC_OR_PARTITION for unknown
   names and TOPIC_AUTHORIZATION_FAILED for ``denied`` ones; a request for all topics omits the
   denied ones, as a broker does for topics the client may not describe.
 
@@ -29,6 +31,7 @@ import struct
 import threading
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
@@ -60,12 +63,14 @@ class KafkaMetadataServer:
         denied: set[str] | None = None,
         broker_version: tuple[int, ...] = (3, 9),
         partitions: int = 1,
+        assignments: Mapping[tuple[str, int], Assignment] | None = None,
     ) -> None:
         self.topics: dict[str, str | None] = dict(topics or {})
         self.denied: set[str] = set(denied or ())
         self.broken = False
         self.api_versions = BROKER_API_VERSIONS[broker_version]
         self.partitions = partitions
+        self.assignments: dict[tuple[str, int], Assignment] = dict(assignments or {})
         self.requests: list[tuple[str, int]] = []  # (api name, version), for assertions
         self._server = _TcpServer(("127.0.0.1", 0), _Handler)
         self._server.owner = self
@@ -109,12 +114,16 @@ class KafkaMetadataServer:
             names = [name for name in sorted(self.topics) if name not in self.denied]
         else:
             names = [topic.name for topic in request.topics]
-        broker = MetadataResponse.MetadataResponseBroker(
-            node_id=NODE_ID, host="127.0.0.1", port=self.port, rack=None
-        )
+        nodes = {NODE_ID, *(n for a in self.assignments.values() for n in (*a.replicas, a.leader))}
+        brokers = [
+            MetadataResponse.MetadataResponseBroker(
+                node_id=node, host="127.0.0.1", port=self.port, rack=None
+            )
+            for node in sorted(nodes - {-1})
+        ]
         return MetadataResponse(
             throttle_time_ms=0,
-            brokers=[broker],
+            brokers=brokers,
             cluster_id="tierflow-test-cluster",
             controller_id=NODE_ID,
             topics=[self._topic(name) for name in names],
@@ -127,25 +136,36 @@ class KafkaMetadataServer:
         if name not in self.topics:
             return topic(error_code=UNKNOWN_TOPIC_OR_PARTITION, name=name, topic_id=_NO_ID)
         text = self.topics[name]
-        partition = topic.MetadataResponsePartition
         return topic(
             error_code=0,
             name=name,
             topic_id=_NO_ID if text is None else from_kafka_uuid(text),
             is_internal=False,
-            partitions=[
-                partition(
-                    error_code=0,
-                    partition_index=p,
-                    leader_id=NODE_ID,
-                    leader_epoch=0,
-                    replica_nodes=[NODE_ID],
-                    isr_nodes=[NODE_ID],
-                    offline_replicas=[],
-                )
-                for p in range(self.partitions)
-            ],
+            partitions=[self._partition(name, p) for p in range(self.partitions)],
         )
+
+    def _partition(self, topic: str, index: int) -> Any:
+        given = self.assignments.get((topic, index))
+        state = given or Assignment(leader=NODE_ID, leader_epoch=0, replicas=(NODE_ID,))
+        return MetadataResponse.MetadataResponseTopic.MetadataResponsePartition(
+            error_code=0,
+            partition_index=index,
+            leader_id=state.leader,
+            leader_epoch=state.leader_epoch,
+            replica_nodes=list(state.replicas),
+            isr_nodes=list(state.replicas if state.isr is None else state.isr),
+            offline_replicas=[],
+        )
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """What the fake cluster says of one partition; ``isr=None`` means all replicas."""
+
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...] | None = None
 
 
 _NO_ID = uuid.UUID(int=0)  # what a broker sends for a topic it knows no id of

@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import kafka.errors as kafka_errors
@@ -23,7 +24,12 @@ from kafka.net.compat import KafkaNetClient
 
 from tierflow.ids import ZERO_UUID, to_kafka_uuid
 
-__all__ = ["ClusterMetadataError", "read_cluster_topics"]
+__all__ = [
+    "ClusterMetadataError",
+    "PartitionMetadata",
+    "read_cluster_partitions",
+    "read_cluster_topics",
+]
 
 CLIENT_ID = "tierflow"
 _UNKNOWN_TOPIC = kafka_errors.UnknownTopicOrPartitionError.errno
@@ -58,6 +64,57 @@ def read_cluster_topics(
     except (kafka_errors.KafkaError, OSError, ValueError) as exc:
         raise ClusterMetadataError(bootstrap, _describe_error(exc, timeout_s)) from exc
     return _topic_ids(bootstrap, described)
+
+
+@dataclass(frozen=True)
+class PartitionMetadata:
+    """One partition as the Metadata API answers it: leader -1 means it has none now.
+
+    ``leader_epoch`` is None from brokers older than Metadata v7 (Kafka 2.1), which omit it.
+    """
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int | None
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+def read_cluster_partitions(
+    bootstrap: str,
+    topics: Collection[str],
+    *,
+    timeout_s: float = 10,
+    client_config: Mapping[str, Any] | None = None,
+) -> dict[tuple[str, int], PartitionMetadata]:
+    """The leader, replicas and ISR of every partition of ``topics`` the cluster knows.
+
+    Topics the cluster does not know are left out; an unauthorized one raises, as in
+    :func:`read_cluster_topics`.
+    """
+    if not topics:
+        return {}
+    timeout_ms = max(1, int(timeout_s * 1000))
+    try:
+        with _admin_client(bootstrap, timeout_ms, client_config or {}) as admin:
+            described = admin.describe_topics(sorted(set(topics)))
+    except (kafka_errors.KafkaError, OSError, ValueError) as exc:
+        raise ClusterMetadataError(bootstrap, _describe_error(exc, timeout_s)) from exc
+    known = _topic_ids(bootstrap, described)
+    return {
+        (topic["name"], p["partition_index"]): PartitionMetadata(
+            topic=topic["name"],
+            partition=p["partition_index"],
+            leader=p["leader_id"],
+            leader_epoch=p["leader_epoch"] if p.get("leader_epoch", -1) >= 0 else None,
+            replicas=tuple(p.get("replica_nodes") or ()),
+            isr=tuple(p.get("isr_nodes") or ()),
+        )
+        for topic in described
+        if topic["name"] in known
+        for p in topic.get("partitions") or ()
+    }
 
 
 @contextmanager
