@@ -159,6 +159,32 @@ def build_control_batch(
     return bytes(buf)
 
 
+def build_raft_control_batch(
+    *, base_offset: int, leader_epoch: int, control_type: int, value: bytes, timestamp: int
+) -> bytes:
+    """One KRaft control record (LEADER_CHANGE 2, SNAPSHOT_HEADER 3, SNAPSHOT_FOOTER 4, ...).
+
+    The Raft client writes these as non-transactional control batches without a producer.
+    """
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=CODEC_NONE,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=_NO_BATCH_LIMIT,
+    )
+    builder.append(
+        0, timestamp=timestamp, key=struct.pack(">hh", 0, control_type), value=value, headers=[]
+    )
+    buf = bytearray(builder.build())
+    _set_attribute_flag(buf, _CONTROL_FLAG)
+    _recompute_crc(buf)
+    _stamp_broker_fields(buf, base_offset, leader_epoch)
+    return bytes(buf)
+
+
 def _check_producer_fields(
     producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
 ) -> None:

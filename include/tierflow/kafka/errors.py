@@ -57,6 +57,10 @@ class CorruptCheckpointError(KafkaFormatError):
     """A leader-epoch/offset checkpoint or partition.metadata that Kafka would refuse."""
 
 
+class CorruptMetadataRecordError(KafkaFormatError):
+    """A KRaft metadata record (``__cluster_metadata``) that cannot be decoded or replayed."""
+
+
 class MissingFileError(KafkaFormatError, FileNotFoundError):
     """A file or directory that must exist does not (e.g. the snapshot for an upload)."""
 

@@ -311,6 +311,16 @@ def iter_records(
     path: str | Path, *, start_position: int = 0, end_position: int | None = None
 ) -> Iterator[ABCRecord]:
     """kafka-python record objects (decompressed), each batch CRC-checked before it is opened."""
+    for _header, records in iter_batch_records(
+        path, start_position=start_position, end_position=end_position
+    ):
+        yield from records
+
+
+def iter_batch_records(
+    path: str | Path, *, start_position: int = 0, end_position: int | None = None
+) -> Iterator[tuple[BatchHeader, list[ABCRecord]]]:
+    """Each batch's header with its records, for readers that need the control flag or position."""
     source = str(path)
     with open(path, "rb") as f:
         end = _end(os.fstat(f.fileno()).st_size, end_position)
@@ -332,7 +342,7 @@ def iter_records(
                     frame.position,
                     f"cannot read records of batch at offset {header.base_offset}: {exc!r}",
                 ) from exc
-            yield from records
+            yield header, records
 
 
 def valid_bytes(path: str | Path, *, validate_crc: bool = True) -> int:
