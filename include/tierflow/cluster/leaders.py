@@ -1,29 +1,88 @@
-"""The leader replica of every partition: the only replica tierflow reads data from."""
+"""The leader replica of every partition: the only replica tierflow reads data from.
+
+Kafka's RemoteLogManager copies and expires only on the leader; tierflow reads the leader's
+replica for the same reason: a lagging follower's high watermark would hold copies back, and
+a diverged one holds records the leader never had. The leader is what the cluster says
+(TIERFLOW_KAFKA_BOOTSTRAP), else what the KRaft metadata log in a log dir says, else it is
+inferred from the replicas' leader-epoch checkpoints (``tierflow.cluster.inference``). A
+partition whose leader is none of the configured brokers, or that has no leader now, is not
+read here.
+"""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 
+from tierflow.cluster.assignments import INFERRED, known_assignments
+from tierflow.cluster.brokers import Broker, cluster_brokers
+from tierflow.cluster.inference import LeaderChoice, choose_leader
+from tierflow.cluster.replicas import open_log_dirs, replicas_of
+from tierflow.cluster.scan import scan_cluster
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.runtime import find_partition_log, partition_logs
+from tierflow.runtime import UnknownPartitionError
 
-SINGLE_BROKER = 0
+log = logging.getLogger(__name__)
+
+
+class LeaderNotLocalError(UnknownPartitionError):
+    """The partition is here, but its leader is another broker, or it has no leader now."""
 
 
 @dataclass(frozen=True)
 class LeaderLog:
-    """A partition's leader replica: the broker that holds it, and its log."""
+    """A partition's leader replica: the broker that holds it, its log, and how it was found.
+
+    ``source`` is ``cluster``, ``kraft`` or ``inferred``; ``leader_epoch`` is the epoch Kafka
+    recorded, or for an inferred leader the newest in its leader-epoch-checkpoint.
+    """
 
     broker: int
     log: PartitionLog
+    source: str = INFERRED
+    leader_epoch: int | None = None
 
 
 def leader_logs(settings: Settings) -> list[LeaderLog]:
     """Every partition's leader replica, sorted by topic and partition."""
-    return [LeaderLog(SINGLE_BROKER, log_) for log_ in partition_logs(settings.log_dirs)]
+    found = []
+    for view in scan_cluster(settings).partitions:
+        if view.choice.replica is not None:
+            found.append(_leader_log(view.choice))
+        else:
+            log.info("%s-%s: %s", view.topic, view.partition, _not_local(view.choice))
+    return found
 
 
 def leader_log(settings: Settings, topic: str, partition: int) -> LeaderLog:
-    """One partition's leader replica; UnknownPartitionError when no broker holds it."""
-    return LeaderLog(SINGLE_BROKER, find_partition_log(settings.log_dirs, topic, partition))
+    """One partition's leader replica; UnknownPartitionError when no broker holds it.
+
+    Only this partition's directory is looked up in each broker's log dirs.
+    """
+    brokers = cluster_brokers(settings)
+    replicas = replicas_of(open_log_dirs(brokers), topic, partition)
+    if not replicas:
+        dirs = ", ".join(str(p) for b in brokers for p in b.log_dirs)
+        raise UnknownPartitionError(f"no directory {topic}-{partition} in the log dirs ({dirs})")
+    known = known_assignments(settings, _all_dirs(brokers), [(topic, partition)])
+    choice = choose_leader(replicas, known.get((topic, partition)))
+    if choice.replica is None:
+        raise LeaderNotLocalError(f"{topic}-{partition}: {_not_local(choice)}")
+    return _leader_log(choice)
+
+
+def _leader_log(choice: LeaderChoice) -> LeaderLog:
+    assert choice.replica is not None
+    return LeaderLog(choice.replica.broker, choice.replica.log, choice.source, choice.leader_epoch)
+
+
+def _not_local(choice: LeaderChoice) -> str:
+    if choice.leader is None:
+        return f"has no leader now ({choice.source})"
+    return f"its leader, broker {choice.leader} ({choice.source}), is not a configured broker"
+
+
+def _all_dirs(brokers: list[Broker]) -> list[Path]:
+    return [path for broker in brokers for path in broker.log_dirs]

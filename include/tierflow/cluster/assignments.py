@@ -1,0 +1,72 @@
+"""Leaders as Kafka records them: the cluster's Metadata API, else the KRaft metadata log.
+
+Either one is the controller's word on who leads, at which leader epoch, with which replicas
+and ISR. A partition neither knows falls through to inference from the log dirs
+(``tierflow.cluster.inference``). A cluster that cannot be asked raises: guessing instead could
+read a stale replica as the leader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tierflow.config import Settings
+from tierflow.kafka.cluster_metadata import read_cluster_partitions
+
+PartitionKey = tuple[str, int]
+CLUSTER = "cluster"
+KRAFT = "kraft"
+INFERRED = "inferred"
+NO_LEADER = -1  # Kafka's LeaderConstants.NO_LEADER
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One partition's state as recorded by Kafka; ``leader`` is None when it has none."""
+
+    leader: int | None
+    leader_epoch: int | None
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...] | None
+    source: str
+
+
+def known_assignments(
+    settings: Settings, log_dirs: Sequence[Path], keys: Collection[PartitionKey]
+) -> dict[PartitionKey, Assignment]:
+    """What the cluster (when TIERFLOW_KAFKA_BOOTSTRAP is set), then the KRaft metadata log
+    in any of ``log_dirs``, record for ``keys``; partitions neither knows are left out."""
+    keys = set(keys)
+    found: dict[PartitionKey, Assignment] = {}
+    if settings.kafka_bootstrap and keys:
+        topics = {topic for topic, _partition in keys}
+        for key, p in read_cluster_partitions(settings.kafka_bootstrap, topics).items():
+            if key in keys:
+                leader = None if p.leader == NO_LEADER else p.leader
+                found[key] = Assignment(leader, p.leader_epoch, p.replicas, p.isr, CLUSTER)
+    missing = keys - found.keys()
+    if missing:
+        found.update(_kraft_assignments(log_dirs, missing))
+    return found
+
+
+def _kraft_assignments(
+    log_dirs: Sequence[Path], keys: Collection[PartitionKey]
+) -> dict[PartitionKey, Assignment]:
+    """From ``__cluster_metadata-0`` in a log dir, replayed by tierflow.kafka.metadata_log."""
+    try:
+        from tierflow.kafka.metadata_log import find_metadata_image
+    except ImportError:  # an install without the KRaft metadata log reader
+        return {}
+    image = find_metadata_image(list(log_dirs))
+    if image is None:
+        return {}
+    found = {}
+    for key in keys:
+        p = image.partitions.get(key)
+        if p is not None:
+            leader = None if p.leader < 0 else p.leader
+            found[key] = Assignment(leader, p.leader_epoch, tuple(p.replicas), tuple(p.isr), KRAFT)
+    return found
