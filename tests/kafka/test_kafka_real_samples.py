@@ -26,7 +26,7 @@ from tierflow.kafka.checkpoint import (
 )
 from tierflow.kafka.errors import CorruptRecordError
 from tierflow.kafka.leader_epoch import leader_epoch_checkpoint_bytes
-from tierflow.kafka.log_dir import LogDir, PartitionLog
+from tierflow.kafka.log_dir import METADATA_TOPIC, LogDir, PartitionLog
 from tierflow.kafka.naming import parse_partition_dir
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.partition_metadata import partition_metadata_bytes
@@ -147,17 +147,44 @@ def _provenance_partition_dirs(root: Path) -> set[str]:
 @pytest.mark.parametrize("root", ROOTS, ids=_ids(ROOTS))
 def test_log_dir_lists_the_captured_partitions(samples_root: Path, root: Path) -> None:
     partitions = LogDir(root).partitions()
-    assert {p.path.name for p in partitions} == _provenance_partition_dirs(root)
+    # Kafka's LogManager.loadLogs skips the KRaft metadata log (thanhnhadev, Kafka 4.0): it is
+    # the Raft client's, so no root checkpoint lists it either.
+    captured = _provenance_partition_dirs(root) - {f"{METADATA_TOPIC}-0"}
+    assert {p.path.name for p in partitions} == captured
     replicated = read_offset_checkpoint(root / REPLICATION_OFFSET_CHECKPOINT)
     assert {p.key for p in partitions} <= set(replicated)
 
 
+def _brokers_in_sample(root: Path) -> int:
+    """How many broker log dirs the same sample repository holds (cesaralcancio: 5)."""
+    repo = root.relative_to(SAMPLES).parts[0]
+    return sum(1 for other in ROOTS if other.relative_to(SAMPLES).parts[0] == repo)
+
+
+def _loaded_high_watermark(checkpointed: int, log_start: int, leo: int) -> int:
+    """What a broker makes of the checkpoint: UnifiedLog.updateHighWatermark clamps it into
+    [log start, log end], since an unclean shutdown can lose records the checkpoint covered."""
+    return min(max(checkpointed, log_start), leo)
+
+
 @pytest.mark.parametrize("root", ROOTS, ids=_ids(ROOTS))
 def test_offsets_agree_with_the_logs(samples_root: Path, root: Path) -> None:
+    several_brokers = _brokers_in_sample(root) > 1
     for partition in LogDir(root).partitions():
         leo = partition.log_end_offset()
-        # Single-broker clusters shut down cleanly: everything appended was replicated.
-        assert partition.high_watermark() == leo, partition.key
+        checkpointed = partition.high_watermark()
+        assert checkpointed is not None, partition.key
+        # thanhnhadev demos-topic-0 checkpoints 8 over an empty log never flushed (recovery
+        # point 0): a broker loading it would start from 0.
+        loaded = _loaded_high_watermark(checkpointed, partition.log_start_offset(), leo)
+        if several_brokers:
+            # A follower learns the leader's high watermark only on its next fetch, and a
+            # leader's waits for its followers, so a replica's may trail its log end
+            # (cesaralcancio kafka2 __consumer_offsets-19: 3927 of 3930).
+            assert loaded <= leo, partition.key
+        else:
+            # A single broker is the whole ISR: everything it appended was committed.
+            assert loaded == leo, partition.key
         recovery = partition.recovery_point()
         assert recovery is not None and recovery <= leo
         first = next((b for s in partition.segments() for b in s.batches()), None)
@@ -187,6 +214,12 @@ def test_root_checkpoints_rewrite_byte_for_byte(samples_root: Path, root: Path) 
 def _check_leader_epochs(partition: PartitionLog, leo: int) -> None:
     raw = (partition.path / "leader-epoch-checkpoint").read_bytes()
     entries = partition.leader_epoch_entries()
+    if not raw:
+        # Kafka's CheckpointFile creates the file empty and reads an empty file as no entries.
+        # A follower adds an epoch only when it appends fetched batches, so one that never got
+        # a record keeps it empty (cesaralcancio: 8 replicas, all with an empty log).
+        assert entries == [] and leo == partition.log_start_offset()
+        return
     assert leader_epoch_checkpoint_bytes(entries) == raw
     assert [e.epoch for e in entries] == sorted({e.epoch for e in entries})
     assert all(e.start_offset <= leo for e in entries)

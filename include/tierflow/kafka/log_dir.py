@@ -21,6 +21,8 @@ from tierflow.kafka.naming import LOG_SUFFIX, SNAPSHOT_SUFFIX, offset_prefix, pa
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
 from tierflow.kafka.segment import LogSegment
 
+METADATA_TOPIC = "__cluster_metadata"  # Kafka's KafkaRaftServer.MetadataTopic
+
 
 @dataclass
 class PartitionLog:
@@ -63,7 +65,13 @@ class PartitionLog:
         )
 
     def high_watermark(self) -> int | None:
-        """From the root replication-offset-checkpoint; None if it has no entry for us."""
+        """From the root replication-offset-checkpoint; None if it has no entry for us.
+
+        The value as written. A broker loading the log clamps it into [log start, log end]
+        (``UnifiedLog.updateHighWatermark``): after an unclean shutdown the checkpoint can name
+        offsets the recovered log no longer has. Copy bounds by existing segments are the same
+        either way, so this read stays free of segment reads.
+        """
         return self.log_dir.checkpoint(REPLICATION_OFFSET_CHECKPOINT).get(self.key)
 
     def recovery_point(self) -> int | None:
@@ -101,10 +109,16 @@ class LogDir:
         return read_offset_checkpoint(path) if path.is_file() else {}
 
     def partitions(self) -> list[PartitionLog]:
+        """The partition logs a broker's LogManager loads.
+
+        Like Kafka's ``LogManager.loadLogs``, this leaves out ``__cluster_metadata-0``: the KRaft
+        metadata log belongs to the Raft client, is in none of the root checkpoints and is read
+        with ``tierflow.kafka.metadata_log`` instead.
+        """
         found = []
         for child in self.path.iterdir():
             parsed = parse_partition_dir(child.name)
-            if parsed is not None and child.is_dir():
+            if parsed is not None and parsed[0] != METADATA_TOPIC and child.is_dir():
                 found.append(PartitionLog(parsed[0], parsed[1], child, self))
         return sorted(found, key=lambda p: p.key)
 
