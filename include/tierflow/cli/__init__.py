@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from tierflow.cli import (
+    cluster_commands,
     commands,
     diskless_commands,
     fetch_commands,
@@ -40,6 +41,7 @@ Configuration comes from the environment (defaults in brackets):
   TIERFLOW_DB_URL          [sqlite:///<data>/tierflow.db]  any SQLAlchemy URL
   TIERFLOW_REMOTE_STORAGE  [<data>/bucket]  a directory standing in for the bucket
   TIERFLOW_LOG_DIRS        [<data>/kafka-logs]  the broker's log.dirs, ':'-separated
+  TIERFLOW_BROKERS         []  several brokers: 1=/b1/a:/b1/b,2=/b2/a (id=log.dirs)
   TIERFLOW_STORAGE_LAYOUT  [chunked]  Aiven's chunked layout, or plain (one object per file)
   TIERFLOW_COMPRESSION     [true]  zstd per chunk (skipped when a segment is already compressed)
   TIERFLOW_KEYRING         []  a key ring file (tierflow keys generate) turns on AES-GCM
@@ -140,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     topic_commands.register(sub)
     reconcile_commands.register(sub)
     diskless_commands.register(sub)
+    cluster_commands.register(sub)
 
     airflow = sub.add_parser("airflow", help="drive a local Airflow (used by demo and tests)")
     airflow_sub = airflow.add_subparsers(dest="airflow_command", required=True, metavar="ACTION")

@@ -16,9 +16,11 @@ from pathlib import Path
 from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.naming import INDEX_SUFFIX, LOG_SUFFIX, offset_prefix
-from tierflow.kafka.record_batch import iter_batches
+from tierflow.kafka.record_batch import iter_batches_in_buffer
 
 _ENTRY = struct.Struct(">ii")  # relative offset, position
+_PREFIX = struct.Struct(">qi")  # every batch (and legacy message): base offset, length
+_MIN_BATCH_BODY = 14  # a v0 message's smallest body: crc, magic, attributes, key, value
 _SEGMENT_NAME_LENGTH = 20 + len(LOG_SUFFIX)
 
 
@@ -52,13 +54,31 @@ def last_segment_base(path: Path) -> int | None:
 
 
 def _last_offset(log_path: Path, start: int) -> int | None:
-    last = None
+    """Last offset of the last complete batch at or after ``start``.
+
+    Batches are walked by their 12-byte prefix (base offset, length) alone; only the last
+    one's header is read in full.
+    """
+    last_position = None
+    with open(log_path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        position = start
+        while position + _PREFIX.size <= size:
+            f.seek(position)
+            _base, length = _PREFIX.unpack(f.read(_PREFIX.size))
+            end = position + _PREFIX.size + length
+            if length < _MIN_BATCH_BODY or end > size:
+                break  # a zero-filled or torn tail: the log ends before it
+            last_position, position = position, end
+        if last_position is None:
+            return None
+        f.seek(last_position)
+        batch = f.read(position - last_position)
     try:
-        for batch in iter_batches(log_path, validate_crc=False, start_position=start):
-            last = batch.last_offset
-    except (TruncatedDataError, CorruptRecordError):
-        pass
-    return last
+        header = next(iter_batches_in_buffer(batch, source=str(log_path), validate_crc=False))
+    except (StopIteration, TruncatedDataError, CorruptRecordError):
+        return None
+    return header.last_offset
 
 
 def _last_indexed_position(index_path: Path, log_size: int) -> int:
