@@ -7,7 +7,7 @@ mock components in-process. So this is a real TCP server that a real ``KafkaAdmi
 connects to over the network.
 
 What it implements, and nothing more: the Kafka wire framing (size-prefixed requests with their
-headers) and two APIs, decoded and encoded with kafka-python's own protocol classes:
+headers) and three APIs, decoded and encoded with kafka-python's own protocol classes:
 
 - ApiVersions: it answers with the API version table kafka-python records for a real Kafka
   release (``broker_version``, 3.9 by default), so the client negotiates as it would with that
@@ -17,7 +17,11 @@ headers) and two APIs, decoded and encoded with kafka-python's own protocol clas
   leader, leader epoch, replicas and ISR (the other brokers are listed at the same address).
   A request naming topics gets UNKNOWN_TOPIC_OR_PARTITION for unknown
   names and TOPIC_AUTHORIZATION_FAILED for ``denied`` ones; a request for all topics omits the
-  denied ones, as a broker does for topics the client may not describe.
+  denied ones, as a broker does for topics the client may not describe. Topics named in
+  ``internal`` (Kafka's Topic.isInternal list by default) carry ``is_internal``.
+- DescribeConfigs (topics only): each topic's ``configs`` as DYNAMIC_TOPIC_CONFIG overrides,
+  plus Kafka's defaults for the configs tierflow reads (source DEFAULT_CONFIG) where not
+  overridden; UNKNOWN_TOPIC_OR_PARTITION for an unknown topic.
 
 ``topics``, ``denied`` and ``broken`` may be changed while it runs; ``broken`` makes it close
 every connection at once, like a broker that is down behind a listening proxy.
@@ -34,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 from kafka.protocol.metadata import (
     ApiVersionsRequest,
@@ -50,7 +55,20 @@ NODE_ID = 1
 _REQUESTS: dict[int, Any] = {
     ApiVersionsRequest.API_KEY: ApiVersionsRequest,
     MetadataRequest.API_KEY: MetadataRequest,
+    DescribeConfigsRequest.API_KEY: DescribeConfigsRequest,
 }
+KAFKA_INTERNAL_TOPICS = frozenset(
+    {"__consumer_offsets", "__transaction_state", "__share_group_state"}
+)
+# Kafka's defaults of the topic configs tierflow reads, described with source DEFAULT_CONFIG.
+TOPIC_CONFIG_DEFAULTS = {
+    "cleanup.policy": "delete",
+    "remote.storage.enable": "false",
+    "retention.ms": "604800000",
+    "retention.bytes": "-1",
+}
+DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
+TOPIC_RESOURCE = 2
 
 
 class KafkaMetadataServer:
@@ -64,6 +82,8 @@ class KafkaMetadataServer:
         broker_version: tuple[int, ...] = (3, 9),
         partitions: int = 1,
         assignments: Mapping[tuple[str, int], Assignment] | None = None,
+        configs: Mapping[str, Mapping[str, str]] | None = None,
+        internal: frozenset[str] = KAFKA_INTERNAL_TOPICS,
     ) -> None:
         self.topics: dict[str, str | None] = dict(topics or {})
         self.denied: set[str] = set(denied or ())
@@ -71,6 +91,8 @@ class KafkaMetadataServer:
         self.api_versions = BROKER_API_VERSIONS[broker_version]
         self.partitions = partitions
         self.assignments: dict[tuple[str, int], Assignment] = dict(assignments or {})
+        self.configs: dict[str, dict[str, str]] = {t: dict(c) for t, c in (configs or {}).items()}
+        self.internal = internal
         self.requests: list[tuple[str, int]] = []  # (api name, version), for assertions
         self._server = _TcpServer(("127.0.0.1", 0), _Handler)
         self._server.owner = self
@@ -100,6 +122,8 @@ class KafkaMetadataServer:
         self.requests.append((request.name, request.API_VERSION))
         if isinstance(request, ApiVersionsRequest):
             return self._api_versions()
+        if isinstance(request, DescribeConfigsRequest):
+            return self._describe_configs(request)
         return self._metadata(request)
 
     def _api_versions(self) -> Any:
@@ -140,8 +164,49 @@ class KafkaMetadataServer:
             error_code=0,
             name=name,
             topic_id=_NO_ID if text is None else from_kafka_uuid(text),
-            is_internal=False,
+            is_internal=name in self.internal,
             partitions=[self._partition(name, p) for p in range(self.partitions)],
+        )
+
+    def _describe_configs(self, request: Any) -> Any:
+        return DescribeConfigsResponse(
+            throttle_time_ms=0,
+            results=[self._topic_configs(r.resource_name) for r in request.resources],
+        )
+
+    def _topic_configs(self, name: str) -> Any:
+        result = DescribeConfigsResponse.DescribeConfigsResult
+        entry = result.DescribeConfigsResourceResult
+        if name not in self.topics:
+            return result(
+                error_code=UNKNOWN_TOPIC_OR_PARTITION,
+                error_message=None,
+                resource_type=TOPIC_RESOURCE,
+                resource_name=name,
+                configs=[],
+            )
+        own = self.configs.get(name, {})
+        values = {
+            **{k: (v, DEFAULT_CONFIG) for k, v in TOPIC_CONFIG_DEFAULTS.items()},
+            **{k: (v, DYNAMIC_TOPIC_CONFIG) for k, v in own.items()},
+        }
+        configs = [
+            entry(
+                name=key,
+                value=value,
+                read_only=False,
+                config_source=source,
+                is_sensitive=False,
+                synonyms=[],
+            )
+            for key, (value, source) in sorted(values.items())
+        ]
+        return result(
+            error_code=0,
+            error_message=None,
+            resource_type=TOPIC_RESOURCE,
+            resource_name=name,
+            configs=configs,
         )
 
     def _partition(self, topic: str, index: int) -> Any:

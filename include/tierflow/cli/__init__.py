@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     register.set_defaults(func=commands.topics_register)
     topics_list = topics_sub.add_parser("list", help="list registered topics")
     topics_list.set_defaults(func=commands.topics_list)
+    topic_commands.register_sync(topics_sub)
 
     copy = sub.add_parser(
         "copy",

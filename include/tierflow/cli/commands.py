@@ -27,6 +27,7 @@ from tierflow.lifecycle.verify import verify_partition
 from tierflow.metadata.engine import describe_url
 from tierflow.metadata.errors import InvalidConfigError, TopicConflictError, UnknownTopicError
 from tierflow.metadata.log_config import parse_kafka_configs
+from tierflow.metadata.tierable import NotTierableTopicError
 from tierflow.runtime import (
     UnknownPartitionError,
     open_storage,
@@ -74,7 +75,12 @@ def _project() -> Path:
 
 
 # What registration can refuse, besides KNOWN_ERRORS: each is a one-line operator error.
-REGISTER_ERRORS = (InvalidTopicNameError, InvalidTopicIdError, TopicConflictError)
+REGISTER_ERRORS = (
+    InvalidTopicNameError,
+    InvalidTopicIdError,
+    TopicConflictError,
+    NotTierableTopicError,
+)
 
 
 def topics_register(args: argparse.Namespace) -> int:

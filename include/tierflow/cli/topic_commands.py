@@ -1,4 +1,5 @@
-"""Topic-level operations by hand: ``delete-topic``, ``remove-partitions`` and ``tiering``.
+"""Topic-level operations by hand: ``delete-topic``, ``remove-partitions``, ``tiering`` and
+``topics sync``.
 
 They call the same library the topic_disablement and remote_partition_removal DAGs call, so
 an operator can act (or look) without Airflow. Every destructive command prints what it would
@@ -16,10 +17,21 @@ from rich.table import Table
 
 from tierflow.cli.commands import KNOWN_ERRORS, CommandError, console
 from tierflow.config import Settings
+from tierflow.kafka.cluster_metadata import ClusterMetadataError, read_cluster_topic_configs
+from tierflow.kafka.metadata_log import find_metadata_image
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.partition_removal import PartitionRemovalError, remove_marked_partitions
 from tierflow.lifecycle.topic_deletion import TopicDeletion, delete_topic, plan_topic_deletion
 from tierflow.metadata.errors import MetadataError
+from tierflow.metadata.log_config import parse_kafka_configs
+from tierflow.metadata.topic_sync import (
+    FAILED,
+    KafkaTopic,
+    SyncOutcome,
+    sync_topics,
+    topics_from_cluster,
+    topics_from_log_dirs,
+)
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.tasks.disablement import apply_request, complete_request
 
@@ -169,3 +181,92 @@ def tiering_command(args: argparse.Namespace) -> int:
         f"(policy {outcome['policy']}, tiered epoch {outcome.get('tiered_epoch', '-')})"
     )
     return 0
+
+
+def register_sync(topics_sub: argparse._SubParsersAction) -> None:
+    """``tierflow topics sync``, under the ``topics`` command."""
+    sync = topics_sub.add_parser(
+        "sync",
+        help="register every topic Kafka has, with its configs (rerun to update)",
+        description="Register every topic with a partition in the log dirs (all brokers' "
+        "dirs), or, when TIERFLOW_KAFKA_BOOTSTRAP is set, every topic of that cluster. Each "
+        "config is the topic's own override (the KRaft metadata log's ConfigRecords, or the "
+        "cluster's DescribeConfigs), else the --config default, else Kafka's default "
+        "(remote.storage.enable=false). A rerun updates what changed and reports each topic as "
+        "created, updated or unchanged. Like Kafka, it never tiers internal topics "
+        "(__consumer_offsets, __transaction_state, ...), the metadata topics or compacted "
+        "topics: those are reported as skipped.",
+    )
+    sync.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a default for topics that do not set KEY, e.g. remote.storage.enable=true",
+    )
+    sync.add_argument(
+        "--dry-run", action="store_true", help="show what would change, write nothing"
+    )
+    sync.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+    sync.set_defaults(func=topics_sync_command)
+
+
+def _kafka_topics(settings: Settings) -> tuple[list[KafkaTopic], str]:
+    """The topics and where they came from, for the report."""
+    if settings.kafka_bootstrap:
+        described = read_cluster_topic_configs(settings.kafka_bootstrap)
+        return topics_from_cluster(described), f"cluster {settings.kafka_bootstrap}"
+    image = find_metadata_image(settings.log_dirs)
+    source = "log dirs" + (", configs from the KRaft metadata log" if image else "")
+    return topics_from_log_dirs(settings.log_dirs, image), source
+
+
+def topics_sync_command(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    try:
+        defaults = dict(_parse_default(item) for item in args.config)
+        parse_kafka_configs(defaults)  # a bad default is the operator's error, not a topic's
+        topics, source = _kafka_topics(settings)
+        outcomes = sync_topics(
+            open_store(settings),
+            topics,
+            defaults=defaults,
+            actor=_actor(),
+            now_ms=wall_clock_ms(),
+            dry_run=args.dry_run,
+        )
+    except (*ERRORS, ClusterMetadataError) as exc:
+        raise CommandError(str(exc)) from exc
+    if args.json:
+        print(json.dumps([o.as_dict() for o in outcomes], indent=2))
+    else:
+        _print_sync(outcomes, source, dry_run=args.dry_run)
+    return 1 if any(o.action == FAILED for o in outcomes) else 0
+
+
+def _parse_default(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise CommandError(f"--config {item!r}: expected KEY=VALUE")
+    return key.strip(), value.strip()
+
+
+def _print_sync(outcomes: list[SyncOutcome], source: str, *, dry_run: bool) -> None:
+    table = Table(title=f"Topics from {source}" + (" (dry run)" if dry_run else ""))
+    for column in ("topic", "id", "action", "remote", "retention.ms", "reason"):
+        table.add_column(column)
+    for o in outcomes:
+        table.add_row(
+            o.topic,
+            o.topic_id or "-",
+            o.action,
+            o.configs.get("remote.storage.enable", "-"),
+            o.configs.get("retention.ms", "-"),
+            o.reason,
+        )
+    console.print(table)
+    counts = {
+        a: sum(o.action == a for o in outcomes) for a in dict.fromkeys(o.action for o in outcomes)
+    }
+    summary = ", ".join(f"{n} {a}" for a, n in counts.items()) or "no topics found"
+    console.print(("dry run, nothing written: " if dry_run else "") + summary)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kafka.errors as kafka_errors
-from kafka.admin import KafkaAdminClient
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.net.compat import KafkaNetClient
 
 from tierflow.ids import ZERO_UUID, to_kafka_uuid
@@ -27,7 +27,9 @@ from tierflow.ids import ZERO_UUID, to_kafka_uuid
 __all__ = [
     "ClusterMetadataError",
     "PartitionMetadata",
+    "TopicConfigs",
     "read_cluster_partitions",
+    "read_cluster_topic_configs",
     "read_cluster_topics",
 ]
 
@@ -189,3 +191,51 @@ def _describe_error(exc: BaseException, timeout_s: float) -> str:
     if isinstance(exc, kafka_errors.KafkaTimeoutError):
         return f"no answer within {timeout_s:g} s ({exc})"
     return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class TopicConfigs:
+    """A topic as ``tierflow topics sync`` needs it from a live cluster."""
+
+    name: str
+    topic_id: str | None
+    internal: bool  # the broker's is_internal flag (Topic.isInternal)
+    overrides: dict[str, str]  # the topic's own configs (source DYNAMIC_TOPIC_CONFIG)
+    cleanup_policy: str  # the effective value, whatever its source (broker defaults too)
+
+
+def read_cluster_topic_configs(
+    bootstrap: str, *, timeout_s: float = 10, client_config: Mapping[str, Any] | None = None
+) -> list[TopicConfigs]:
+    """Every topic the client may describe, with its config overrides (DescribeConfigs).
+
+    All configs are asked for and the topic's own are kept here: a broker describes every
+    config of a topic it answers for, so an empty answer is an error (say, no DESCRIBE_CONFIGS
+    permission), which kafka-python does not report per resource. It raises, as every failure
+    here does, rather than pass for "no overrides".
+    """
+    timeout_ms = max(1, int(timeout_s * 1000))
+    try:
+        with _admin_client(bootstrap, timeout_ms, client_config or {}) as admin:
+            described = admin.describe_topics(None)
+            ids = _topic_ids(bootstrap, described)
+            names = sorted(ids)
+            resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
+            configs = admin.describe_configs(resources, config_filter="all") if names else {}
+    except (kafka_errors.KafkaError, OSError, ValueError) as exc:
+        raise ClusterMetadataError(bootstrap, _describe_error(exc, timeout_s)) from exc
+    internal = {t["name"] for t in described if t.get("is_internal")}
+    by_topic = configs.get("topic", {})
+    found = []
+    for name in names:
+        entries = by_topic.get(name) or {}
+        if not entries:
+            raise ClusterMetadataError(bootstrap, f"no configs described for topic {name!r}")
+        overrides = {
+            key: entry["value"]
+            for key, entry in entries.items()
+            if entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG" and entry["value"] is not None
+        }
+        policy = (entries.get("cleanup.policy") or {}).get("value") or "delete"
+        found.append(TopicConfigs(name, ids[name], name in internal, overrides, policy))
+    return found

@@ -21,6 +21,7 @@ from tierflow.metadata.log_config import FIELD_NAMES, TopicConfig
 from tierflow.metadata.models import Partition, RemotePartitionDelete, Topic
 from tierflow.metadata.states import TieredState, is_valid_tiered_transition
 from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+from tierflow.metadata.tierable import refuse_internal_topic
 from tierflow.storage.keys import validate_topic_id, validate_topic_name
 
 # '#' is not a legal Kafka topic character, so a retired name never clashes with a live one
@@ -96,12 +97,14 @@ class TopicRegistry(StoreBase):
 
         Flipping ``remote_storage_enable`` drives KIP-950's tiered state: true enters ENABLED
         (only from DISABLED), false enters DISABLING; either flip bumps ``tiered_epoch``.
-        An illegal name or id (InvalidTopicNameError, InvalidTopicIdError) or config
-        (InvalidConfigError) raises before anything is written.
+        An illegal name or id (InvalidTopicNameError, InvalidTopicIdError), a topic Kafka never
+        tiers (NotTierableTopicError) or a bad config (InvalidConfigError) raises before
+        anything is written.
         """
         # The name and id become part of every object key: check them, and the config names,
         # before anything is read or written.
         validate_topic_name(name)
+        refuse_internal_topic(name)
         validate_topic_id(name, topic_id)
         TopicConfig().with_changes(configs)
         for _ in range(MAX_ATTEMPTS):
