@@ -8,7 +8,8 @@ every 15 minutes.
 * **Which batches:** per partition, the WAL's oldest batches committed at least `min_age_minutes`
   ago, in offset order, rolled into segments at `segment_bytes` (at most
   `max_segments_per_partition` per run; a backlog is worked off over several runs).
-* **prepare** (one task per partition, pool `tierflow_diskless`): take the partition's copy
+* **plan** (one task): the partitions to merge, cut into at most `TIERFLOW_MAX_SHARDS` shards.
+* **prepare** (one task per shard, pool `tierflow_diskless`): per partition, take its copy
   lease, delete what killed attempts left, drop batches a finished segment already holds,
   record each new segment COPY_SEGMENT_STARTED.
 * **merge** (one batch): read the batches' byte ranges from the WAL objects, inject their
@@ -16,9 +17,10 @@ every 15 minutes.
   encrypt and upload like any tiered segment: the PySpark job
   `spark_apps/merge_wal_segments.py` (one Spark task per partition, pool `tierflow_spark`), or
   below `TIERFLOW_SPARK_THRESHOLD_BYTES` the same code in the worker. No state is written.
-* **finalize** (one task per partition): verify every object, record COPY_SEGMENT_FINISHED in
-  offset order, then drop those batches from the WAL: objects' used sizes shrink and emptied
-  objects wait `TIERFLOW_DISKLESS_DELETE_GRACE_MS` for the `diskless_gc` DAG.
+* **finalize** (one task per shard): per partition, verify every object, record
+  COPY_SEGMENT_FINISHED in offset order, then drop those batches from the WAL: objects' used
+  sizes shrink and emptied objects wait `TIERFLOW_DISKLESS_DELETE_GRACE_MS` for the
+  `diskless_gc` DAG.
 
 Reads of merged offsets go to the tiered segments, byte for byte the same batches.
 **Safe to clear:** any task, with its downstream tasks; a rerun neither loses nor duplicates
@@ -31,26 +33,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pendulum
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset, Context, Param, TriggerRule, dag, get_current_context, task
+from airflow.sdk import Param, dag
 
-from tierflow.assets import REMOTE_SEGMENTS
+from tierflow.airflow_dags.staged_pipeline import wire_staged_pipeline
 
-DISKLESS_POOL = "tierflow_diskless"
-SPARK_POOL = "tierflow_spark"
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "merge_wal_segments.py"
-BATCH = "ti.xcom_pull(task_ids='plan_merge')"
-
-
-class MergeSparkSubmitOperator(SparkSubmitOperator):
-    """spark-submit with the S3 connection handed to the driver at execute time, in the
-    environment it inherits: never a rendered field, an argument or an XCom."""
-
-    def execute(self, context: Context) -> None:
-        from tierflow.tasks.segment_copy import spark_s3_handover
-
-        with spark_s3_handover():
-            super().execute(context)
 
 
 @dag(
@@ -77,102 +64,9 @@ class MergeSparkSubmitOperator(SparkSubmitOperator):
     },
 )
 def diskless_merge() -> None:
-    @task
-    def list_partitions() -> list[dict]:
-        from tierflow.tasks.diskless_merge import list_merge_targets
-
-        return list_merge_targets(get_current_context()["params"]["topic"] or None)
-
-    @task(pool=DISKLESS_POOL, map_index_template="{{ partition_label }}")
-    def prepare(target: dict) -> dict:
-        from tierflow.tasks.diskless_merge import prepare_target
-
-        context = get_current_context()
-        context["partition_label"] = f"{target['topic']}-{target['partition']}"
-        params = context["params"]
-        return prepare_target(
-            target,
-            run_key=context["run_id"],
-            min_age_ms=int(params["min_age_minutes"]) * 60_000,
-            segment_bytes=int(params["segment_bytes"]),
-            max_segments=int(params["max_segments_per_partition"]) or None,
-            dry_run=bool(params["dry_run"]),
-        )
-
-    @task(trigger_rule=TriggerRule.ALL_DONE)
-    def plan_merge(targets: list[dict]) -> dict:
-        from tierflow.tasks.diskless_merge import plan_merge as plan
-
-        ti = get_current_context()["ti"]
-        # A partition whose prepare failed has no plan; the others still go ahead.
-        prepared = [ti.xcom_pull(task_ids="prepare", map_indexes=i) for i in range(len(targets))]
-        return plan(prepared, run_key=ti.run_id)
-
-    @task.branch
-    def choose_merge(batch: dict) -> str:
-        return "merge_with_spark" if batch["use_spark"] else "merge_in_worker"
-
-    merge_with_spark = MergeSparkSubmitOperator(
-        task_id="merge_with_spark",
-        application=str(SPARK_APP),
-        conn_id="spark_default",
-        pool=SPARK_POOL,
-        name="tierflow-merge-wal-segments",
-        application_args=[
-            "--jobs",
-            f"{{{{ {BATCH}['jobs_file'] }}}}",
-            "--results",
-            f"{{{{ {BATCH}['results_file'] }}}}",
-        ],
-        py_files=f"{{{{ {BATCH}['py_files'] }}}}",
-        conf={"spark.pyspark.python": f"{{{{ {BATCH}['python'] }}}}", "spark.ui.enabled": "false"},
+    wire_staged_pipeline(
+        operation="merge", verb="merge", pool="tierflow_diskless", spark_app=SPARK_APP
     )
-
-    @task
-    def merge_in_worker(batch: dict) -> dict:
-        from tierflow.tasks.diskless_merge import merge_in_worker as merge
-
-        return merge(batch)
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ partition_label }}")
-    def finalize(target: dict, batch: dict) -> dict | None:
-        from tierflow.tasks.diskless_merge import finalize_target
-
-        context = get_current_context()
-        context["partition_label"] = f"{target['topic']}-{target['partition']}"
-        ti = context["ti"]
-        prepared = ti.xcom_pull(task_ids="prepare", map_indexes=ti.map_index)
-        return finalize_target(prepared, batch)
-
-    @task
-    def summarize(reports: list[dict | None]) -> dict:
-        from airflow.sdk.exceptions import AirflowFailException
-
-        from tierflow.tasks.diskless_merge import PartitionsNotMergedError
-        from tierflow.tasks.diskless_merge import summarize as summarize_reports
-
-        try:
-            return summarize_reports(list(reports))
-        except PartitionsNotMergedError as exc:  # a retry of summarize cannot fix it
-            raise AirflowFailException(str(exc)) from exc
-
-    @task(outlets=[Asset(REMOTE_SEGMENTS)])
-    def announce_new_segments(summary: dict) -> None:
-        """Updates the remote-segments Asset (the index cache DAG runs on it), only if any."""
-        from airflow.sdk.exceptions import AirflowSkipException
-
-        if not summary["segments"]:
-            raise AirflowSkipException("no new remote segments")
-
-    targets = list_partitions()
-    prepared = prepare.expand(target=targets)
-    batch = plan_merge(targets)
-    prepared >> batch
-    worker = merge_in_worker(batch)
-    choose_merge(batch) >> [merge_with_spark, worker]
-    reports = finalize.partial(batch=batch).expand(target=targets)
-    [merge_with_spark, worker] >> reports
-    announce_new_segments(summarize(reports))
 
 
 diskless_merge()

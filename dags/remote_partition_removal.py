@@ -11,7 +11,8 @@ by the next one (or by clearing the failed task).
    with `TIERFLOW_KAFKA_BOOTSTRAP` set, gone from the cluster metadata. Its partitions are
    marked and its name freed, so a topic recreated with the same name never mixes with the
    old one. `tierflow delete-topic T` marks a topic by hand.
-2. **remove** (one mapped task per partition, pool `tierflow_removal`): every segment goes
+2. **remove** (one mapped task per shard of at most `TIERFLOW_MAX_SHARDS`, pool
+   `tierflow_removal`): for each partition of the shard, every segment goes
    DELETE_SEGMENT_STARTED → storage delete → DELETE_SEGMENT_FINISHED, whatever is left under
    the partition's prefix is swept, then FINISHED is recorded.
 
@@ -24,6 +25,8 @@ from datetime import timedelta
 
 import pendulum
 from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+
+from tierflow.airflow_dags.shard_tasks import finish_shard, label_shard, shard_outcomes
 
 REMOVAL_POOL = "tierflow_removal"
 
@@ -74,29 +77,28 @@ def remote_partition_removal() -> None:
 
     # Partitions marked earlier are removed even when detection fails (summarize still fails).
     @task(trigger_rule=TriggerRule.ALL_DONE)
-    def list_pending() -> list[dict]:
-        from tierflow.tasks.partition_removal import list_pending_removals
+    def plan() -> list[dict]:
+        from tierflow.tasks.partition_removal import plan_removal_shards
 
-        return list_pending_removals()
+        return plan_removal_shards()
 
-    @task(pool=REMOVAL_POOL, map_index_template="{{ partition_label }}")
-    def remove(job: dict) -> dict:
-        from tierflow.tasks.partition_removal import remove_one
+    @task(pool=REMOVAL_POOL, map_index_template="{{ shard_label }}")
+    def remove(shard: dict) -> None:
+        from tierflow.tasks.partition_removal import remove_shard
 
-        context = get_current_context()
-        context["partition_label"] = f"{job['topic']}-{job['partition']} ({job['topic_id']})"
-        return remove_one(job, dry_run=_dry_run())
+        label_shard(shard)
+        finish_shard(remove_shard(shard, dry_run=_dry_run()))
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
-    def summarize(detected: dict | None, results: list[dict]) -> dict:
-        from tierflow.tasks.partition_removal import summarize as summarize_run
+    def summarize(detected: dict | None, shards: list[dict]) -> dict:
+        from tierflow.tasks.partition_removal import summarize_shards
 
-        return summarize_run(detected, list(results or []))
+        return summarize_shards(detected, shards, shard_outcomes("remove", len(shards)))
 
     detected = detect()
-    pending = list_pending()
-    detected >> pending
-    summarize(detected, remove.expand(job=pending))
+    shards = plan()
+    detected >> shards
+    summarize(detected, shards) << remove.expand(shard=shards)
 
 
 remote_partition_removal()

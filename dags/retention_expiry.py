@@ -1,8 +1,9 @@
 """
 ### Retention expiry (nightly)
 
-Expires tiered data as Kafka's RLMExpirationTask and local retention do, one mapped task per
-partition, every night at 02:00 UTC.
+Expires tiered data as Kafka's RLMExpirationTask and local retention do, every night at 02:00
+UTC: one task plans, then one mapped task per shard (at most `TIERFLOW_MAX_SHARDS`, by broker)
+expires each of its partitions; a partition that fails is named, and the others go ahead.
 
 * **Now** for a run is its data interval end, so a backfill evaluates each night as of that
   night: `airflow backfill create --dag-id retention_expiry --from-date … --to-date …
@@ -26,7 +27,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, get_current_context, task
+from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+
+from tierflow.airflow_dags.shard_tasks import finish_shard, label_shard, shard_outcomes
 
 RETENTION_POOL = "tierflow_retention"
 
@@ -58,33 +61,42 @@ RETENTION_POOL = "tierflow_retention"
 )
 def retention_expiry() -> None:
     @task
-    def list_partitions() -> list[dict]:
-        from tierflow.tasks.retention import list_retention_targets
+    def plan() -> list[dict]:
+        from tierflow.tasks.retention import plan_retention_shards
 
-        return list_retention_targets()
+        return plan_retention_shards()
 
-    @task(pool=RETENTION_POOL, map_index_template="{{ partition_label }}")
-    def expire(target: dict) -> dict:
-        from tierflow.tasks.retention import expire_partition
+    @task(pool=RETENTION_POOL, map_index_template="{{ shard_label }}")
+    def expire(shard: dict) -> None:
+        from tierflow.tasks.retention import expire_shard
 
+        label_shard(shard)
         context = get_current_context()
-        context["partition_label"] = f"{target['topic']}-{target['partition']}"
         # A run triggered from the UI has no logical date, hence no data interval.
         now = context.get("data_interval_end") or context["dag_run"].run_after
-        return expire_partition(
-            target,
-            now_ms=int(now.timestamp() * 1000),
-            dry_run=bool(context["params"]["dry_run"]),
+        finish_shard(
+            expire_shard(shard, now_ms=int(now.timestamp() * 1000), dry_run=_dry_run(context))
         )
 
-    @task
-    def report(results: list[dict]) -> dict:
-        from tierflow.tasks.retention import summarize
+    @task(trigger_rule=TriggerRule.ALL_DONE)
+    def report(shards: list[dict]) -> dict:
+        from airflow.sdk.exceptions import AirflowFailException
 
-        dry_run = bool(get_current_context()["params"]["dry_run"])
-        return summarize(list(results), dry_run=dry_run)
+        from tierflow.tasks.retention import summarize_shards
+        from tierflow.tasks.shards import PartitionsFailedError
 
-    report(expire.expand(target=list_partitions()))
+        outcomes = shard_outcomes("expire", len(shards))
+        try:
+            return summarize_shards(shards, outcomes, dry_run=_dry_run(get_current_context()))
+        except PartitionsFailedError as exc:  # a retry of report cannot fix it
+            raise AirflowFailException(str(exc)) from exc
+
+    shards = plan()
+    expire.expand(shard=shards) >> report(shards)
+
+
+def _dry_run(context: dict) -> bool:
+    return bool(context["params"]["dry_run"])
 
 
 retention_expiry()

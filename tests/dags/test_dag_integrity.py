@@ -12,6 +12,9 @@ import pytest
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 DAGS_FOLDER = Path(__file__).resolve().parents[2] / "dags"
+# What DAG files may import from tierflow when they are parsed: asset names, and the wiring of
+# the staged pipeline, which imports no task body until a task runs.
+PARSE_TIME_IMPORTS = ("from tierflow.assets ", "from tierflow.airflow_dags.")
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +61,17 @@ def test_segment_copy_is_wired_as_the_issue_asks(dagbag):
     assert dag.timetable.expression == "*/5 * * * *"
     for task_id in ("prepare", "finalize"):
         mapped = dag.get_task(task_id)
-        assert type(mapped).__name__.endswith("MappedOperator"), "one task per partition"
+        assert type(mapped).__name__.endswith("MappedOperator"), "one task per shard"
+        assert set(mapped.op_kwargs_expand_input.value) == {"shard"}, (
+            "mapped over shards, not partitions"
+        )
     prepare = dag.get_task("prepare")
     assert prepare.pool == "tierflow_copy"
-    assert prepare.partial_kwargs["op_kwargs"] == {"lease_ttl_s": 900}
     assert prepare.retry_exponential_backoff == 2.0
     assert prepare.retry_delay == timedelta(seconds=30)
     spark = dag.get_task("rewrite_with_spark")
     assert isinstance(spark, SparkSubmitOperator)
-    assert type(spark).__name__ == "RewriteSparkSubmitOperator", "hands the S3 connection over"
+    assert type(spark).__name__ == "StagedSparkSubmitOperator", "hands the S3 connection over"
     assert spark.pool == "tierflow_spark"
     assert spark._conn_id == "spark_default"
     assert spark.application.endswith("spark_apps/rewrite_segments.py")
@@ -79,12 +84,14 @@ def test_segment_copy_is_wired_as_the_issue_asks(dagbag):
 def test_dag_files_only_wire_tasks():
     for path in DAGS_FOLDER.glob("*.py"):
         source = path.read_text()
-        assert len(source.splitlines()) <= 200, f"{path.name} is long: move logic to include/"
+        assert len(source.splitlines()) <= 120, f"{path.name} is long: move logic to include/"
         top_imports = [
             line for line in source.splitlines() if line.startswith(("import ", "from "))
         ]
         heavy = [
-            line for line in top_imports if "tierflow" in line and "tierflow.assets" not in line
+            line
+            for line in top_imports
+            if "tierflow" in line and not line.startswith(PARSE_TIME_IMPORTS)
         ]
         assert not heavy, (
             f"{path.name} imports tierflow at module level; import inside tasks to keep "

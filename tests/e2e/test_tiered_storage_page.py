@@ -184,9 +184,9 @@ def test_2_a_copy_then_a_copy_whose_tasks_stopped_after_prepare(
 
         def listed() -> bool:
             tis = task_instances(api, "segment_copy", run_id)
-            return any(t["task_id"] == "list_partitions" and t["state"] == "success" for t in tis)
+            return any(t["task_id"] == "plan" and t["state"] == "success" for t in tis)
 
-        wait_until("list_partitions", listed, timeout_s=120, explain=explain)
+        wait_until("plan", listed, timeout_s=120, explain=explain)
         default_slots = set_pool_slots(api, "default_pool", 0)  # ...and then nothing after it
         set_pool_slots(api, "tierflow_copy", copy_slots)
 
@@ -203,7 +203,7 @@ def test_2_a_copy_then_a_copy_whose_tasks_stopped_after_prepare(
         if default_slots is not None:
             set_pool_slots(api, "default_pool", default_slots)
 
-    (payments,) = [t for t in prepares if t["rendered_map_index"] == "payments-0"]
+    (payments,) = [t for t in prepares if t["rendered_map_index"].endswith(": payments-0")]
     stuck_run.update(run_id=run_id, prepare=payments)
     store = open_store(settings)
     rows = store.segments(store.topic("payments").topic_id, 0)

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from tierflow.kafka.checkpoint import LOG_START_OFFSET_CHECKPOINT
+from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.segment import LogSegment
 
 
@@ -49,3 +51,23 @@ def candidate_segments(
             break
         candidates.append(CopyCandidate(prev, nxt.base_offset))
     return candidates
+
+
+def copy_backlog_bytes(
+    log_: PartitionLog, *, highest_remote_offset: int, remote_log_start_offset: int
+) -> int:
+    """Bytes a copy of this partition would take, bounded by the high watermark.
+
+    The planner's cheap look: a directory listing and the root checkpoints, no segment read.
+    The high watermark is at or above the last stable offset, so a partition this finds idle
+    has nothing to copy; prepare applies the exact bound (open transactions) to the others.
+    """
+    high_watermark = log_.high_watermark()
+    segments = log_.segments()
+    if high_watermark is None or not segments:
+        return 0
+    checkpointed = log_.log_dir.checkpoint(LOG_START_OFFSET_CHECKPOINT).get(log_.key)
+    log_start = max(remote_log_start_offset, checkpointed or segments[0].base_offset)
+    start = copy_start_offset(highest_remote_offset, log_start)
+    candidates = candidate_segments(segments, from_offset=start, upper_bound=high_watermark)
+    return sum(c.segment.size_in_bytes() for c in candidates)

@@ -367,6 +367,22 @@ class SegmentStore(StoreBase):
             rows = connection.execute(query).all()
         return {key: FinishedObject(segment, kind, int(size)) for key, segment, kind, size in rows}
 
+    def partitions_with_segments(
+        self, states: Iterable[RemoteLogSegmentState]
+    ) -> set[tuple[str, int]]:
+        """(topic id, partition) of every partition with a segment in one of ``states``.
+
+        One query for the whole cluster, so planning a run costs no query per partition.
+        """
+        names = [RemoteLogSegmentState(state).value for state in states]
+        query = (
+            select(col(RemoteLogSegment.topic_id), col(RemoteLogSegment.partition))
+            .where(col(RemoteLogSegment.state).in_(names))
+            .distinct()
+        )
+        with self.engine.connect() as connection:
+            return {(topic_id, int(partition)) for topic_id, partition in connection.execute(query)}
+
     def highest_remote_offset(self, topic_id: str, partition: int) -> int:
         """Max end offset over COPY_SEGMENT_FINISHED segments, -1 if none.
 

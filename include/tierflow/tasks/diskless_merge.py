@@ -36,6 +36,7 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.tasks.attribution import attributed
 from tierflow.tasks.segment_copy import package_zip, plan_from_dict, plan_to_dict
+from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
 
@@ -201,10 +202,10 @@ class PartitionsNotMergedError(RuntimeError):
     """Some partitions' prepare failed: the run must end red although the rest was merged."""
 
 
-def summarize(reports: Sequence[dict | None]) -> dict:
-    """Totals of the run; raises at the end when a partition was not merged."""
-    done = [MergeReport.from_dict(r) for r in reports if r]
-    totals = {
+def merge_totals(reports: Sequence[dict]) -> dict:
+    """Partitions, segments, bytes, batches dropped and objects emptied, over the reports."""
+    done = [MergeReport.from_dict(r) for r in reports]
+    return {
         "partitions": len(done),
         "segments": sum(len(r.merged) for r in done),
         "bytes": sum(s.size_in_bytes for r in done for s in r.merged),
@@ -213,8 +214,13 @@ def summarize(reports: Sequence[dict | None]) -> dict:
         "cleaned_up": sum(len(r.cleaned_up) for r in done),
         "pending": [[r.topic, r.partition, *p] for r in done for p in r.pending],
     }
+
+
+def summarize(reports: Sequence[dict | None]) -> dict:
+    """Totals of the run; raises at the end when a partition was not merged."""
+    totals = merge_totals([r for r in reports if r])
     log.info("merge run: %s", totals)
-    missing = len(reports) - len(done)
+    missing = len(reports) - totals["partitions"]
     if missing:
         raise PartitionsNotMergedError(
             f"{missing} of {len(reports)} partitions were not merged (their prepare task "
@@ -274,3 +280,28 @@ def merge_plan_from_dict(raw: dict) -> MergePlan:
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def _prepare(target: dict, settings: Settings, params: dict, run_key: str) -> dict:
+    return prepare_target(
+        target,
+        run_key=run_key,
+        min_age_ms=int(params.get("min_age_minutes", DEFAULT_MIN_AGE_MINUTES)) * 60_000,
+        segment_bytes=int(params.get("segment_bytes") or KAFKA_SEGMENT_BYTES),
+        max_segments=int(params.get("max_segments_per_partition", DEFAULT_MAX_SEGMENTS)) or None,
+        dry_run=bool(params.get("dry_run")),
+        settings=settings,
+    )
+
+
+MERGE = StagedOperation(
+    name="merge",
+    targets=lambda settings, params: list_merge_targets(params.get("topic") or None, settings),
+    prepare=_prepare,
+    plan_batch=lambda prepared, run_key, settings: plan_merge(
+        prepared, run_key=run_key, settings=settings
+    ),
+    run_in_worker=merge_in_worker,
+    finalize=finalize_target,
+    totals=merge_totals,
+)

@@ -17,6 +17,7 @@ from tierflow.lifecycle.partition_removal import MARKED, STARTED, remove_partiti
 from tierflow.lifecycle.topic_deletion import delete_topic, plan_topic_deletion
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.tasks.shards import check_run, cut_shards, run_partitions
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,24 @@ def list_pending_removals(settings: Settings | None = None) -> list[dict]:
     return pending
 
 
+def plan_removal_shards(settings: Settings | None = None) -> list[dict]:
+    """The pending removals in at most TIERFLOW_MAX_SHARDS shards (they touch only the bucket
+    and the store, so no broker's queue is needed)."""
+    settings = settings or Settings.from_env()
+    return cut_shards(list_pending_removals(settings), max_shards=settings.max_shards)
+
+
+def remove_shard(shard: dict, *, dry_run: bool, settings: Settings | None = None) -> dict:
+    """Carry each partition of the shard on; a failure is named and the others go ahead."""
+    settings = settings or Settings.from_env()
+    results, failures = run_partitions(
+        shard["targets"],
+        lambda job: remove_one(job, dry_run=dry_run, settings=settings),
+        what="removal:",
+    )
+    return {"results": results, "failures": failures}
+
+
 def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) -> dict:
     """Carry one partition's removal to FINISHED (or, dry, say what it would delete)."""
     settings = settings or Settings.from_env()
@@ -112,6 +131,16 @@ def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) ->
         actor=ACTOR,
     )
     return {**report.as_dict(), "dry_run": False}
+
+
+def summarize_shards(
+    detected: dict | None, shards: Sequence[dict], outcomes: Sequence[dict | None]
+) -> dict:
+    """summarize over every shard's results; red, naming them, if any partition failed."""
+    results = [r for outcome in filter(None, outcomes) for r in outcome["results"]]
+    summary = summarize(detected, results)
+    check_run(shards, outcomes)
+    return summary
 
 
 def summarize(detected: dict | None, results: Sequence[dict | None]) -> dict:

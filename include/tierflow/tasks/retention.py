@@ -12,7 +12,9 @@ import logging
 from collections import defaultdict
 from collections.abc import Sequence
 
+from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
+from tierflow.kafka.errors import KafkaFormatError
 from tierflow.lifecycle.local_retention import execute_local_retention, plan_local_retention
 from tierflow.lifecycle.retention import (
     execute_remote_retention,
@@ -20,7 +22,8 @@ from tierflow.lifecycle.retention import (
     remote_retention_applies,
 )
 from tierflow.metadata.store import MetadataStore
-from tierflow.runtime import UnknownPartitionError, find_partition_log, open_storage, open_store
+from tierflow.runtime import UnknownPartitionError, open_storage, open_store
+from tierflow.tasks.shards import check_run, cut_shards, run_partitions
 
 log = logging.getLogger(__name__)
 
@@ -28,11 +31,42 @@ ACTOR = "airflow:retention_expiry"
 
 
 def list_retention_targets(settings: Settings | None = None) -> list[dict]:
-    """Partitions of tiered topics that the store knows, whether or not they are on this disk."""
+    """Partitions of tiered topics that the store knows, whether or not they are on a disk;
+    each with the broker that leads it, when one does (its shard runs there)."""
     settings = settings or Settings.from_env()
     targets = retention_targets(open_store(settings))
+    brokers = _leading_brokers(settings)
+    for target in targets:
+        target["broker"] = brokers.get((target["topic"], target["partition"]), 0)
     log.info("%d partitions to check", len(targets))
     return targets
+
+
+def _leading_brokers(settings: Settings) -> dict[tuple[str, int], int]:
+    try:
+        return {leader.log.key: leader.broker for leader in leader_logs(settings)}
+    except KafkaFormatError as exc:  # no usable log dir: remote retention still runs
+        log.warning("no leaders from the log dirs (%s): local retention is skipped", exc)
+        return {}
+
+
+def plan_retention_shards(settings: Settings | None = None) -> list[dict]:
+    """Every partition to check, in at most TIERFLOW_MAX_SHARDS shards."""
+    settings = settings or Settings.from_env()
+    return cut_shards(list_retention_targets(settings), max_shards=settings.max_shards)
+
+
+def expire_shard(
+    shard: dict, *, now_ms: int, dry_run: bool, settings: Settings | None = None
+) -> dict:
+    """Expire each partition of the shard; a failure is named and the others go ahead."""
+    settings = settings or Settings.from_env()
+    results, failures = run_partitions(
+        shard["targets"],
+        lambda target: expire_partition(target, now_ms=now_ms, dry_run=dry_run, settings=settings),
+        what="retention:",
+    )
+    return {"results": results, "failures": failures}
 
 
 def retention_targets(store: MetadataStore) -> list[dict]:
@@ -56,7 +90,7 @@ def expire_partition(
     topic = store.topic(target["topic"])
     partition = store.partition(topic.topic_id, int(target["partition"]))
     try:
-        log_ = find_partition_log(settings.log_dirs, topic.name, partition.partition)
+        log_ = leader_log(settings, topic.name, partition.partition).log
     except UnknownPartitionError:
         log_ = None  # remote retention still runs from the store alone
     result: dict = {"topic": topic.name, "partition": partition.partition, "dry_run": dry_run}
@@ -113,6 +147,16 @@ def summarize(results: Sequence[dict | None], *, dry_run: bool) -> dict:
             totals["local_bytes"],
         )
     return {"dry_run": dry_run, "topics": dict(per_topic)}
+
+
+def summarize_shards(
+    shards: Sequence[dict], outcomes: Sequence[dict | None], *, dry_run: bool
+) -> dict:
+    """summarize over every shard's results; red, naming them, if any partition failed."""
+    results = [r for outcome in filter(None, outcomes) for r in outcome["results"]]
+    summary = summarize(results, dry_run=dry_run)
+    check_run(shards, outcomes)
+    return summary
 
 
 def _done(result: dict, *, dry_run: bool) -> tuple[list[dict], list[dict]]:

@@ -16,7 +16,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
+from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy import (
     CopyFailedError,
     CopyPlan,
@@ -24,6 +26,7 @@ from tierflow.lifecycle.copy import (
     finalize_copy,
     prepare_copy,
 )
+from tierflow.lifecycle.copy_candidates import copy_backlog_bytes
 from tierflow.lifecycle.rewrite import (
     RewriteJob,
     RewriteResult,
@@ -31,36 +34,62 @@ from tierflow.lifecycle.rewrite import (
     rewrite_segment,
     write_json_lines,
 )
-from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.models import Partition
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
-from tierflow.runtime import find_partition_log, open_storage, open_store, partition_logs
+from tierflow.runtime import open_storage, open_store
 from tierflow.storage.factory import is_s3_url
 from tierflow.storage.s3_handover import S3ClientSpec, handed_over
 from tierflow.tasks.attribution import attributed
+from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
 
+_UNFINISHED = (
+    RemoteLogSegmentState.COPY_SEGMENT_STARTED,
+    RemoteLogSegmentState.DELETE_SEGMENT_STARTED,
+)
 
-def list_copy_targets(settings: Settings | None = None) -> list[dict]:
-    """Partitions on disk whose topic is registered with tiering on; one mapped task each."""
+
+def list_copy_targets(settings: Settings | None = None, params: dict | None = None) -> list[dict]:
+    """The leaders' partitions of tiered topics that may have something to copy.
+
+    One query per table for the whole cluster, then per partition a directory listing and the
+    root checkpoints: an idle partition costs no task, no lease and no segment read. Partitions
+    with an unfinished attempt are included, so prepare cleans it up.
+    """
     settings = settings or Settings.from_env()
     store = open_store(settings)
+    tiered = {
+        t.name: t
+        for t in store.topics()
+        if t.remote_storage_enable and t.tiered_state == TieredState.ENABLED
+    }
+    # A partition marked for deletion belongs to remote partition removal, not to copy.
+    deleting = {(d.topic_id, d.partition) for d in store.partition_deletes()}
+    rows = {(p.topic_id, p.partition): p for p in store.partitions()}
+    unfinished = store.partitions_with_segments(_UNFINISHED)
     targets = []
-    for log_ in partition_logs(settings.log_dirs):
-        try:
-            topic = store.topic(log_.topic)
-        except UnknownTopicError:
-            log.info("skipping %s-%d: topic not registered", log_.topic, log_.partition)
+    for leader in leader_logs(settings):
+        topic = tiered.get(leader.log.topic)
+        key = (topic.topic_id, leader.log.partition) if topic else None
+        if key is None or key in deleting:
             continue
-        # A partition marked for deletion belongs to remote partition removal, not to copy.
-        being_removed = store.partition_delete(topic.topic_id, log_.partition) is not None
-        tiered = topic.remote_storage_enable and topic.tiered_state == TieredState.ENABLED
-        if tiered and not being_removed:
-            targets.append({"topic": log_.topic, "partition": log_.partition})
-    log.info("%d partitions to copy", len(targets))
+        backlog = _backlog(leader.log, rows.get(key))
+        if backlog or key in unfinished:
+            target = {"topic": topic.name, "partition": leader.log.partition}
+            targets.append({**target, "broker": leader.broker, "bytes": backlog})
+    log.info("%d partitions may have segments to copy", len(targets))
     return targets
+
+
+def _backlog(log_: PartitionLog, row: Partition | None) -> int:
+    return copy_backlog_bytes(
+        log_,
+        highest_remote_offset=row.highest_remote_offset if row else -1,
+        remote_log_start_offset=row.log_start_offset if row else 0,
+    )
 
 
 def copy_owner(target: dict) -> str:
@@ -70,7 +99,7 @@ def copy_owner(target: dict) -> str:
 
 def prepare_target(target: dict, *, lease_ttl_s: int, settings: Settings | None = None) -> dict:
     settings = settings or Settings.from_env()
-    log_ = find_partition_log(settings.log_dirs, target["topic"], int(target["partition"]))
+    log_ = leader_log(settings, target["topic"], int(target["partition"])).log
     plan = prepare_copy(
         log_,
         open_store(settings),
@@ -163,28 +192,36 @@ class PartitionsNotCopiedError(RuntimeError):
     """Some partitions' prepare failed: the run must end red although the rest was copied."""
 
 
+def copy_totals(reports: Sequence[dict]) -> dict:
+    """Partitions, segments, bytes and abandoned attempts removed, over finalize reports."""
+    return {
+        "partitions": len(reports),
+        "segments": sum(len(r["copied"]) for r in reports),
+        "bytes": sum(s["size_in_bytes"] for r in reports for s in r["copied"]),
+        "cleaned_up": sum(len(r["cleaned_up"]) for r in reports),
+    }
+
+
 def summarize(reports: Sequence[dict | None]) -> dict:
     """Totals of the run; raises at the end when a partition was not copied, because Airflow
     takes a run's state from its last tasks and would otherwise call it a success."""
     done = [r for r in reports if r]
-    copied = sum(len(r["copied"]) for r in done)
-    size = sum(s["size_in_bytes"] for r in done for s in r["copied"])
-    cleaned = sum(len(r["cleaned_up"]) for r in done)
+    totals = copy_totals(done)
     log.info(
         "copied %d segments (%d bytes) over %d partitions; removed %d abandoned attempts",
-        copied,
-        size,
-        len(done),
-        cleaned,
+        totals["segments"],
+        totals["bytes"],
+        totals["partitions"],
+        totals["cleaned_up"],
     )
     missing = len(reports) - len(done)
     if missing:
         raise PartitionsNotCopiedError(
             f"{missing} of {len(reports)} partitions were not copied (their prepare task "
-            f"failed; {copied} segments of the others were); clear the failed tasks together "
-            "with their downstream tasks to finish the run"
+            f"failed; {totals['segments']} segments of the others were); clear the failed tasks "
+            "together with their downstream tasks to finish the run"
         )
-    return {"partitions": len(done), "segments": copied, "bytes": size, "cleaned_up": cleaned}
+    return totals
 
 
 def still_started(store: MetadataStore, jobs: list[RewriteJob]) -> list[RewriteJob]:
@@ -248,3 +285,18 @@ def package_zip(directory: Path) -> Path:
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+COPY = StagedOperation(
+    name="copy",
+    targets=list_copy_targets,
+    prepare=lambda target, settings, params, run_key: prepare_target(
+        target, lease_ttl_s=int(params.get("lease_ttl_s") or 900), settings=settings
+    ),
+    plan_batch=lambda prepared, run_key, settings: plan_rewrite(
+        prepared, run_key=run_key, settings=settings
+    ),
+    run_in_worker=rewrite_in_worker,
+    finalize=finalize_target,
+    totals=copy_totals,
+)

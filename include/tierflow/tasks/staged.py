@@ -1,0 +1,130 @@
+"""The staged pipeline that segment copy and the diskless merge share, in bounded shards.
+
+    plan (one task) → prepare (per shard) → plan the batch → rewrite (Spark or the worker)
+    → finalize (per shard) → summarize
+
+An operation (``copy``, ``merge``) supplies what is particular to it per partition; everything
+about shards, failures and totals is here once. Per partition nothing changes: each is
+prepared under its fenced lease, rewritten by the same code, verified before FINISHED, and a
+partition that fails is named while the rest of its shard goes ahead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tierflow.config import Settings
+from tierflow.tasks.shards import (
+    PartitionsFailedError,
+    cut_shards,
+    failures_of,
+    not_done_message,
+    run_partitions,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StagedOperation:
+    """The per-partition steps of one staged operation; see segment_copy and diskless_merge."""
+
+    name: str
+    targets: Callable[[Settings, dict], list[dict]]
+    prepare: Callable[[dict, Settings, dict, str], dict]
+    plan_batch: Callable[[Sequence[dict | None], str, Settings], dict]
+    run_in_worker: Callable[[dict, Settings], dict]
+    finalize: Callable[[dict, dict, Settings], dict | None]
+    totals: Callable[[Sequence[dict]], dict]
+
+
+def operation(name: str) -> StagedOperation:
+    """The operation by name, imported only when a task runs it."""
+    if name == "copy":
+        from tierflow.tasks.segment_copy import COPY
+
+        return COPY
+    if name == "merge":
+        from tierflow.tasks.diskless_merge import MERGE
+
+        return MERGE
+    raise ValueError(f"unknown staged operation {name!r}: expected copy or merge")
+
+
+def plan_shards(op: StagedOperation, params: dict, settings: Settings | None = None) -> list[dict]:
+    """Plan the whole cluster once and cut the partitions with work into bounded shards."""
+    settings = settings or Settings.from_env()
+    targets = op.targets(settings, params)
+    shards = cut_shards(targets, max_shards=settings.max_shards)
+    log.info(
+        "%s: %d partitions with work, in %d shards (at most %d)",
+        op.name,
+        len(targets),
+        len(shards),
+        settings.max_shards,
+    )
+    return shards
+
+
+def prepare_shard(
+    op: StagedOperation, shard: dict, *, params: dict, run_key: str, settings: Settings | None
+) -> dict:
+    """Prepare each partition of the shard; failures are kept, named, and do not stop it."""
+    settings = settings or Settings.from_env()
+    prepared, failures = run_partitions(
+        shard["targets"],
+        lambda target: op.prepare(target, settings, params, run_key),
+        what=f"{op.name}: preparing",
+    )
+    return {"shard": shard["index"], "prepared": prepared, "failures": failures}
+
+
+def plan_batch(
+    op: StagedOperation, outcomes: Sequence[dict | None], *, run_key: str, settings: Settings | None
+) -> dict:
+    """One rewrite batch over every prepared partition of every shard."""
+    settings = settings or Settings.from_env()
+    prepared = [plan for outcome in filter(None, outcomes) for plan in outcome["prepared"]]
+    return op.plan_batch(prepared, run_key, settings)
+
+
+def run_in_worker(op: StagedOperation, batch: dict, settings: Settings | None = None) -> dict:
+    return op.run_in_worker(batch, settings or Settings.from_env())
+
+
+def finalize_shard(
+    op: StagedOperation, outcome: dict | None, batch: dict, settings: Settings | None = None
+) -> dict:
+    """Verify and finish each prepared partition of the shard, whatever the others do."""
+    settings = settings or Settings.from_env()
+    prepared = outcome["prepared"] if outcome else []
+    reports, failures = run_partitions(
+        [_with_target(plan) for plan in prepared],
+        lambda plan: op.finalize(plan["plan"], batch, settings),
+        what=f"{op.name}: finalizing",
+    )
+    return {"reports": reports, "failures": failures}
+
+
+def summarize(
+    op: StagedOperation,
+    shards: Sequence[dict],
+    prepares: Sequence[dict | None],
+    finalizes: Sequence[dict | None],
+) -> dict:
+    """The run's totals; raises naming every partition that was not done, so the run is red."""
+    reports = [r for outcome in filter(None, finalizes) for r in outcome["reports"]]
+    failed = failures_of(shards, prepares, finalizes)
+    totals = {**op.totals(reports), "shards": len(shards), "failed": [f["label"] for f in failed]}
+    log.info("%s run: %s", op.name, totals)
+    if failed:
+        raise PartitionsFailedError(not_done_message(failed))
+    return totals
+
+
+def _with_target(plan: dict) -> dict:
+    """A prepared plan with the topic and partition run_partitions names it by."""
+    report = plan["report"]
+    return {"topic": report["topic"], "partition": report["partition"], "plan": plan}
