@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tierflow.kafka.cluster_metadata import TopicConfigs
 from tierflow.kafka.log_dir import LogDir
-from tierflow.kafka.metadata_log import MetadataImage
 from tierflow.metadata.errors import MetadataError
 from tierflow.metadata.log_config import (
     CLEANUP_POLICY,
@@ -26,6 +25,10 @@ from tierflow.metadata.log_config import (
 from tierflow.metadata.models import Topic
 from tierflow.metadata.tierable import internal_topic_reason, is_compacted
 from tierflow.metadata.topic_registry import TopicRegistry
+
+if TYPE_CHECKING:  # types only: the admin client and the metadata log load on use
+    from tierflow.kafka.cluster_metadata import TopicConfigs
+    from tierflow.kafka.metadata_log import MetadataImage
 
 CREATED, UPDATED, UNCHANGED, SKIPPED, FAILED = (
     "created",
