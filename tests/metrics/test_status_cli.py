@@ -40,6 +40,7 @@ def _json_cells(p: dict) -> list[str]:
     return [
         p["topic"],
         str(p["partition"]),
+        str(p["broker"]),
         pair(p["local_bytes"], p["local_segments"]),
         *(
             pair(remote[state]["bytes"], remote[state]["segments"])
@@ -56,22 +57,30 @@ def _json_cells(p: dict) -> list[str]:
     ]
 
 
-def test_json_matches_compute_metrics(partly: Tiered, run_status) -> None:
-    status, out = run_status(partly, "--json")
+@pytest.mark.parametrize("topic", ["orders", "payments"])
+def test_json_matches_compute_metrics(partly: Tiered, run_status, topic: str) -> None:
+    status, out = run_status(partly, "--json", "--topic", topic)
     assert status == 0
     report = json.loads(out)
-    expected = compute_metrics(partly.store, partly.settings.log_dirs)
-    assert report["partitions"] == [m.as_dict() for m in expected]
+    expected = compute_metrics(partly.store, partly.settings.log_dirs, topic=topic)
+    assert report["partitions"] == [{**m.as_dict(), "broker": 0} for m in expected]
+    assert [t["topic"] for t in report["topics"]] == [topic]
+
+
+def test_without_a_topic_partitions_are_summed_per_topic(partly: Tiered, run_status) -> None:
+    report = json.loads(run_status(partly, "--json")[1])
+    assert report["partitions"] == []
     assert [t["topic"] for t in report["topics"]] == ["orders", "payments"]
+    assert report["partition_page"]["total"] == 3 and not report["partition_page"]["listed"]
 
 
 def test_the_table_shows_the_json_figures(partly: Tiered, run_status) -> None:
-    _, out = run_status(partly, "--json")
+    _, out = run_status(partly, "--json", "--topic", "orders")
     partitions = json.loads(out)["partitions"]
-    status, table = run_status(partly)
+    status, table = run_status(partly, "--topic", "orders")
     assert status == 0
     lines = table.splitlines()
-    header = next(i for i, line in enumerate(lines) if "copy lag" in line)
+    header = next(i for i, line in enumerate(lines) if "highest remote" in line)
     rows = [
         line.split()
         for line in lines[header + 1 :]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.operator_view.conftest import ViewData
 from tests.operator_view.expected import expected_partitions, expected_topics
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.operator_view.model import PartitionView
 from tierflow.operator_view.options import ViewOptions
 from tierflow.operator_view.snapshot import build_snapshot
 
@@ -28,19 +29,29 @@ def snapshot(d: ViewData, **options: object):
     return build_snapshot(d.t.store, d.t.settings, now_ms=d.now_ms, options=ViewOptions(**options))
 
 
+def listed(d: ViewData) -> dict[tuple[str, int], PartitionView]:
+    """Every partition, as each topic's view lists them (one page holds them all here)."""
+    return {
+        (m.topic, m.partition): m
+        for name in ("orders", "payments")
+        for m in snapshot(d, topic=name).partitions
+    }
+
+
 def test_partition_figures_match_the_store_and_the_files(view_data: ViewData) -> None:
     d = view_data
     expected = expected_partitions(d.t.store, d.t.settings.log_dirs[0])
-    shown = {(m.topic, m.partition): m for m in snapshot(d).partitions}
+    shown = listed(d)
     assert set(shown) == set(expected) == {("orders", 0), ("orders", 1), ("payments", 0)}
     for key, m in shown.items():
         for name in PARTITION_FIGURES:
             assert getattr(m, name) == getattr(expected[key], name), (key, name)
         assert {s: t.segments for s, t in m.remote.items() if t.segments} == expected[key].states
+        assert m.broker == 0  # the one broker, from its log dir's meta.properties
 
 
 def test_the_scenario_has_something_in_every_column(view_data: ViewData) -> None:
-    shown = {(m.topic, m.partition): m for m in snapshot(view_data).partitions}
+    shown = listed(view_data)
     assert shown[("orders", 0)].remote_delete_lag_segments == 1
     assert shown[("orders", 1)].remote_copy_lag_segments > 0
     assert shown[("payments", 0)].remote[S.COPY_SEGMENT_STARTED].segments == 2

@@ -26,8 +26,8 @@ def test_the_last_replayed_point_equals_todays_gauges(view_data: ViewData) -> No
     d = view_data
     snap = build_snapshot(d.t.store, d.t.settings, now_ms=d.now_ms, options=ViewOptions())
     *replayed, now = snap.history or []
-    remote = sum(m.remote_log_size_bytes for m in snap.partitions)
-    lag = sum(m.remote_copy_lag_bytes or 0 for m in snap.partitions)
+    remote = sum(t.remote_log_size_bytes for t in snap.topics)
+    lag = sum(t.remote_copy_lag_bytes for t in snap.topics)
     assert now == HistoryPoint(d.now_ms, remote, lag)
     assert (replayed[-1].remote_log_size_bytes, replayed[-1].remote_copy_lag_bytes) == (remote, lag)
     assert replayed[-1].time_ms < d.now_ms

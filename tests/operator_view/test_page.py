@@ -135,26 +135,10 @@ def test_the_page_shows_the_snapshots_figures(view_data: ViewData, client: TestC
         lag = row.cells["remote_copy_lag"]
         assert lag.attrs["data-bytes"] == str(t.remote_copy_lag_bytes)
 
-    partitions = {
-        (r.attrs["data-topic"], int(r.attrs["data-partition"])): r for r in tables["partitions"]
-    }
-    assert list(partitions) == [(m.topic, m.partition) for m in snap.partitions]
-    for m in snap.partitions:
-        row = partitions[(m.topic, m.partition)]
-        for name in ("highest_remote_offset", "log_start_offset", "local_log_start_offset"):
-            assert row.value(name) == str(getattr(m, name))
-        assert row.cells["remote_copy_lag"].attrs["data-bytes"] == str(m.remote_copy_lag_bytes)
-        assert row.cells["remote_copy_lag"].attrs["data-segments"] == str(
-            m.remote_copy_lag_segments
-        )
-        assert row.cells["remote_delete_lag"].attrs["data-bytes"] == str(m.remote_delete_lag_bytes)
-
-    retention = {r.attrs["data-topic"]: r for r in tables["retention-topics"]}
-    for t in snap.retention.topics:
-        assert retention[t.topic].value("remote_bytes") == str(t.remote_bytes)
-        assert retention[t.topic].value("remote_segments") == str(t.remote_segments)
-    shown = [r.attrs["data-segment"] for r in tables["retention-deletions"]]
-    assert shown == [x.segment for x in snap.retention.deletions]
+    assert "partitions" not in tables and "retention-partitions" not in tables
+    assert [a["href"] for a in links if a.get("href", "").startswith("?topic=")] == [
+        f"?topic={t.topic}&stuck_after=60&events=10&limit=50" for t in snap.topics
+    ]
 
     stuck = [r.attrs["data-segment-id"] for r in tables["stuck"]]
     assert stuck == [s.segment_id for s in snap.stuck] and len(stuck) == 3
@@ -173,6 +157,41 @@ def test_the_page_shows_the_snapshots_figures(view_data: ViewData, client: TestC
     chart = response.text[response.text.index('<svg id="history-chart"') :]
     assert f'data-last-remote-size="{snap.history[-1].remote_log_size_bytes}"' in chart
     assert f'data-last-copy-lag="{snap.history[-1].remote_copy_lag_bytes}"' in chart
+
+
+@pytest.mark.parametrize("topic", ["orders", "payments"])
+def test_a_topics_view_lists_its_partitions(
+    view_data: ViewData, client: TestClient, topic: str
+) -> None:
+    d = view_data
+    html = logged_in(client).get(f"/tierflow/?topic={topic}&stuck_after=60").text
+    tables, _links = parse(html)
+    options = ViewOptions(topic, stuck_after_s=60)
+    snap = build_snapshot(d.t.store, d.t.settings, now_ms=d.now_ms, options=options)
+
+    partitions = {
+        (r.attrs["data-topic"], int(r.attrs["data-partition"])): r for r in tables["partitions"]
+    }
+    assert list(partitions) == [(m.topic, m.partition) for m in snap.partitions]
+    assert {name for name, _n in partitions} == {topic}
+    for m in snap.partitions:
+        row = partitions[(m.topic, m.partition)]
+        for name in ("highest_remote_offset", "log_start_offset", "local_log_start_offset"):
+            assert row.value(name) == str(getattr(m, name))
+        assert row.value("broker") == "0"
+        assert row.cells["remote_copy_lag"].attrs["data-bytes"] == str(m.remote_copy_lag_bytes)
+        assert row.cells["remote_copy_lag"].attrs["data-segments"] == str(
+            m.remote_copy_lag_segments
+        )
+        assert row.cells["remote_delete_lag"].attrs["data-bytes"] == str(m.remote_delete_lag_bytes)
+
+    retention = {r.attrs["data-topic"]: r for r in tables["retention-topics"]}
+    for t in snap.retention.topics:
+        assert retention[t.topic].value("remote_bytes") == str(t.remote_bytes)
+        assert retention[t.topic].value("remote_segments") == str(t.remote_segments)
+    shown = [r.attrs["data-segment"] for r in tables["retention-deletions"]]
+    assert shown == [x.segment for x in snap.retention.deletions] and shown
+    assert 'data-page="1" data-pages="1"' in html and 'rel="next"' not in html
 
 
 def test_links_keep_airflows_root_path(view_data: ViewData) -> None:
@@ -205,3 +224,12 @@ def test_an_unknown_topic_is_a_404(client: TestClient) -> None:
     assert client.get("/tierflow/api/snapshot?topic=nope").status_code == 404
     page = client.get("/tierflow/?topic=nope")
     assert page.status_code == 404 and "unknown topic" in page.text
+
+
+def test_the_forms_empty_fields_mean_not_given(client: TestClient) -> None:
+    logged_in(client)
+    page = client.get("/tierflow/?topic=&partition=&stuck_after=&events=5&limit=10")
+    assert page.status_code == 200 and 'id="partitions-summary"' in page.text
+    bad = client.get("/tierflow/?partition=x")
+    assert bad.status_code == 422 and "partition must be a whole number" in bad.text
+    assert client.get("/tierflow/api/snapshot?limit=0").status_code == 422

@@ -78,11 +78,23 @@ def test_the_preview_is_what_the_dag_would_report(view_data: ViewData, days_late
 
 def test_the_snapshot_plans_as_of_the_next_run(view_data: ViewData) -> None:
     d = view_data
-    snap = build_snapshot(d.t.store, d.t.settings, now_ms=d.now_ms, options=ViewOptions())
-    assert snap.retention.as_of_ms == next_retention_run_ms(d.now_ms)
-    reasons = {(x.segment, x.reason) for x in snap.retention.deletions}
+    reasons = set()
+    for topic in ("orders", "payments"):
+        options = ViewOptions(topic=topic)
+        snap = build_snapshot(d.t.store, d.t.settings, now_ms=d.now_ms, options=options)
+        assert snap.retention.as_of_ms == next_retention_run_ms(d.now_ms)
+        assert {p.topic for p in snap.retention.partitions} == {topic}
+        reasons |= {(x.segment, x.reason) for x in snap.retention.deletions}
     assert (d.failed_delete, "retry-delete") in reasons  # retried first, wherever it lies
     assert {(s, "stale-copy") for s in d.stuck_copies} <= reasons  # lease expired, past grace
+
+
+def test_without_a_topic_nothing_is_planned(view_data: ViewData) -> None:
+    """The plan costs the run's queries per partition: only listed partitions are planned."""
+    d = view_data
+    snap = build_snapshot(d.t.store, d.t.settings, now_ms=d.now_ms, options=ViewOptions())
+    assert snap.retention.as_of_ms == next_retention_run_ms(d.now_ms)
+    assert snap.retention.partitions == [] and snap.retention.deletions == []
 
 
 def _totals(t) -> dict[str, int]:

@@ -48,10 +48,16 @@ def test_json_is_the_pages_snapshot(view_data: ViewData, run_status) -> None:
     assert "history" not in json.loads(run_status("--json"))
 
 
-def test_every_table_shows_the_json_figures(run_status) -> None:
-    report = json.loads(run_status("--json", *ARGS))
-    table = run_status(*ARGS)
+@pytest.mark.parametrize("view", [(), ("--topic", "orders")])
+def test_every_table_shows_the_json_figures(run_status, view: tuple[str, ...]) -> None:
+    report = json.loads(run_status("--json", *view, *ARGS))
+    table = run_status(*view, *ARGS)
     rows = _rows(table)
+    assert bool(report["partitions"]) == bool(view)
+    for p in report["partitions"]:
+        local = f"{p['local_bytes']}/{p['local_segments']}"
+        assert [p["topic"], str(p["partition"]), str(p["broker"]), local] in [r[:4] for r in rows]
+    assert bool(report["retention"]["partitions"]) == bool(view)
 
     for p in report["retention"]["partitions"]:
         remote = f"{p['remote_bytes']}/{p['remote_segments']}"

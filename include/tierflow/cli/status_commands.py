@@ -12,105 +12,36 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from rich import box
-from rich.console import Console
 from rich.table import Table
 
 from tierflow.cli.commands import CommandError
+from tierflow.cli.status_tables import (
+    BROKER_COLUMNS,
+    COLUMNS,
+    EVENT_COLUMNS,
+    HISTORY_COLUMNS,
+    RETENTION_COLUMNS,
+    STUCK_COLUMNS,
+    broker_row,
+    console,
+    event_row,
+    history_row,
+    more,
+    partition_table,
+    retention_row,
+    stuck_row,
+    table,
+    topic_table,
+)
 from tierflow.config import Settings
 from tierflow.metadata.errors import UnknownTopicError
-from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.metrics import PartitionMetrics, TopicMetrics
 from tierflow.operator_view.formatting import utc
-from tierflow.operator_view.model import (
-    EventView,
-    HistoryPoint,
-    OperatorSnapshot,
-    PartitionRetention,
-    StuckSegment,
-    TopicView,
-)
-from tierflow.operator_view.options import ViewOptions
+from tierflow.operator_view.model import OperatorSnapshot, PartitionPage
+from tierflow.operator_view.options import DEFAULT_LIMIT, MAX_LIMIT, ViewOptions
+from tierflow.operator_view.paging import page_range
 from tierflow.operator_view.snapshot import snapshot_from_settings
-from tierflow.tasks.attribution import TaskInstanceRef, actor_base
 
-_S = RemoteLogSegmentState
-# (column header, state) for the remote-by-state columns; DELETE_SEGMENT_FINISHED rows are
-# tombstones of data already gone, so they are not shown.
-REMOTE_COLUMNS = (
-    ("copying", _S.COPY_SEGMENT_STARTED),
-    ("remote", _S.COPY_SEGMENT_FINISHED),
-    ("deleting", _S.DELETE_SEGMENT_STARTED),
-)
-COLUMNS = (
-    "topic",
-    "partition",
-    "local",
-    *(name for name, _state in REMOTE_COLUMNS),
-    "copy lag",
-    "delete lag",
-    "remote size",
-    "metadata",
-    "highest remote",
-    "log start",
-    "local start",
-    "tiered/epoch",
-)
-CAPTION = (
-    "local, copying (COPY_SEGMENT_STARTED), remote (COPY_SEGMENT_FINISHED), deleting "
-    "(DELETE_SEGMENT_STARTED), copy lag (RemoteCopyLag*) and delete lag (RemoteDeleteLag*) are "
-    "bytes/segments; remote size is RemoteLogSizeBytes, metadata RemoteLogMetadataCount"
-)
-# The topic table: the partition columns that add up.
-TOPIC_COLUMNS = (
-    "topic",
-    "partitions",
-    "local",
-    *(name for name, _state in REMOTE_COLUMNS),
-    "copy lag",
-    "delete lag",
-    "remote size",
-    "metadata",
-    "tiered/epoch",
-    "retention ms/bytes",
-    "local retention ms/bytes",
-)
-RETENTION_COLUMNS = (
-    "topic",
-    "partition",
-    "remote",
-    "local",
-    "new log start",
-    "new local start",
-    "note",
-)
-STUCK_COLUMNS = (
-    "topic",
-    "partition",
-    "segment",
-    "state",
-    "offsets",
-    "size",
-    "since",
-    "age (s)",
-    "started by",
-    "task instance",
-)
-EVENT_COLUMNS = (
-    "#",
-    "time",
-    "entity",
-    "topic",
-    "partition",
-    "segment",
-    "from",
-    "to",
-    "by",
-    "task instance",
-)
-HISTORY_COLUMNS = ("time", "remote size", "copy lag")
 DEFAULT_EVENTS = 10
 
 
@@ -128,10 +59,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "tiered state, epoch and retention. Then what the next retention_expiry run (02:00 "
         "UTC) would delete, segments stuck in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED "
         "with the task instance that started them, and the latest events. '-' means the "
-        "partition is not in the log dirs.",
+        "partition is not in the log dirs. At cluster scale the partitions are summed per "
+        "topic (and per broker, with several); --topic or --partition lists them one by one, "
+        "a page at a time, with the retention plan of that page.",
     )
-    status.add_argument("--topic", help="only this topic [all registered topics]")
-    status.add_argument("--partition", type=int, help="only this partition [all]")
+    status.add_argument(
+        "--topic", help="only this topic, and list its partitions [all topics, summed]"
+    )
+    status.add_argument(
+        "--partition", type=int, help="only partitions with this number, listed [all]"
+    )
+    status.add_argument(
+        "--page", type=int, default=1, help="which page of the listed partitions [1]"
+    )
+    status.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_LIMIT,
+        help=f"partitions a page, at most {MAX_LIMIT} [{DEFAULT_LIMIT}]",
+    )
     status.add_argument(
         "--stuck-after",
         type=int,
@@ -153,54 +99,85 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def status_command(args: argparse.Namespace) -> int:
-    options = ViewOptions(
-        topic=args.topic,
-        partition=args.partition,
-        stuck_after_s=args.stuck_after,
-        events=args.events,
-        history=args.history,
-    )
     try:
+        options = ViewOptions(
+            topic=args.topic,
+            partition=args.partition,
+            stuck_after_s=args.stuck_after,
+            events=args.events,
+            history=args.history,
+            page=args.page,
+            limit=args.limit,
+        )
         snapshot = snapshot_from_settings(Settings.from_env(), options)
-    except UnknownTopicError as exc:
+    except (UnknownTopicError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
     if args.json:
         print(json.dumps(snapshot.as_dict(), indent=2))
         return 0
-    out = _out()
-    if not snapshot.partitions:
-        out.print("no registered partitions")
-    else:
-        out.print(partition_table(snapshot.partitions))
-        out.print(topic_table(snapshot.topics))
-    for table in tables_after(snapshot):
-        out.print(table)
+    out = console()
+    for found in tables_before(snapshot):
+        out.print(found)
+    out.print(partitions_line(snapshot.partition_page))
+    for found in tables_after(snapshot):
+        out.print(found)
     return 0
+
+
+def tables_before(snapshot: OperatorSnapshot) -> list[Table]:
+    """Topics, brokers (with more than one) and the page of partitions asked for."""
+    if not snapshot.topics:
+        return []
+    found = [topic_table(snapshot.topics)]
+    if len(snapshot.brokers) > 1:
+        rows = [broker_row(b) for b in snapshot.brokers]
+        found.append(table("brokers (their leader partitions summed)", BROKER_COLUMNS, rows))
+    if snapshot.partition_page.listed:
+        found.append(partition_table(snapshot.partitions))
+    return found
+
+
+def partitions_line(page: PartitionPage) -> str:
+    if not page.listed:
+        return (
+            f"{page.total} partitions, summed per topic; --topic TOPIC (or --partition N) "
+            f"lists them, {page.limit} a page"
+        )
+    line = f"page {page.page} of {page.pages}: {page_range(page)}"
+    if page.page < page.pages:
+        line += f"; --page {page.page + 1} for the next"
+    return line
 
 
 def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
     """Retention preview, stuck segments, events (and history): the page's other sections."""
     retention = snapshot.retention
     found = [
-        _table(
+        table(
             f"next retention run, as of {utc(retention.as_of_ms)} ({retention.as_of_ms} ms)",
             RETENTION_COLUMNS,
             [retention_row(p) for p in retention.partitions],
-            "remote and local are bytes/segments that run would delete"
-            + ("" if retention.delete_local_files else " (local: reported only)"),
+            "remote and local are bytes/segments that run would delete from the partitions "
+            "listed" + ("" if retention.delete_local_files else " (local: reported only)")
+            if snapshot.partition_page.listed
+            else "planned for listed partitions only: give --topic or --partition",
         ),
-        _table(
+        table(
             f"stuck segments (STARTED for more than {snapshot.stuck_after_s} s)",
             STUCK_COLUMNS,
             [stuck_row(s) for s in snapshot.stuck],
+            more(len(snapshot.stuck), snapshot.stuck_total, "stuck segments (oldest shown)"),
         ),
-        _table(
-            "latest events (newest first)", EVENT_COLUMNS, [event_row(e) for e in snapshot.events]
+        table(
+            "latest events (newest first)",
+            EVENT_COLUMNS,
+            [event_row(e) for e in snapshot.events],
+            more(len(snapshot.events), snapshot.events_total, "events (tierflow events)"),
         ),
     ]
     if snapshot.history is not None:
         found.append(
-            _table(
+            table(
                 "remote size and copy lag over time (bytes)",
                 HISTORY_COLUMNS,
                 [history_row(h) for h in snapshot.history],
@@ -209,159 +186,4 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
     return found
 
 
-def partition_row(m: PartitionMetrics) -> list[str]:
-    return [
-        m.topic,
-        str(m.partition),
-        _pair(m.local_bytes, m.local_segments),
-        *(_pair(m.remote[state].bytes, m.remote[state].segments) for _n, state in REMOTE_COLUMNS),
-        _pair(m.remote_copy_lag_bytes, m.remote_copy_lag_segments),
-        _pair(m.remote_delete_lag_bytes, m.remote_delete_lag_segments),
-        str(m.remote_log_size_bytes),
-        str(m.remote_log_metadata_count),
-        str(m.highest_remote_offset),
-        str(m.log_start_offset),
-        str(m.local_log_start_offset),
-        f"{m.tiered_state}/{m.tiered_epoch}",
-    ]
-
-
-def topic_row(t: TopicMetrics | TopicView) -> list[str]:
-    settings = []
-    if isinstance(t, TopicView):
-        settings = [
-            f"{t.tiered_state}/{t.tiered_epoch}",
-            f"{t.retention_ms}/{t.retention_bytes}",
-            f"{t.effective_local_retention_ms}/{t.effective_local_retention_bytes}",
-        ]
-    return [
-        t.topic,
-        str(t.partitions),
-        _pair(t.local_bytes, t.local_segments),
-        *(_pair(t.remote[state].bytes, t.remote[state].segments) for _n, state in REMOTE_COLUMNS),
-        _pair(t.remote_copy_lag_bytes, t.remote_copy_lag_segments),
-        _pair(t.remote_delete_lag_bytes, t.remote_delete_lag_segments),
-        str(t.remote_log_size_bytes),
-        str(t.remote_log_metadata_count),
-        *settings,
-    ]
-
-
-def retention_row(p: PartitionRetention) -> list[str]:
-    return [
-        p.topic,
-        str(p.partition),
-        _pair(p.remote_bytes, p.remote_segments),
-        _pair(p.local_bytes, p.local_segments),
-        _optional(p.new_log_start_offset),
-        _optional(p.new_local_log_start_offset),
-        "; ".join(filter(None, [p.stopped_at, *p.blocked])),
-    ]
-
-
-def stuck_row(s: StuckSegment) -> list[str]:
-    return [
-        s.topic,
-        str(s.partition),
-        s.segment_id,
-        s.state,
-        f"{s.start_offset}-{s.end_offset}",
-        str(s.size_bytes),
-        utc(s.since_ms),
-        str(s.age_ms // 1000),
-        actor_base(s.actor),
-        _task_instance(s.task_instance),
-    ]
-
-
-def event_row(e: EventView) -> list[str]:
-    return [
-        str(e.id),
-        utc(e.time_ms, millis=True),
-        e.entity,
-        e.topic,
-        _optional(e.partition),
-        e.segment_id or "",
-        e.from_state or "",
-        e.to_state,
-        actor_base(e.actor),
-        _task_instance(e.task_instance),
-    ]
-
-
-def history_row(h: HistoryPoint) -> list[str]:
-    return [
-        utc(h.time_ms, millis=True),
-        str(h.remote_log_size_bytes),
-        str(h.remote_copy_lag_bytes),
-    ]
-
-
-def partition_table(metrics: list[PartitionMetrics]) -> Table:
-    return _table("partitions", COLUMNS, [partition_row(m) for m in metrics], CAPTION)
-
-
-def topic_table(topics: list[TopicView]) -> Table:
-    return _table("topics (sum of partitions)", TOPIC_COLUMNS, [topic_row(t) for t in topics])
-
-
-def _table(
-    title: str, columns: tuple[str, ...], rows: list[list[str]], caption: str | None = None
-) -> Table:
-    table = Table(
-        title=title,
-        caption=caption,
-        box=box.SIMPLE_HEAD,
-        title_justify="left",
-        caption_justify="left",
-    )
-    for column in columns:
-        justify = "left" if column in LEFT_ALIGNED else "right"
-        table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
-# Columns of text; all others hold figures and are right-aligned.
-LEFT_ALIGNED = frozenset(
-    {
-        "topic",
-        "tiered/epoch",
-        "retention ms/bytes",
-        "local retention ms/bytes",
-        "note",
-        "segment",
-        "state",
-        "offsets",
-        "since",
-        "started by",
-        "task instance",
-        "time",
-        "entity",
-        "from",
-        "to",
-        "by",
-    }
-)
-
-
-def _out() -> Console:
-    # Pipes and test captures get a width that fits the whole table on one line per row.
-    return Console(width=None if sys.stdout.isatty() else 320, soft_wrap=True)
-
-
-def _optional(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
-def _task_instance(ti: TaskInstanceRef | None) -> str:
-    if ti is None:
-        return "-"
-    mapped = f"[{ti.map_index}]" if ti.map_index >= 0 else ""
-    return f"{ti.dag_id} {ti.run_id} {ti.task_id}{mapped}"
-
-
-def _pair(size: int | None, count: int | None) -> str:
-    """``bytes/segments``; ``-`` when unknown (the partition is not in the log dirs)."""
-    return "-" if size is None or count is None else f"{size}/{count}"
+__all__ = ["COLUMNS", "register"]

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from tierflow.operator_view.options import DEFAULT_EVENTS, MAX_EVENTS, ViewOptions
+from tierflow.operator_view.options import (
+    DEFAULT_EVENTS,
+    DEFAULT_LIMIT,
+    MAX_EVENTS,
+    MAX_LIMIT,
+    ViewOptions,
+)
 
 if TYPE_CHECKING:
     from tierflow.config import Settings
@@ -65,14 +71,17 @@ def create_app(
     def page(
         request: Request,
         topic: str | None = None,
-        partition: int | None = Query(None, ge=0),
-        stuck_after: int | None = Query(None, ge=0, description="seconds"),
+        partition: str | None = Query(None, description="a number; empty: all"),
+        stuck_after: str | None = Query(None, description="seconds; empty: the default"),
         events: int = Query(DEFAULT_EVENTS, ge=0, le=MAX_EVENTS),
+        page: int = Query(1, ge=1),
+        limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
     ) -> HTMLResponse:
         from tierflow.operator_view.page import error_page, render_page
 
-        options = ViewOptions(topic or None, partition, stuck_after, events)
         try:
+            numbers = _form_number("partition", partition), _form_number("stuck_after", stuck_after)
+            options = ViewOptions(topic or None, *numbers, events, page=page, limit=limit)
             snapshot, names = load(options)
         except HTTPException as exc:
             return HTMLResponse(error_page(str(exc.detail)), status_code=exc.status_code)
@@ -88,12 +97,25 @@ def create_app(
         stuck_after: int | None = Query(None, ge=0, description="seconds"),
         events: int = Query(DEFAULT_EVENTS, ge=0, le=MAX_EVENTS),
         history: bool = True,
+        page: int = Query(1, ge=1),
+        limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
     ) -> JSONResponse:
-        options = ViewOptions(topic or None, partition, stuck_after, events, history)
+        options = ViewOptions(
+            topic or None, partition, stuck_after, events, history, page=page, limit=limit
+        )
         found, _names = load(options)
         return JSONResponse(found.as_dict())
 
     return app
+
+
+def _form_number(name: str, raw: str | None) -> int | None:
+    """A number field of the page's form: left empty, it is not given."""
+    if raw is None or not raw.strip():
+        return None
+    if not raw.strip().isdigit():
+        raise HTTPException(422, f"{name} must be a whole number of 0 or more, got {raw!r}")
+    return int(raw)
 
 
 def ui_root(request: Request, mount_prefix: str) -> str:

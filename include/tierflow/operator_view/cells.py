@@ -27,6 +27,11 @@ def text(field: str, value: object) -> str:
     return f"<td{attrs(data_field=field)}>{escape(str(value))}</td>"
 
 
+def link(field: str, value: object, href: str) -> str:
+    """A text cell that opens another view of this page (same frame)."""
+    return f"<td{attrs(data_field=field)}><a{attrs(href=href)}>{escape(str(value))}</a></td>"
+
+
 def number(field: str, value: int | None) -> str:
     shown = "-" if value is None else str(value)
     raw = "" if value is None else value

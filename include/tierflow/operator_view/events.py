@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from tierflow.metadata.models import MetadataEvent, Topic
@@ -49,3 +50,18 @@ def latest_events(
         )
         for row in rows
     ]
+
+
+def count_events(
+    store: MetadataStore, topics: Sequence[Topic], *, partition: int | None = None
+) -> int:
+    """All the events ``latest_events`` chooses from: the page says how many it leaves out."""
+    ids = [t.topic_id for t in topics]
+    if not ids:
+        return 0
+    event = MetadataEvent
+    query = select(func.count()).where(col(event.topic_id).in_(ids))
+    if partition is not None:
+        query = query.where(col(event.partition) == partition)
+    with store.engine.connect() as connection:
+        return int(connection.execute(query).scalar_one())

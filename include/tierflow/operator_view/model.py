@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tierflow.metrics import PartitionMetrics, TopicMetrics
+from tierflow.metadata.states import RemoteLogSegmentState
+from tierflow.metrics import PartitionMetrics, StateTotals, TopicMetrics
 from tierflow.tasks.attribution import TaskInstanceRef
 
 
@@ -29,6 +30,50 @@ class TopicView(TopicMetrics):
     local_retention_bytes: int = -2
     effective_local_retention_ms: int = -1  # what local retention applies
     effective_local_retention_bytes: int = -1
+
+
+@dataclass
+class PartitionView(PartitionMetrics):
+    """A partition's gauges and the broker holding its leader replica (None: on no broker)."""
+
+    broker: int | None = None
+
+
+def _by_state() -> dict[str, StateTotals]:
+    return {state.value: StateTotals() for state in RemoteLogSegmentState}
+
+
+@dataclass
+class BrokerView:
+    """A broker's leader partitions summed, as the topic rows sum a topic's partitions."""
+
+    broker: int | None  # None: partitions in the store that no configured broker holds
+    partitions: int = 0
+    local_segments: int = 0
+    local_bytes: int = 0
+    remote: dict[str, StateTotals] = field(default_factory=_by_state)
+    remote_copy_lag_bytes: int = 0
+    remote_copy_lag_segments: int = 0
+    remote_delete_lag_bytes: int = 0
+    remote_delete_lag_segments: int = 0
+    remote_log_size_bytes: int = 0
+    remote_log_metadata_count: int = 0
+
+
+@dataclass(frozen=True)
+class PartitionPage:
+    """Which partitions the per-partition sections show: one page of those matching the
+    topic (or partition number) asked for. Without either, none are listed: the topic rows
+    sum them, and ``total`` counts them."""
+
+    topic: str | None
+    partition: int | None
+    listed: bool  # a topic or a partition number was asked for
+    page: int  # 1-based
+    limit: int
+    total: int  # partitions matching the filters
+    pages: int  # 0 when nothing is listed
+    first: int  # index of the first partition shown, 0-based
 
 
 @dataclass(frozen=True)
@@ -126,13 +171,20 @@ class HistoryPoint:
 
 @dataclass
 class OperatorSnapshot:
+    """``partitions``, the retention preview's partitions: the page ``partition_page`` says;
+    ``stuck`` and ``events``: the first of ``stuck_total`` and ``events_total``."""
+
     generated_ms: int
     topics: list[TopicView]
-    partitions: list[PartitionMetrics]
+    brokers: list[BrokerView]
+    partition_page: PartitionPage
+    partitions: list[PartitionView]
     retention: RetentionPreview
     stuck_after_s: int
     stuck: list[StuckSegment]
+    stuck_total: int
     events: list[EventView]
+    events_total: int
     history: list[HistoryPoint] | None = None  # None: not asked for
 
     def as_dict(self) -> dict[str, Any]:

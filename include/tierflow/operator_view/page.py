@@ -10,25 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from urllib.parse import urlencode
 
 from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.metrics import PartitionMetrics, StateTotals
+from tierflow.metrics import StateTotals
 from tierflow.operator_view import cells
 from tierflow.operator_view.chart import history_chart
-from tierflow.operator_view.formatting import human_duration, retention_bytes, retention_ms, utc
+from tierflow.operator_view.formatting import retention_bytes, retention_ms, utc
 from tierflow.operator_view.model import (
-    EventView,
+    BrokerView,
     OperatorSnapshot,
-    RetentionPreview,
-    StuckSegment,
+    PartitionPage,
+    PartitionView,
     TopicView,
 )
-from tierflow.operator_view.options import ViewOptions
+from tierflow.operator_view.options import MAX_LIMIT, ViewOptions
+from tierflow.operator_view.paging import page_range
+from tierflow.operator_view.sections import events_section, retention_section, stuck_section
 
 TITLE = "Tiered storage"
 STATES = tuple(state.value for state in RemoteLogSegmentState)
 STATE_HEADERS = ("Copying", "Remote", "Deleting", "Deleted")  # the four states, in order
-MAX_DELETIONS_SHOWN = 200
 
 STYLE = """
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a202c;
@@ -44,6 +46,7 @@ label{font-size:12px;color:#4a5568;display:flex;flex-direction:column;gap:2px}
 input,select,button{font:inherit;padding:2px 6px}a{color:#2b6cb0}
 .state-ENABLED{color:#276749}.state-DISABLING,.state-DISABLED{color:#9c4221}
 code{font-size:12px}.scroll{overflow-x:auto}td .sub{white-space:nowrap}
+nav.pages{display:flex;gap:12px;align-items:baseline;margin:4px 0 8px}
 """
 
 # The Airflow UI shows this page in a sandboxed iframe that may not navigate the window
@@ -71,20 +74,21 @@ def render_page(
     topic_names: Sequence[str],
     ui_root: str,
 ) -> str:
+    page = snapshot.partition_page
     sections = [
         _header(snapshot, options, topic_names),
         "<h2>Topics</h2>",
-        _topics(snapshot.topics),
+        _topics(snapshot.topics, options),
+        _brokers(snapshot.brokers),
         "<h2>Partitions</h2>",
-        _partitions(snapshot.partitions),
+        _partitions(snapshot.partitions, page, options),
         "<h2>Remote size and copy lag over time</h2>",
         '<p class="note">Replayed from the event history; copy lag is measured against '
         "today's log segments.</p>",
         history_chart(snapshot.history or []),
-        _retention(snapshot.retention),
-        _stuck(snapshot.stuck, snapshot.stuck_after_s, ui_root),
-        f"<h2>Latest events ({len(snapshot.events)})</h2>",
-        _events(snapshot.events, ui_root),
+        retention_section(snapshot.retention, page),
+        stuck_section(snapshot.stuck, snapshot.stuck_total, snapshot.stuck_after_s, ui_root),
+        events_section(snapshot.events, snapshot.events_total, ui_root),
     ]
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -92,6 +96,22 @@ def render_page(
         f'<body data-generated-ms="{snapshot.generated_ms}">{"".join(sections)}'
         f"<script>{SCRIPT}</script></body></html>"
     )
+
+
+def view_link(options: ViewOptions, **changes: object) -> str:
+    """This view's query string with ``changes``: links keep the threshold, events, limit."""
+    current: dict[str, object] = {
+        "topic": options.topic,
+        "partition": options.partition,
+        "stuck_after": options.stuck_after_s,
+        "events": options.events,
+        "limit": options.limit,
+        "page": options.page,
+    }
+    current.update(changes)
+    if current["page"] == 1:
+        current["page"] = None
+    return "?" + urlencode({k: v for k, v in current.items() if v is not None})
 
 
 def error_page(message: str) -> str:
@@ -113,15 +133,19 @@ def _header(snapshot: OperatorSnapshot, options: ViewOptions, topic_names: Seque
         "</span>. Sizes in binary units; hover a figure for the exact bytes.</div>"
         '<form method="get" id="filters">'
         f'<label>Topic<select name="topic">{"".join(choices)}</select></label>'
+        '<label>Partition<input type="number" min="0" name="partition" '
+        f'value="{"" if options.partition is None else options.partition}" size="5"></label>'
         '<label>Stuck after (s)<input type="number" min="0" name="stuck_after" '
         f'value="{snapshot.stuck_after_s}" size="7"></label>'
         '<label>Events<input type="number" min="0" max="1000" name="events" '
         f'value="{options.events}" size="5"></label>'
+        f'<label>Partitions a page<input type="number" min="1" max="{MAX_LIMIT}" name="limit" '
+        f'value="{options.limit}" size="5"></label>'
         '<button type="submit">Show</button></form>'
     )
 
 
-def _topics(topics: Sequence[TopicView]) -> str:
+def _topics(topics: Sequence[TopicView], options: ViewOptions) -> str:
     headers = (
         "Topic",
         "Tiered / epoch",
@@ -145,7 +169,7 @@ def _topics(topics: Sequence[TopicView]) -> str:
         rows.append(
             cells.row(
                 [
-                    cells.text("topic", t.topic),
+                    cells.link("topic", t.topic, view_link(options, topic=t.topic, page=1)),
                     state,
                     cells.number("partitions", t.partitions),
                     cells.pair("local", t.local_bytes, t.local_segments),
@@ -171,7 +195,7 @@ def _topics(topics: Sequence[TopicView]) -> str:
     return cells.table("topics", headers, rows, "No topic is registered.") + (
         '<p class="note">Copying, Remote, Deleting, Deleted: segments in COPY_SEGMENT_STARTED, '
         "COPY_SEGMENT_FINISHED, DELETE_SEGMENT_STARTED and DELETE_SEGMENT_FINISHED (hover for "
-        "bytes). Lags are bytes / segments.</p>"
+        "bytes). Lags are bytes / segments. A topic's name lists its partitions.</p>"
     )
 
 
@@ -207,10 +231,46 @@ def _local_retention_note(t: TopicView) -> str:
     return ""
 
 
-def _partitions(metrics: Sequence[PartitionMetrics]) -> str:
+def _brokers(brokers: Sequence[BrokerView]) -> str:
+    """Per broker, once there is more than one: where the local data and the lag are."""
+    if len(brokers) < 2:
+        return ""
+    headers = ("Broker", "Partitions", "Local", "Remote size", "Copy lag", "Delete lag")
+    rows = [
+        cells.row(
+            [
+                cells.text("broker", "none" if b.broker is None else b.broker),
+                cells.number("partitions", b.partitions),
+                cells.pair("local", b.local_bytes, b.local_segments),
+                cells.size("remote_log_size_bytes", b.remote_log_size_bytes),
+                cells.pair("remote_copy_lag", b.remote_copy_lag_bytes, b.remote_copy_lag_segments),
+                cells.pair(
+                    "remote_delete_lag", b.remote_delete_lag_bytes, b.remote_delete_lag_segments
+                ),
+            ],
+            data_broker="" if b.broker is None else b.broker,
+        )
+        for b in brokers
+    ]
+    return (
+        "<h2>Brokers</h2>"
+        + cells.table("brokers", headers, rows, "")
+        + '<p class="note">Each partition counts on the broker holding its leader replica; '
+        '"none": in the store, on no configured broker.</p>'
+    )
+
+
+def _partitions(metrics: Sequence[PartitionView], page: PartitionPage, options: ViewOptions) -> str:
+    if not page.listed:
+        return (
+            f'<p class="note" id="partitions-summary" data-total="{page.total}">'
+            f"{page.total:,} partitions, summed per topic above. Choose a topic to list its "
+            f"partitions, {page.limit} a page.</p>"
+        )
     headers = (
         "Topic",
         "Partition",
+        "Broker",
         "Local",
         "Remote size",
         "Copy lag",
@@ -224,6 +284,7 @@ def _partitions(metrics: Sequence[PartitionMetrics]) -> str:
             [
                 cells.text("topic", m.topic),
                 cells.number("partition", m.partition),
+                cells.number("broker", m.broker),
                 cells.pair("local", m.local_bytes, m.local_segments),
                 cells.size("remote_log_size_bytes", m.remote_log_size_bytes),
                 cells.pair("remote_copy_lag", m.remote_copy_lag_bytes, m.remote_copy_lag_segments),
@@ -239,176 +300,24 @@ def _partitions(metrics: Sequence[PartitionMetrics]) -> str:
         )
         for m in metrics
     ]
-    return cells.table("partitions", headers, rows, "No partition yet.")
+    pager = _pager(page, options)
+    return pager + cells.table("partitions", headers, rows, "No partition on this page.") + pager
 
 
-def _retention(preview: RetentionPreview) -> str:
-    local_note = (
-        "local segments are deleted from the broker's log dirs"
-        if preview.delete_local_files
-        else "local segments are only reported (TIERFLOW_DELETE_LOCAL_SEGMENTS is off)"
+def _pager(page: PartitionPage, options: ViewOptions) -> str:
+    """Previous and next links around ``partitions 51-100 of 500``."""
+    links = []
+    if page.page > 1:
+        previous = min(page.page - 1, page.pages)
+        links.append(
+            f'<a rel="prev" href="{escape(view_link(options, page=previous))}">previous</a>'
+        )
+    links.append(
+        f'<span class="meta"{cells.attrs(data_page=page.page, data_pages=page.pages)}>'
+        f"page {page.page} of {page.pages}: {escape(page_range(page))}</span>"
     )
-    topic_rows = [
-        cells.row(
-            [
-                cells.text("topic", t.topic),
-                cells.number("remote_segments", t.remote_segments),
-                cells.size("remote_bytes", t.remote_bytes),
-                cells.number("local_segments", t.local_segments),
-                cells.size("local_bytes", t.local_bytes),
-            ],
-            data_topic=t.topic,
+    if page.page < page.pages:
+        links.append(
+            f'<a rel="next" href="{escape(view_link(options, page=page.page + 1))}">next</a>'
         )
-        for t in preview.topics
-    ]
-    partition_rows = [
-        cells.row(
-            [
-                cells.text("topic", p.topic),
-                cells.number("partition", p.partition),
-                cells.number("remote_segments", p.remote_segments),
-                cells.size("remote_bytes", p.remote_bytes),
-                cells.number("local_segments", p.local_segments),
-                cells.size("local_bytes", p.local_bytes),
-                cells.number("new_log_start_offset", p.new_log_start_offset),
-                cells.number("new_local_log_start_offset", p.new_local_log_start_offset),
-                cells.text("note", "; ".join(filter(None, [p.stopped_at, *p.blocked]))),
-            ],
-            data_topic=p.topic,
-            data_partition=p.partition,
-        )
-        for p in preview.partitions
-    ]
-    deletion_rows = [
-        cells.row(
-            [
-                cells.text("tier", d.tier),
-                cells.text("topic", d.topic),
-                cells.number("partition", d.partition),
-                f"<td><code>{escape(d.segment)}</code></td>",
-                cells.text("offsets", f"{d.start_offset}-{d.end_offset}"),
-                cells.size("size_bytes", d.size_bytes),
-                cells.text("reason", d.reason),
-            ],
-            data_segment=d.segment,
-            data_tier=d.tier,
-        )
-        for d in preview.deletions[:MAX_DELETIONS_SHOWN]
-    ]
-    more = len(preview.deletions) - len(deletion_rows)
-    return "".join(
-        [
-            "<h2>Next retention run</h2>",
-            f'<p class="meta" id="retention-as-of" data-value="{preview.as_of_ms}">'
-            f"retention_expiry at {escape(utc(preview.as_of_ms))} would delete the following "
-            f"(its dry-run plan as of that time); {local_note}.</p>",
-            cells.table(
-                "retention-topics",
-                ("Topic", "Remote segments", "Remote bytes", "Local segments", "Local bytes"),
-                topic_rows,
-                "No topic has remote retention.",
-            ),
-            cells.table(
-                "retention-partitions",
-                (
-                    "Topic",
-                    "Partition",
-                    "Remote segments",
-                    "Remote bytes",
-                    "Local segments",
-                    "Local bytes",
-                    "New log start",
-                    "New local log start",
-                    "Note",
-                ),
-                partition_rows,
-                "",
-            ),
-            f"<details><summary>Segments it would delete ({len(preview.deletions)})</summary>",
-            cells.table(
-                "retention-deletions",
-                ("Tier", "Topic", "Partition", "Segment", "Offsets", "Size", "Reason"),
-                deletion_rows,
-                "Nothing.",
-            ),
-            f'<p class="note">and {more} more</p>' if more > 0 else "",
-            "</details>",
-        ]
-    )
-
-
-def _stuck(stuck: Sequence[StuckSegment], stuck_after_s: int, ui_root: str) -> str:
-    rows = [
-        cells.row(
-            [
-                cells.text("topic", s.topic),
-                cells.number("partition", s.partition),
-                f"<td><code>{escape(s.segment_id)}</code></td>",
-                cells.text("state", s.state),
-                cells.text("offsets", f"{s.start_offset}-{s.end_offset}"),
-                cells.size("size_bytes", s.size_bytes),
-                cells.time("since", s.since_ms),
-                cells.age("age", s.age_ms),
-                cells.actor("started_by", s.actor, s.task_instance, ui_root),
-                cells.text(
-                    "lease",
-                    f"{'live' if s.lease_live else 'expired'}: {s.lease_owner}"
-                    if s.lease_owner
-                    else "none",
-                ),
-            ],
-            data_segment_id=s.segment_id,
-        )
-        for s in stuck
-    ]
-    return "".join(
-        [
-            f'<h2>Stuck segments ({len(stuck)})</h2><p class="meta" id="stuck-after" '
-            f'data-value="{stuck_after_s}">In COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED '
-            f"for longer than {escape(human_duration(stuck_after_s * 1000))}. The next copy "
-            "of the partition removes an abandoned copy; the next retention run retries a "
-            "failed delete.</p>",
-            cells.table(
-                "stuck",
-                (
-                    "Topic",
-                    "Partition",
-                    "Segment",
-                    "State",
-                    "Offsets",
-                    "Size",
-                    "Since",
-                    "For",
-                    "Started by",
-                    "Copy lease",
-                ),
-                rows,
-                "Nothing is stuck.",
-            ),
-        ]
-    )
-
-
-def _events(events: Sequence[EventView], ui_root: str) -> str:
-    rows = [
-        cells.row(
-            [
-                cells.number("id", e.id),
-                cells.time("time", e.time_ms),
-                cells.text("entity", e.entity),
-                cells.text("topic", e.topic),
-                cells.number("partition", e.partition),
-                f"<td><code>{escape(e.segment_id or '')}</code></td>",
-                cells.text("transition", f"{e.from_state or '∅'} → {e.to_state}"),
-                cells.actor("actor", e.actor, e.task_instance, ui_root),
-            ],
-            data_event_id=e.id,
-        )
-        for e in events
-    ]
-    return cells.table(
-        "events",
-        ("#", "Time", "Entity", "Topic", "Partition", "Segment", "Transition", "By"),
-        rows,
-        "No events yet.",
-    )
+    return f'<nav class="pages">{"".join(links)}</nav>'

@@ -7,12 +7,17 @@ remote) and the same "now" the run will use: its data interval end, the next 02:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.local_retention import LocalRetentionPlan, plan_local_retention
-from tierflow.lifecycle.retention import RemoteRetentionPlan, plan_partition_retention
+from tierflow.lifecycle.retention import (
+    RemoteRetentionPlan,
+    plan_partition_retention,
+    remote_retention_applies,
+)
+from tierflow.metadata.models import Partition, Topic
 from tierflow.metadata.store import MetadataStore
 from tierflow.operator_view.model import (
     PartitionRetention,
@@ -43,41 +48,58 @@ def preview_retention(
     as_of_ms: int,
     copy_grace_ms: int,
     delete_local_files: bool,
-    topics: set[str] | None = None,
-    partition: int | None = None,
+    partitions: Sequence[tuple[str, int]] | None = None,
 ) -> RetentionPreview:
-    """Plan every partition the run would expire, as of ``as_of_ms``.
+    """Plan, as of ``as_of_ms``, the partitions the run would expire: of ``partitions`` (topic
+    name, number) when given, else all of them (``retention_targets``).
 
-    ``logs``: the broker's partitions by (topic name, partition); a partition not on this disk
-    is planned from the store alone, as the run does.
+    Each partition costs the run's own planning (a few queries and file reads), so the page
+    plans only the partitions it shows. ``logs``: the broker's partitions by (topic name,
+    partition); a partition not on this disk is planned from the store alone, as the run does.
     """
     preview = RetentionPreview(as_of_ms=as_of_ms, delete_local_files=delete_local_files)
     per_topic: dict[str, TopicRetention] = {}
-    for target in retention_targets(store):
-        name, number = target["topic"], int(target["partition"])
-        if (topics is not None and name not in topics) or (
-            partition is not None and number != partition
-        ):
-            continue
-        topic = store.topic(name)
-        row = store.partition(topic.topic_id, number)
-        if row is None:
-            continue
-        log_ = logs.get((name, number))
+    targets = _targets(store, partitions) if partitions is not None else _all_targets(store)
+    for topic, row in targets:
+        log_ = logs.get((topic.name, row.partition))
         local = plan_local_retention(log_, store, topic, now_ms=as_of_ms) if log_ else None
         remote = plan_partition_retention(
             store, topic, row, now_ms=as_of_ms, log_=log_, copy_grace_ms=copy_grace_ms
         )
-        entry = _partition_entry(name, number, local, remote)
+        entry = _partition_entry(topic.name, row.partition, local, remote)
         preview.partitions.append(entry)
-        preview.deletions.extend(_deletions(name, number, local, remote))
-        totals = per_topic.setdefault(name, TopicRetention(name))
+        preview.deletions.extend(_deletions(topic.name, row.partition, local, remote))
+        totals = per_topic.setdefault(topic.name, TopicRetention(topic.name))
         totals.remote_segments += entry.remote_segments
         totals.remote_bytes += entry.remote_bytes
         totals.local_segments += entry.local_segments
         totals.local_bytes += entry.local_bytes
     preview.topics = [per_topic[name] for name in sorted(per_topic)]
     return preview
+
+
+def _all_targets(store: MetadataStore) -> Iterator[tuple[Topic, Partition]]:
+    for target in retention_targets(store):
+        topic = store.topic(target["topic"])
+        row = store.partition(topic.topic_id, int(target["partition"]))
+        if row is not None:
+            yield topic, row
+
+
+def _targets(
+    store: MetadataStore, partitions: Sequence[tuple[str, int]]
+) -> Iterator[tuple[Topic, Partition]]:
+    """Those of ``partitions`` that ``retention_targets`` would list, without listing them all
+    (it reads every partition of every topic): a topic remote retention applies to, a
+    partition in the store, not handed to remote partition removal."""
+    topics: dict[str, Topic] = {}
+    for name, number in partitions:
+        topic = topics.get(name) or topics.setdefault(name, store.topic(name))
+        if not remote_retention_applies(topic):
+            continue
+        row = store.partition(topic.topic_id, number)
+        if row is not None and store.partition_delete(topic.topic_id, number) is None:
+            yield topic, row
 
 
 def _partition_entry(

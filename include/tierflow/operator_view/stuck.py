@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlalchemy import func, tuple_
 from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from tierflow.lifecycle.copy_liveness import copy_lease_live
 from tierflow.metadata.events import EventEntity
-from tierflow.metadata.models import MetadataEvent, RemoteLogSegment, Topic
+from tierflow.metadata.models import MetadataEvent, Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.operator_view.model import StuckSegment
@@ -24,7 +26,7 @@ STARTED_STATES = (
     RemoteLogSegmentState.COPY_SEGMENT_STARTED.value,
     RemoteLogSegmentState.DELETE_SEGMENT_STARTED.value,
 )
-MAX_SHOWN = 500
+MAX_SHOWN = 100  # the oldest; the page says how many more there are
 
 
 def stuck_segments(
@@ -36,29 +38,28 @@ def stuck_segments(
     partition: int | None = None,
     limit: int = MAX_SHOWN,
 ) -> list[StuckSegment]:
-    """Segments that entered a STARTED state more than ``stuck_after_s`` ago, oldest first."""
+    """Segments that entered a STARTED state more than ``stuck_after_s`` ago, oldest first.
+
+    Three queries whatever the number shown: the segments, the events that put them in their
+    states, and their partitions' copy leases.
+    """
     names = {t.topic_id: t.name for t in topics}
-    if not names:
+    if not names or limit <= 0:
         return []
     seg = RemoteLogSegment
     query = (
-        select(seg)
-        .where(
-            col(seg.topic_id).in_(list(names)),
-            col(seg.state).in_(STARTED_STATES),
-            col(seg.event_timestamp_ms) < now_ms - stuck_after_s * 1000,
-        )
+        _stuck_query(select(seg), names, now_ms, stuck_after_s, partition)
         .order_by(col(seg.event_timestamp_ms), col(seg.segment_id))
         .limit(limit)
     )
-    if partition is not None:
-        query = query.where(col(seg.partition) == partition)
     with Session(store.engine) as session:
         rows = list(session.exec(query).all())
+    actors = _actors_of_states(store, rows)
+    leases = _leases(store, {(row.topic_id, row.partition) for row in rows})
     found = []
     for row in rows:
-        actor = _actor_of_state(store, row)
-        lease = store.partition(row.topic_id, row.partition)
+        actor = actors.get(row.segment_id, row.owner)
+        lease = leases.get((row.topic_id, row.partition))
         found.append(
             StuckSegment(
                 topic=names[row.topic_id],
@@ -79,19 +80,64 @@ def stuck_segments(
     return found
 
 
-def _actor_of_state(store: MetadataStore, row: RemoteLogSegment) -> str:
-    """Who moved the segment into its current state: that event's actor (else its owner)."""
+def count_stuck(
+    store: MetadataStore,
+    topics: Sequence[Topic],
+    *,
+    now_ms: int,
+    stuck_after_s: int,
+    partition: int | None = None,
+) -> int:
+    """How many segments ``stuck_segments`` would list without a limit."""
+    names = {t.topic_id: t.name for t in topics}
+    if not names:
+        return 0
+    query = _stuck_query(select(func.count()), names, now_ms, stuck_after_s, partition)
+    with store.engine.connect() as connection:
+        return int(connection.execute(query).scalar_one())
+
+
+def _stuck_query(
+    query: SelectOfScalar, names: dict[str, str], now_ms: int, after_s: int, partition: int | None
+) -> SelectOfScalar:
+    seg = RemoteLogSegment
+    query = query.where(
+        col(seg.topic_id).in_(list(names)),
+        col(seg.state).in_(STARTED_STATES),
+        col(seg.event_timestamp_ms) < now_ms - after_s * 1000,
+    )
+    if partition is not None:
+        query = query.where(col(seg.partition) == partition)
+    return query
+
+
+def _actors_of_states(store: MetadataStore, rows: Sequence[RemoteLogSegment]) -> dict[str, str]:
+    """Who moved each segment into its current state: that event's actor (the newest, should
+    a state repeat). A segment without such an event keeps its owner as the actor."""
+    if not rows:
+        return {}
+    state_of = {row.segment_id: row.state for row in rows}
     event = MetadataEvent
     query = (
-        select(col(event.actor))
+        select(col(event.segment_id), col(event.to_state), col(event.actor))
         .where(
-            col(event.segment_id) == row.segment_id,
+            col(event.segment_id).in_(list(state_of)),
             col(event.entity) == EventEntity.SEGMENT.value,
-            col(event.to_state) == row.state,
         )
-        .order_by(col(event.id).desc())
-        .limit(1)
+        .order_by(col(event.id))
     )
+    found: dict[str, str] = {}
     with store.engine.connect() as connection:
-        actor = connection.execute(query).scalar()
-    return str(actor) if actor is not None else row.owner
+        for segment_id, to_state, actor in connection.execute(query).all():
+            if state_of.get(segment_id) == to_state:
+                found[segment_id] = str(actor)
+    return found
+
+
+def _leases(store: MetadataStore, keys: set[tuple[str, int]]) -> dict[tuple[str, int], Partition]:
+    if not keys:
+        return {}
+    p = Partition
+    query = select(p).where(tuple_(col(p.topic_id), col(p.partition)).in_(sorted(keys)))
+    with Session(store.engine) as session:
+        return {(row.topic_id, row.partition): row for row in session.exec(query).all()}

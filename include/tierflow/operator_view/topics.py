@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 
 from tierflow.lifecycle.local_retention import local_retention_limits
 from tierflow.metadata.models import Topic
-from tierflow.metrics import PartitionMetrics, TopicMetrics, aggregate_by_topic
+from tierflow.metrics import TopicMetrics
 from tierflow.operator_view.model import TopicView
 
 
-def topic_views(topics: Sequence[Topic], metrics: Sequence[PartitionMetrics]) -> list[TopicView]:
-    """Every given topic, sorted by name; one with no partitions yet shows zeros."""
-    summed = {t.topic: t for t in aggregate_by_topic(metrics)}
+def topic_views(topics: Sequence[Topic], summed: Mapping[str, TopicMetrics]) -> list[TopicView]:
+    """Every given topic, sorted by name, with its partitions' sums (zeros without any)."""
     views = []
     for topic in sorted(topics, key=lambda t: t.name):
         view = TopicView(topic.name)

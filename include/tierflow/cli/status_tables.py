@@ -1,0 +1,289 @@
+"""The tables of ``tierflow status``: one row function per section of the page.
+
+Every figure is printed exact (bytes, offsets, milliseconds), as ``--json`` has it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from tierflow.metadata.states import RemoteLogSegmentState
+from tierflow.metrics import TopicMetrics
+from tierflow.operator_view.formatting import utc
+from tierflow.operator_view.model import (
+    BrokerView,
+    EventView,
+    HistoryPoint,
+    PartitionRetention,
+    PartitionView,
+    StuckSegment,
+    TopicView,
+)
+from tierflow.tasks.attribution import TaskInstanceRef, actor_base
+
+_S = RemoteLogSegmentState
+# (column header, state) for the remote-by-state columns; DELETE_SEGMENT_FINISHED rows are
+# tombstones of data already gone, so they are not shown.
+REMOTE_COLUMNS = (
+    ("copying", _S.COPY_SEGMENT_STARTED),
+    ("remote", _S.COPY_SEGMENT_FINISHED),
+    ("deleting", _S.DELETE_SEGMENT_STARTED),
+)
+COLUMNS = (
+    "topic",
+    "partition",
+    "broker",
+    "local",
+    *(name for name, _state in REMOTE_COLUMNS),
+    "copy lag",
+    "delete lag",
+    "remote size",
+    "metadata",
+    "highest remote",
+    "log start",
+    "local start",
+    "tiered/epoch",
+)
+CAPTION = (
+    "local, copying (COPY_SEGMENT_STARTED), remote (COPY_SEGMENT_FINISHED), deleting "
+    "(DELETE_SEGMENT_STARTED), copy lag (RemoteCopyLag*) and delete lag (RemoteDeleteLag*) are "
+    "bytes/segments; remote size is RemoteLogSizeBytes, metadata RemoteLogMetadataCount"
+)
+# The topic table: the partition columns that add up.
+TOPIC_COLUMNS = (
+    "topic",
+    "partitions",
+    "local",
+    *(name for name, _state in REMOTE_COLUMNS),
+    "copy lag",
+    "delete lag",
+    "remote size",
+    "metadata",
+    "tiered/epoch",
+    "retention ms/bytes",
+    "local retention ms/bytes",
+)
+RETENTION_COLUMNS = (
+    "topic",
+    "partition",
+    "remote",
+    "local",
+    "new log start",
+    "new local start",
+    "note",
+)
+STUCK_COLUMNS = (
+    "topic",
+    "partition",
+    "segment",
+    "state",
+    "offsets",
+    "size",
+    "since",
+    "age (s)",
+    "started by",
+    "task instance",
+)
+EVENT_COLUMNS = (
+    "#",
+    "time",
+    "entity",
+    "topic",
+    "partition",
+    "segment",
+    "from",
+    "to",
+    "by",
+    "task instance",
+)
+HISTORY_COLUMNS = ("time", "remote size", "copy lag")
+BROKER_COLUMNS = (
+    "broker",
+    "partitions",
+    "local",
+    *(name for name, _state in REMOTE_COLUMNS),
+    "copy lag",
+    "delete lag",
+    "remote size",
+    "metadata",
+)
+
+
+def partition_row(m: PartitionView) -> list[str]:
+    return [
+        m.topic,
+        str(m.partition),
+        optional(m.broker),
+        _pair(m.local_bytes, m.local_segments),
+        *(_pair(m.remote[state].bytes, m.remote[state].segments) for _n, state in REMOTE_COLUMNS),
+        _pair(m.remote_copy_lag_bytes, m.remote_copy_lag_segments),
+        _pair(m.remote_delete_lag_bytes, m.remote_delete_lag_segments),
+        str(m.remote_log_size_bytes),
+        str(m.remote_log_metadata_count),
+        str(m.highest_remote_offset),
+        str(m.log_start_offset),
+        str(m.local_log_start_offset),
+        f"{m.tiered_state}/{m.tiered_epoch}",
+    ]
+
+
+def topic_row(t: TopicMetrics | TopicView) -> list[str]:
+    settings = []
+    if isinstance(t, TopicView):
+        settings = [
+            f"{t.tiered_state}/{t.tiered_epoch}",
+            f"{t.retention_ms}/{t.retention_bytes}",
+            f"{t.effective_local_retention_ms}/{t.effective_local_retention_bytes}",
+        ]
+    return [
+        t.topic,
+        str(t.partitions),
+        _pair(t.local_bytes, t.local_segments),
+        *(_pair(t.remote[state].bytes, t.remote[state].segments) for _n, state in REMOTE_COLUMNS),
+        _pair(t.remote_copy_lag_bytes, t.remote_copy_lag_segments),
+        _pair(t.remote_delete_lag_bytes, t.remote_delete_lag_segments),
+        str(t.remote_log_size_bytes),
+        str(t.remote_log_metadata_count),
+        *settings,
+    ]
+
+
+def retention_row(p: PartitionRetention) -> list[str]:
+    return [
+        p.topic,
+        str(p.partition),
+        _pair(p.remote_bytes, p.remote_segments),
+        _pair(p.local_bytes, p.local_segments),
+        optional(p.new_log_start_offset),
+        optional(p.new_local_log_start_offset),
+        "; ".join(filter(None, [p.stopped_at, *p.blocked])),
+    ]
+
+
+def stuck_row(s: StuckSegment) -> list[str]:
+    return [
+        s.topic,
+        str(s.partition),
+        s.segment_id,
+        s.state,
+        f"{s.start_offset}-{s.end_offset}",
+        str(s.size_bytes),
+        utc(s.since_ms),
+        str(s.age_ms // 1000),
+        actor_base(s.actor),
+        _task_instance(s.task_instance),
+    ]
+
+
+def event_row(e: EventView) -> list[str]:
+    return [
+        str(e.id),
+        utc(e.time_ms, millis=True),
+        e.entity,
+        e.topic,
+        optional(e.partition),
+        e.segment_id or "",
+        e.from_state or "",
+        e.to_state,
+        actor_base(e.actor),
+        _task_instance(e.task_instance),
+    ]
+
+
+def history_row(h: HistoryPoint) -> list[str]:
+    return [
+        utc(h.time_ms, millis=True),
+        str(h.remote_log_size_bytes),
+        str(h.remote_copy_lag_bytes),
+    ]
+
+
+def broker_row(b: BrokerView) -> list[str]:
+    return [
+        optional(b.broker),
+        str(b.partitions),
+        _pair(b.local_bytes, b.local_segments),
+        *(_pair(b.remote[state].bytes, b.remote[state].segments) for _n, state in REMOTE_COLUMNS),
+        _pair(b.remote_copy_lag_bytes, b.remote_copy_lag_segments),
+        _pair(b.remote_delete_lag_bytes, b.remote_delete_lag_segments),
+        str(b.remote_log_size_bytes),
+        str(b.remote_log_metadata_count),
+    ]
+
+
+def partition_table(metrics: list[PartitionView]) -> Table:
+    return table("partitions", COLUMNS, [partition_row(m) for m in metrics], CAPTION)
+
+
+def topic_table(topics: list[TopicView]) -> Table:
+    return table("topics (sum of partitions)", TOPIC_COLUMNS, [topic_row(t) for t in topics])
+
+
+def table(
+    title: str, columns: tuple[str, ...], rows: list[list[str]], caption: str | None = None
+) -> Table:
+    table = Table(
+        title=title,
+        caption=caption,
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        caption_justify="left",
+    )
+    for column in columns:
+        justify = "left" if column in LEFT_ALIGNED else "right"
+        table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+# Columns of text; all others hold figures and are right-aligned.
+LEFT_ALIGNED = frozenset(
+    {
+        "topic",
+        "tiered/epoch",
+        "retention ms/bytes",
+        "local retention ms/bytes",
+        "note",
+        "segment",
+        "state",
+        "offsets",
+        "since",
+        "started by",
+        "task instance",
+        "time",
+        "entity",
+        "from",
+        "to",
+        "by",
+    }
+)
+
+
+def console() -> Console:
+    # Pipes and test captures get a width that fits the whole table on one line per row.
+    return Console(width=None if sys.stdout.isatty() else 320, soft_wrap=True)
+
+
+def optional(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _task_instance(ti: TaskInstanceRef | None) -> str:
+    if ti is None:
+        return "-"
+    mapped = f"[{ti.map_index}]" if ti.map_index >= 0 else ""
+    return f"{ti.dag_id} {ti.run_id} {ti.task_id}{mapped}"
+
+
+def more(shown: int, total: int, what: str) -> str | None:
+    return f"and {total - shown} more {what}" if total > shown else None
+
+
+def _pair(size: int | None, count: int | None) -> str:
+    """``bytes/segments``; ``-`` when unknown (the partition is not in the log dirs)."""
+    return "-" if size is None or count is None else f"{size}/{count}"

@@ -1,0 +1,120 @@
+"""The brokers' log dirs as one snapshot reads them: once, whatever the number of partitions.
+
+With 10,000 partitions the page cannot afford what a single partition's task can: a glob and
+a ``stat`` per segment in every section, or a root checkpoint file parsed again for every
+partition (each parse reads one line per partition, so the page would be quadratic). Here:
+
+* every partition's leader replica comes from ``tierflow.cluster.leaders`` (the broker it is
+  on), with its log dir's checkpoints read at most once per snapshot;
+* a partition's segments are listed with one ``scandir`` and their ``.log`` sizes kept, so the
+  figures, the chart and the copy lag all see the same listing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from tierflow.cluster.leaders import leader_logs
+from tierflow.config import Settings
+from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.log_dir import LogDir, PartitionLog
+from tierflow.kafka.naming import LOG_SUFFIX, parse_offset_prefix
+from tierflow.kafka.segment import LogSegment
+
+log = logging.getLogger(__name__)
+
+PartitionName = tuple[str, int]  # (topic name, partition)
+OFFSET_DIGITS = 20  # a segment file is named by its base offset in 20 digits
+
+
+class ReadOnceLogDir(LogDir):
+    """A log dir whose root checkpoints are parsed once (a snapshot reads them per partition)."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
+        self._read: dict[str, dict[tuple[str, int], int]] = {}
+
+    def checkpoint(self, name: str) -> dict[tuple[str, int], int]:
+        if name not in self._read:
+            self._read[name] = super().checkpoint(name)
+        return self._read[name]
+
+
+@dataclass(frozen=True)
+class ListedSegment(LogSegment):
+    """A segment with the size its ``.log`` had when the partition was listed."""
+
+    size: int = 0
+
+    def size_in_bytes(self) -> int:
+        return self.size
+
+
+@dataclass
+class ListedLog(PartitionLog):
+    """A partition log listed once: ``segments()`` answers from that listing."""
+
+    listed: tuple[ListedSegment, ...] = field(default=(), repr=False)
+
+    def segments(self) -> list[LogSegment]:
+        return list(self.listed)
+
+
+@dataclass(frozen=True)
+class Leader:
+    broker: int
+    log: PartitionLog  # checkpoints read once; segments listed afresh (retention planning)
+
+
+def read_leaders(settings: Settings) -> dict[PartitionName, Leader]:
+    """Every partition's leader replica; none (with a warning) when a log dir cannot be read,
+    so that the page still shows the store's figures."""
+    present = tuple(Path(d) for d in settings.log_dirs if Path(d).is_dir())
+    try:
+        found = leader_logs(replace(settings, log_dirs=present))
+    except (KafkaFormatError, ValueError) as exc:
+        log.warning("operator view without local figures: %s", exc)
+        return {}
+    dirs: dict[Path, ReadOnceLogDir] = {}
+    leaders = {}
+    for leader in found:
+        old = leader.log.log_dir
+        shared = dirs.get(old.path) or dirs.setdefault(old.path, ReadOnceLogDir(old.path))
+        found_log = PartitionLog(leader.log.topic, leader.log.partition, leader.log.path, shared)
+        leaders[leader.log.key] = Leader(leader.broker, found_log)
+    return leaders
+
+
+def list_log(log_: PartitionLog) -> ListedLog:
+    """One ``scandir`` of the partition directory: its segments (as ``PartitionLog.segments``
+    finds them: ``.log`` files named by a 20-digit offset) with their sizes."""
+    found = []
+    try:
+        with os.scandir(log_.path) as entries:
+            for entry in entries:
+                if _is_segment_log(entry.name) and (size := _size(entry)) is not None:
+                    found.append(ListedSegment(parse_offset_prefix(entry.name), log_.path, size))
+    except FileNotFoundError:
+        found = []  # the partition went while it was listed (a reassignment, a deletion)
+    found.sort(key=lambda s: s.base_offset)
+    return ListedLog(log_.topic, log_.partition, log_.path, log_.log_dir, tuple(found))
+
+
+def _is_segment_log(name: str) -> bool:
+    digits = name[:OFFSET_DIGITS]
+    return (
+        len(name) == OFFSET_DIGITS + len(LOG_SUFFIX)
+        and name.endswith(LOG_SUFFIX)
+        and (digits.isdigit())
+    )
+
+
+def _size(entry: os.DirEntry[str]) -> int | None:
+    """None when retention or the cleaner removed the segment since the listing."""
+    try:
+        return entry.stat().st_size
+    except FileNotFoundError:
+        return None
