@@ -1,0 +1,66 @@
+"""``tierflow cluster describe``: a table per topic, a summary of many, one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.replicas import cluster_settings, write_broker_root, write_replica
+from tests.support.settings_env import use_settings
+from tierflow.cli import cluster_commands
+from tierflow.cli import main as cli_main
+
+
+@pytest.fixture
+def three_topics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dirs = {1: tmp_path / "b1", 2: tmp_path / "b2"}
+    for topic in ("alpha", "beta", "gamma"):
+        for partition in range(2):
+            write_replica(dirs[1], topic, partition, [(0, 2), (1, 1)])
+            write_replica(dirs[2], topic, partition, [(0, 2)])
+    for broker, path in dirs.items():
+        write_broker_root(path, broker, {})
+    use_settings(monkeypatch, cluster_settings(tmp_path, dirs))
+
+
+def test_one_table_per_topic_with_each_partition(
+    three_topics: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(["cluster", "describe"]) == 0
+    out = capsys.readouterr().out
+    for title in ("brokers", "alpha", "beta", "gamma"):
+        assert f" {title} " in out or f"{title}\n" in out
+    assert out.count("inferred") == 6
+
+
+def test_many_partitions_make_one_row_per_topic(
+    three_topics: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster_commands, "MAX_PARTITION_ROWS", 4)
+    assert cli_main(["cluster", "describe"]) == 0
+    out = capsys.readouterr().out
+    assert "--topic NAME shows each partition" in out
+    assert out.count("inferred:2") == 3 and out.count("1:2") == 3
+    assert cli_main(["cluster", "describe", "--topic", "beta"]) == 0
+    assert capsys.readouterr().out.count("inferred") == 2
+
+
+def test_a_bad_brokers_setting_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TIERFLOW_BROKERS", "1=/data/a,one=/data/b")
+    assert cli_main(["cluster", "describe"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "tierflow: error: TIERFLOW_BROKERS entry 'one=/data/b': broker id 'one' is not a "
+        "whole number\n"
+    )
+
+
+def test_an_unknown_topic_is_one_line(
+    three_topics: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(["cluster", "describe", "--topic", "delta", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err == "tierflow: error: no partition of topic 'delta' in the log dirs\n"
