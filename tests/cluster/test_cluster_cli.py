@@ -10,6 +10,9 @@ from tests.cluster.replicas import cluster_settings, write_broker_root, write_re
 from tests.support.settings_env import use_settings
 from tierflow.cli import cluster_commands
 from tierflow.cli import main as cli_main
+from tierflow.kafka.partition_metadata import write_partition_metadata
+
+TOPIC_ID = "8mDFTHsGQHmq9PGX3TXN3A"
 
 
 @pytest.fixture
@@ -64,3 +67,22 @@ def test_an_unknown_topic_is_one_line(
     assert cli_main(["cluster", "describe", "--topic", "delta", "--json"]) == 2
     err = capsys.readouterr().err
     assert err == "tierflow: error: no partition of topic 'delta' in the log dirs\n"
+
+
+def test_copy_reads_each_partition_from_its_leader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With replicated partitions in TIERFLOW_BROKERS, register and copy still work, and the
+    dry run lists the leader's segments, not the lagging follower's."""
+    dirs = {1: tmp_path / "b1", 2: tmp_path / "b2"}
+    leader = write_replica(dirs[2], "orders", 0, [(0, 30), (1, 30)])
+    write_replica(dirs[1], "orders", 0, [(0, 30)])
+    for broker, path in dirs.items():
+        write_partition_metadata(path / "orders-0" / "partition.metadata", TOPIC_ID)
+        write_broker_root(path, broker, {("orders", 0): leader.log_end_offset})
+    use_settings(monkeypatch, cluster_settings(tmp_path, dirs))
+    assert cli_main(["topics", "register", "orders", "--config", "remote.storage.enable=true"]) == 0
+    assert cli_main(["copy", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    rolled = [s.base_offset for s in leader.segments[:-1]]
+    assert f"orders-0: would copy segments at base offsets {rolled}" in out

@@ -14,7 +14,11 @@ from rich.console import Console
 from rich.table import Table
 
 from tierflow.cli.report import partition_table
+from tierflow.cluster.brokers import BrokerIdError
+from tierflow.cluster.leaders import leader_logs
+from tierflow.cluster.replicas import DuplicateReplicaError
 from tierflow.config import Settings, project_root
+from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy import (
@@ -32,7 +36,6 @@ from tierflow.runtime import (
     UnknownPartitionError,
     open_storage,
     open_store,
-    partition_logs,
     redact,
 )
 from tierflow.storage.errors import RemoteStorageError
@@ -40,6 +43,7 @@ from tierflow.storage.keys import InvalidTopicIdError, InvalidTopicNameError, va
 
 if TYPE_CHECKING:
     from tierflow.airflow_server import LocalAirflow
+    from tierflow.kafka.log_dir import PartitionLog
 
 # Pipes and CI logs get a fixed width rather than rich's 80-column fallback.
 console = Console(width=None if sys.stdout.isatty() else 110)
@@ -112,8 +116,16 @@ def _parse_config(item: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def _leader_partition_logs(settings: Settings) -> list[PartitionLog]:
+    """Every partition's leader replica (tierflow.cluster): the one copy and verify read."""
+    try:
+        return [found.log for found in leader_logs(settings)]
+    except (ClusterMetadataError, BrokerIdError, DuplicateReplicaError) as exc:
+        raise CommandError(str(exc)) from exc
+
+
 def _topic_id_from_log_dirs(settings: Settings, name: str) -> str:
-    for log_ in partition_logs(settings.log_dirs):
+    for log_ in _leader_partition_logs(settings):
         if log_.topic == name and log_.topic_id():
             return str(log_.topic_id())
     raise CommandError(
@@ -150,7 +162,7 @@ def copy(args: argparse.Namespace) -> int:
     owner = args.owner or f"cli:{socket.gethostname()}:{os.getpid()}"
     logs = [
         log_
-        for log_ in partition_logs(settings.log_dirs)
+        for log_ in _leader_partition_logs(settings)
         if (args.topic is None or log_.topic == args.topic)
         and (args.partition is None or log_.partition == args.partition)
     ]
@@ -202,7 +214,7 @@ def verify(args: argparse.Namespace) -> int:
 
 def _verify_all(store, rsm, settings: Settings, topic_filter: str | None):
     logs, checks = [], []
-    for log_ in partition_logs(settings.log_dirs):
+    for log_ in _leader_partition_logs(settings):
         if topic_filter and log_.topic != topic_filter:
             continue
         try:

@@ -28,9 +28,11 @@ from rich.progress import (
 from rich.table import Table
 
 from tierflow.cli.commands import CommandError
+from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
 from tierflow.fetch import RemoteFetchError, fetch_remote
 from tierflow.index_cache import open_index_cache
+from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.log_dir import PartitionLog
@@ -40,7 +42,7 @@ from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.read.dump_format import batch_line, dump_batch, iter_batch_frames, record_lines
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
-from tierflow.runtime import open_storage, open_store, partition_logs
+from tierflow.runtime import UnknownPartitionError, open_storage, open_store
 from tierflow.segment_refs import remote_segment
 from tierflow.storage.errors import RemoteStorageError
 
@@ -224,11 +226,11 @@ def _leader_epochs(
 
 
 def _partition_log(settings: Settings, topic: str, partition: int) -> PartitionLog | None:
+    """The partition's leader replica (tierflow.cluster), when it can be found here."""
     try:
-        logs = partition_logs(settings.log_dirs)
-    except (KafkaFormatError, ValueError):
+        return leader_log(settings, topic, partition).log
+    except (UnknownPartitionError, KafkaFormatError, ValueError, ClusterMetadataError):
         return None
-    return next((p for p in logs if (p.topic, p.partition) == (topic, partition)), None)
 
 
 # -- dump-segment ----------------------------------------------------------------------------
