@@ -8,9 +8,11 @@ read a stale replica as the leader.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import read_cluster_partitions
@@ -56,11 +58,7 @@ def _kraft_assignments(
     log_dirs: Sequence[Path], keys: Collection[PartitionKey]
 ) -> dict[PartitionKey, Assignment]:
     """From ``__cluster_metadata-0`` in a log dir, replayed by tierflow.kafka.metadata_log."""
-    try:
-        from tierflow.kafka.metadata_log import find_metadata_image
-    except ImportError:  # an install without the KRaft metadata log reader
-        return {}
-    image = find_metadata_image(list(log_dirs))
+    image = _metadata_image(log_dirs)
     if image is None:
         return {}
     found = {}
@@ -70,3 +68,35 @@ def _kraft_assignments(
             leader = None if p.leader < 0 else p.leader
             found[key] = Assignment(leader, p.leader_epoch, tuple(p.replicas), tuple(p.isr), KRAFT)
     return found
+
+
+# The last image replayed, by the metadata log files it came from: a task that looks up one
+# partition at a time must not replay the whole metadata log for each.
+_replayed: dict[tuple[object, ...], Any] = {}
+
+
+def _metadata_image(log_dirs: Sequence[Path]) -> Any:
+    """The replayed KRaft image (None without one), again only when the log's files changed."""
+    try:
+        from tierflow.kafka.metadata_log import METADATA_PARTITION_DIR, find_metadata_image
+    except ImportError:  # an install without the KRaft metadata log reader
+        return None
+    key = _files_of([Path(d) / METADATA_PARTITION_DIR for d in log_dirs])
+    if not key:
+        return None
+    if key not in _replayed:
+        image = find_metadata_image(list(log_dirs))
+        _replayed.clear()
+        _replayed[key] = image
+    return _replayed[key]
+
+
+def _files_of(dirs: Sequence[Path]) -> tuple[object, ...]:
+    """Name, size and modification time of every file in those of ``dirs`` that exist."""
+    found: list[object] = []
+    for path in dirs:
+        if path.is_dir():
+            with os.scandir(path) as entries:
+                stats = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in entries)
+            found.append((str(path), tuple(stats)))
+    return tuple(found)
