@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
+from typing import BinaryIO
 
 from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
 from tierflow.kafka.log_dir import PartitionLog
@@ -21,6 +22,7 @@ from tierflow.kafka.record_batch import iter_batches_in_buffer
 _ENTRY = struct.Struct(">ii")  # relative offset, position
 _PREFIX = struct.Struct(">qi")  # every batch (and legacy message): base offset, length
 _MIN_BATCH_BODY = 14  # a v0 message's smallest body: crc, magic, attributes, key, value
+_BLOCK_BYTES = 64 * 1024  # the tail after the last index entry is ~index.interval.bytes
 _SEGMENT_NAME_LENGTH = 20 + len(LOG_SUFFIX)
 
 
@@ -29,19 +31,21 @@ def log_end_offset(log: PartitionLog) -> int:
 
     A torn or corrupt tail ends the log where Kafka's recovery would truncate it.
     """
-    base = last_segment_base(log.path)
+    directory = str(log.path)
+    base = last_segment_base(directory)
     if base is None:
         return log.log_start_offset()
-    log_path = log.path / f"{offset_prefix(base)}{LOG_SUFFIX}"
-    size = log_path.stat().st_size
-    start = _last_indexed_position(log.path / f"{offset_prefix(base)}{INDEX_SUFFIX}", size)
-    last = _last_offset(log_path, start)
-    if last is None and start > 0:  # an index that does not match its log: read it all
-        last = _last_offset(log_path, 0)
+    prefix = os.path.join(directory, offset_prefix(base))
+    with open(prefix + LOG_SUFFIX, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        start = _last_indexed_position(prefix + INDEX_SUFFIX, size)
+        last = _last_offset(f, size, start)
+        if last is None and start > 0:  # an index that does not match its log: read it all
+            last = _last_offset(f, size, 0)
     return base if last is None else last + 1
 
 
-def last_segment_base(path: Path) -> int | None:
+def last_segment_base(path: str | Path) -> int | None:
     """Base offset of the newest segment, from the file names alone."""
     bases = [
         int(entry.name[:20])
@@ -53,35 +57,41 @@ def last_segment_base(path: Path) -> int | None:
     return max(bases, default=None)
 
 
-def _last_offset(log_path: Path, start: int) -> int | None:
+def _last_offset(f: BinaryIO, size: int, start: int) -> int | None:
     """Last offset of the last complete batch at or after ``start``.
 
     Batches are walked by their 12-byte prefix (base offset, length) alone; only the last
-    one's header is read in full.
+    one is parsed (by tierflow.kafka.record_batch).
     """
-    last_position = None
-    with open(log_path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        position = start
-        while position + _PREFIX.size <= size:
-            f.seek(position)
-            _base, length = _PREFIX.unpack(f.read(_PREFIX.size))
-            end = position + _PREFIX.size + length
-            if length < _MIN_BATCH_BODY or end > size:
-                break  # a zero-filled or torn tail: the log ends before it
-            last_position, position = position, end
-        if last_position is None:
-            return None
-        f.seek(last_position)
-        batch = f.read(position - last_position)
+    last_position, position = _walk_batches(f, start, size)
+    if last_position is None:
+        return None
+    f.seek(last_position)
+    batch = f.read(position - last_position)
     try:
-        header = next(iter_batches_in_buffer(batch, source=str(log_path), validate_crc=False))
+        header = next(iter_batches_in_buffer(batch, source=f.name, validate_crc=False))
     except (StopIteration, TruncatedDataError, CorruptRecordError):
         return None
     return header.last_offset
 
 
-def _last_indexed_position(index_path: Path, log_size: int) -> int:
+def _walk_batches(f: BinaryIO, start: int, size: int) -> tuple[int | None, int]:
+    """(position of the last complete batch, where it ends), reading blocks, not batches."""
+    last, position = None, start
+    block, block_start = b"", start
+    while position + _PREFIX.size <= size:
+        if position + _PREFIX.size > block_start + len(block):
+            f.seek(position)
+            block, block_start = f.read(_BLOCK_BYTES), position
+        _base, length = _PREFIX.unpack_from(block, position - block_start)
+        end = position + _PREFIX.size + length
+        if length < _MIN_BATCH_BODY or end > size:
+            break  # a zero-filled or torn tail: the log ends before it
+        last, position = position, end
+    return last, position
+
+
+def _last_indexed_position(index_path: str, log_size: int) -> int:
     """Position of the last offset-index entry (0 when there is none or it is unusable).
 
     Kafka adds an entry only after ``index.interval.bytes`` of log, so a real entry never has
