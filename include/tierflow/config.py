@@ -374,6 +374,10 @@ class Settings:
             remote_storage=str(base / "bucket"),
             log_dirs=(base / "kafka-logs",),
         )
+        brokers = overrides.get("brokers")
+        if isinstance(brokers, tuple) and brokers and "log_dirs" not in overrides:
+            # As from_env: with brokers, log_dirs are all of their dirs.
+            overrides["log_dirs"] = tuple(p for b in brokers for p in b.log_dirs)
         return replace(settings, **overrides)
 
     def as_env(self) -> dict[str, str]:

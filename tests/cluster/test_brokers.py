@@ -110,3 +110,10 @@ def test_the_demo_broker_reads_as_before(tmp_path: Path) -> None:
     assert all(f.source == "inferred" and f.leader_epoch is not None for f in found)
     orders = leader_log(settings, "orders", 1)
     assert orders.log.high_watermark() < orders.log.log_end_offset(), "a lagging HW is kept"
+
+
+def test_embedded_settings_with_brokers_read_all_their_dirs(tmp_path: Path) -> None:
+    brokers = (BrokerSpec(1, (tmp_path / "a", tmp_path / "b")), BrokerSpec(2, (tmp_path / "c",)))
+    settings = Settings.embedded(tmp_path, brokers=brokers)
+    assert settings.log_dirs == (tmp_path / "a", tmp_path / "b", tmp_path / "c")
+    assert Settings.from_env(settings.as_env()) == settings
