@@ -32,6 +32,7 @@ from pathlib import Path
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from tierflow.cluster.leaders import leader_logs
 from tierflow.config import Settings
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.log_dir import PartitionLog
@@ -200,7 +201,7 @@ def publish_metrics(settings: Settings) -> dict:
     """Task body for a DAG: compute from the configured store and log dirs, emit, summarize."""
     store = open_store(settings)
     try:
-        metrics = compute_metrics(store, settings.log_dirs)
+        metrics = compute_metrics(store, settings.log_dirs, logs=leader_local_logs(settings))
     finally:
         store.close()
     sent = emit_metrics(metrics)
@@ -246,6 +247,16 @@ def _partitions(store: MetadataStore, topics: list[Topic]) -> list[Partition]:
         return store.partitions(topics[0].topic_id)
     ids = {t.topic_id for t in topics}
     return [p for p in store.partitions() if p.topic_id in ids]
+
+
+def leader_local_logs(settings: Settings) -> list[PartitionLog]:
+    """The leaders' replicas (a follower's figures would understate the local log); none, with
+    a warning, when the log dirs cannot be read."""
+    try:
+        return [leader.log for leader in leader_logs(settings)]
+    except (KafkaFormatError, ValueError) as exc:
+        log.warning("metrics without local figures: %s", exc)
+        return []
 
 
 def local_logs(log_dirs: Sequence[Path]) -> list[PartitionLog]:
