@@ -24,6 +24,7 @@ from tierflow.kafka.metadata_log.writer import (
     topic_record,
 )
 from tierflow.kafka.partition_metadata import write_partition_metadata
+from tierflow.metadata.states import TieredState
 from tierflow.runtime import open_store
 
 NOW_MS = 1_700_000_000_000
@@ -115,19 +116,102 @@ def test_rerun_reports_unchanged_then_updates_what_kafka_changed(
     _sync(monkeypatch, capsys, settings, *default)
     _, again = _sync(monkeypatch, capsys, settings, *default)
     assert {again[t]["action"] for t in ("orders", "payments")} == {"unchanged"}
+    assert again["orders"]["changes"] == {} and again["orders"]["warnings"] == []
     writer.roll()
     writer.append(
-        topic_config_record("orders", "retention.ms", None),  # deleted: back to the default
+        topic_config_record("orders", "retention.ms", None),  # deleted: the source is silent
         topic_config_record("payments", "retention.ms", "86400000"),
     )
     _, dry = _sync(monkeypatch, capsys, settings, "--dry-run", *default)
-    assert {dry[t]["action"] for t in ("orders", "payments")} == {"updated"}
-    assert open_store(settings).topic("orders").retention_ms == 3600000  # nothing written
+    assert (dry["orders"]["action"], dry["payments"]["action"]) == ("unchanged", "updated")
+    assert dry["payments"]["changes"] == {"retention.ms": {"old": "604800000", "new": "86400000"}}
+    assert open_store(settings).topic("payments").retention_ms == 604_800_000  # nothing written
     _, updated = _sync(monkeypatch, capsys, settings, *default)
-    assert {updated[t]["action"] for t in ("orders", "payments")} == {"updated"}
+    assert updated["payments"]["action"] == "updated"
     store = open_store(settings)
-    assert store.topic("orders").retention_ms == 604_800_000
+    # A key no source states keeps its registered value (here the override Kafka dropped).
+    assert store.topic("orders").retention_ms == 3_600_000
     assert store.topic("payments").retention_ms == 86_400_000
+
+
+def _enable_by_hand(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    settings: Settings,
+    topic_id: str,
+) -> None:
+    """What an operator does: ``tierflow topics register orders --config ...=true``."""
+    use_settings(monkeypatch, settings)
+    enable = ("--topic-id", topic_id, "--config", "remote.storage.enable=true")
+    assert main(["topics", "register", "orders", *enable]) == 0
+    assert open_store(settings).topic("orders").state is TieredState.ENABLED
+    capsys.readouterr()
+
+
+def test_a_topic_enabled_by_hand_stays_enabled_when_the_source_says_nothing(
+    cluster: tuple[Settings, MetadataLogWriter, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings, _, ids = cluster
+    _, first = _sync(monkeypatch, capsys, settings)
+    assert first["orders"]["configs"]["remote.storage.enable"] == "false"  # Kafka's default
+    _enable_by_hand(monkeypatch, capsys, settings, ids["orders"])
+    code, out = _sync(monkeypatch, capsys, settings)
+    assert code == 0
+    assert (out["orders"]["action"], out["orders"]["warnings"]) == ("unchanged", [])
+    assert out["orders"]["configs"]["remote.storage.enable"] == "true"
+    orders = open_store(settings).topic("orders")
+    assert (orders.remote_storage_enable, orders.state) == (True, TieredState.ENABLED)
+
+
+def test_an_explicit_false_in_the_metadata_log_disables_and_says_so(
+    cluster: tuple[Settings, MetadataLogWriter, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings, writer, ids = cluster
+    _sync(monkeypatch, capsys, settings)
+    _enable_by_hand(monkeypatch, capsys, settings, ids["orders"])
+    writer.roll()
+    writer.append(topic_config_record("orders", "remote.storage.enable", "false"))
+    assert main(["topics", "sync", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "remote.storage.enable: true -> false" in text
+    assert "WARNING (dry run, would apply): orders: remote.storage.enable true -> false" in text
+    assert open_store(settings).topic("orders").state is TieredState.ENABLED  # nothing written
+    code, out = _sync(monkeypatch, capsys, settings)
+    assert code == 0
+    orders = out["orders"]
+    assert orders["action"] == "updated"
+    assert orders["changes"] == {"remote.storage.enable": {"old": "true", "new": "false"}}
+    assert orders["warnings"] == [
+        "orders: remote.storage.enable true -> false (the topic's own config in Kafka): the "
+        "topic goes to DISABLING and KIP-950 disablement keeps its remote data read-only until "
+        "retention expires it"
+    ]
+    assert out["payments"]["warnings"] == []
+    assert open_store(settings).topic("orders").state is TieredState.DISABLING
+
+
+def test_json_warnings_also_go_to_stderr(
+    cluster: tuple[Settings, MetadataLogWriter, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An explicit --config false disables too, and a script reading stdout is still told."""
+    settings, _, _ = cluster
+    _sync(monkeypatch, capsys, settings, "--config", "remote.storage.enable=true")
+    capsys.readouterr()
+    code = main(["topics", "sync", "--json", "--config", "remote.storage.enable=false"])
+    captured = capsys.readouterr()
+    assert code == 0
+    out = {o["topic"]: o for o in json.loads(captured.out)}
+    # payments was never enabled: Kafka's own config says false, which beats --config.
+    assert out["payments"]["warnings"] == []
+    assert len(out["orders"]["warnings"]) == 1
+    assert "(the --config default)" in out["orders"]["warnings"][0]
+    assert captured.err.splitlines() == [f"WARNING: {out['orders']['warnings'][0]}"]
 
 
 def test_topic_ids_that_disagree_fail_that_topic_only(

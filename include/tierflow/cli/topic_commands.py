@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import socket
+import sys
 
 from rich.table import Table
 
@@ -23,7 +24,7 @@ from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.partition_removal import PartitionRemovalError, remove_marked_partitions
 from tierflow.lifecycle.topic_deletion import TopicDeletion, delete_topic, plan_topic_deletion
 from tierflow.metadata.errors import MetadataError
-from tierflow.metadata.log_config import parse_kafka_configs
+from tierflow.metadata.log_config import TopicConfig, parse_kafka_configs
 from tierflow.metadata.topic_sync import (
     FAILED,
     KafkaTopic,
@@ -191,9 +192,12 @@ def register_sync(topics_sub: argparse._SubParsersAction) -> None:
         description="Register every topic with a partition in the log dirs (all brokers' "
         "dirs), or, when TIERFLOW_KAFKA_BOOTSTRAP is set, every topic of that cluster. Each "
         "config is the topic's own override (the KRaft metadata log's ConfigRecords, or the "
-        "cluster's DescribeConfigs), else the --config default, else Kafka's default "
-        "(remote.storage.enable=false). A rerun updates what changed and reports each topic as "
-        "created, updated or unchanged. Like Kafka, it never tiers internal topics "
+        "cluster's DescribeConfigs), else the --config default, else the value already "
+        "registered (Kafka's default, remote.storage.enable=false, for a new topic): a source "
+        "that says nothing never turns tiering off. An explicit remote.storage.enable=false "
+        "does, and is printed as a warning. A rerun updates what changed, lists each change "
+        "(key: old -> new), and reports each topic as created, updated or unchanged; --dry-run "
+        "shows the same without writing. Like Kafka, it never tiers internal topics "
         "(__consumer_offsets, __transaction_state, ...), the metadata topics or compacted "
         "topics: those are reported as skipped.",
     )
@@ -239,6 +243,8 @@ def topics_sync_command(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     if args.json:
         print(json.dumps([o.as_dict() for o in outcomes], indent=2))
+        for warning in (w for o in outcomes for w in o.warnings):
+            print(f"WARNING: {warning}", file=sys.stderr)  # loud even when a script reads stdout
     else:
         _print_sync(outcomes, source, dry_run=args.dry_run)
     return 1 if any(o.action == FAILED for o in outcomes) else 0
@@ -253,20 +259,37 @@ def _parse_default(item: str) -> tuple[str, str]:
 
 def _print_sync(outcomes: list[SyncOutcome], source: str, *, dry_run: bool) -> None:
     table = Table(title=f"Topics from {source}" + (" (dry run)" if dry_run else ""))
-    for column in ("topic", "id", "action", "remote", "retention.ms", "reason"):
-        table.add_column(column)
+    table.add_column("topic", overflow="fold")
+    table.add_column("id", no_wrap=True, min_width=22)
+    table.add_column("action")
+    table.add_column("remote")
+    table.add_column("changes (old -> new)", no_wrap=True)
+    table.add_column("reason", ratio=1)
     for o in outcomes:
         table.add_row(
             o.topic,
             o.topic_id or "-",
             o.action,
             o.configs.get("remote.storage.enable", "-"),
-            o.configs.get("retention.ms", "-"),
+            _changes_text(o),
             o.reason,
         )
     console.print(table)
+    for o in outcomes:
+        for warning in o.warnings:
+            prefix = "WARNING (dry run, would apply)" if dry_run else "WARNING"
+            console.print(f"{prefix}: {warning}", style="bold red", markup=False)
     counts = {
         a: sum(o.action == a for o in outcomes) for a in dict.fromkeys(o.action for o in outcomes)
     }
     summary = ", ".join(f"{n} {a}" for a, n in counts.items()) or "no topics found"
     console.print(("dry run, nothing written: " if dry_run else "") + summary)
+
+
+def _changes_text(outcome: SyncOutcome) -> str:
+    """One line per changed key; a new topic shows what differs from Kafka's defaults."""
+    if outcome.action == "created":
+        kafka = TopicConfig().as_kafka_configs()
+        own = [f"{k}={c['new']}" for k, c in outcome.changes.items() if kafka.get(k) != c["new"]]
+        return "\n".join(own) or "Kafka's defaults"
+    return "\n".join(f"{k}: {c['old']} -> {c['new']}" for k, c in outcome.changes.items())

@@ -3,8 +3,11 @@
 Topics come from the broker log dirs (names and ids from ``partition.metadata``, configs from the
 KRaft metadata log's ConfigRecords) or from a live cluster (Metadata and DescribeConfigs). Kafka
 records only a topic's explicit overrides, so each config is the override if there is one, else
-the operator's default (``--config``), else Kafka's default. Topics Kafka never tiers (internal,
-metadata, compacted) are reported as skipped, never registered.
+the operator's default (``--config``), else what is registered now (Kafka's default for a new
+topic). A source that says nothing never changes a value: an operator may have enabled tiering
+by hand, and a silent source must not start a KIP-950 disablement. An explicit turn-off is
+applied but carried as a warning. Topics Kafka never tiers (internal, metadata, compacted) are
+reported as skipped, never registered.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from tierflow.metadata.log_config import (
     DELETE_ON_DISABLE,
     KAFKA_NAMES,
     TopicConfig,
+    parse_kafka_configs,
 )
 from tierflow.metadata.models import Topic
 from tierflow.metadata.tierable import internal_topic_reason, is_compacted
@@ -63,6 +67,9 @@ class SyncOutcome:
     action: str  # created, updated, unchanged, skipped or failed
     reason: str = ""
     configs: dict[str, str] = field(default_factory=dict)  # what is (or would be) registered
+    # Kafka name -> {"old": registered value (None for a new topic), "new": value}
+    changes: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # tiering turned off, said loudly
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -121,14 +128,61 @@ def topics_from_cluster(described: Iterable[TopicConfigs]) -> list[KafkaTopic]:
     ]
 
 
-def desired_config(topic: KafkaTopic, defaults: Mapping[str, str]) -> TopicConfig:
-    """Kafka's default, overridden by the operator's default, overridden by the topic's own."""
+def desired_config(
+    topic: KafkaTopic, defaults: Mapping[str, str], current: TopicConfig | None = None
+) -> TopicConfig:
+    """The topic's own override, else the operator's default, else ``current`` (the registered
+    config; Kafka's default for a new topic). A key no one states keeps its registered value."""
     own = {k: v for k, v in topic.configs.items() if k in _TIERFLOW_CONFIGS}
     fallback = {k: v for k, v in defaults.items() if k in _TIERFLOW_CONFIGS}
     if any(k in own for k in _DISABLE_POLICY_KEYS):
         for key in _DISABLE_POLICY_KEYS:  # one setting under two names: the topic's wins
             fallback.pop(key, None)
-    return TopicConfig.from_kafka_configs({**fallback, **own})
+    config = (current or TopicConfig()).with_changes(parse_kafka_configs({**fallback, **own}))
+    config.validate()
+    return config
+
+
+def config_changes(old: TopicConfig | None, new: TopicConfig) -> dict[str, dict[str, str | None]]:
+    """Kafka name -> old and new value, for each config that differs (all of a new topic's)."""
+    before = old.as_kafka_configs() if old is not None else {}
+    return {
+        key: {"old": before.get(key), "new": value}
+        for key, value in new.as_kafka_configs().items()
+        if before.get(key) != value
+    }
+
+
+def turn_off_warnings(topic: KafkaTopic, old: TopicConfig, new: TopicConfig) -> list[str]:
+    """What turns tiering (or copying) off for a registered topic, and who said so."""
+    warnings = []
+    if old.remote_storage_enable and not new.remote_storage_enable:
+        warnings.append(
+            f"{topic.name}: remote.storage.enable true -> false "
+            f"({_origin(topic, 'remote.storage.enable')}): the topic goes to DISABLING and "
+            f"KIP-950 disablement {_disable_effect(new)}"
+        )
+    if (
+        new.remote_storage_enable
+        and not old.remote_log_copy_disable
+        and new.remote_log_copy_disable
+    ):
+        warnings.append(
+            f"{topic.name}: remote.log.copy.disable false -> true "
+            f"({_origin(topic, 'remote.log.copy.disable')}): copying stops, remote data "
+            "stays read-only until retention expires it"
+        )
+    return warnings
+
+
+def _origin(topic: KafkaTopic, key: str) -> str:
+    return "the topic's own config in Kafka" if key in topic.configs else "the --config default"
+
+
+def _disable_effect(config: TopicConfig) -> str:
+    if config.remote_log_disable_policy == "delete":
+        return "deletes its remote data (remote.log.delete.on.disable=true)"
+    return "keeps its remote data read-only until retention expires it"
 
 
 def _not_tierable(topic: KafkaTopic, defaults: Mapping[str, str]) -> str | None:
@@ -152,7 +206,8 @@ def sync_topics(
 ) -> list[SyncOutcome]:
     """Register or update each topic; one outcome per topic, failures included, never raised.
 
-    A rerun changes only what Kafka (or ``defaults``) changed: equal configs are left alone.
+    A rerun changes only what Kafka (or ``defaults``) states differently: a key neither sets
+    keeps its registered value, and each outcome lists its changes (old and new).
     """
     registered = {t.name: t for t in store.topics()}
     return [
@@ -176,19 +231,31 @@ def _sync_one(
     if topic.problem is not None or topic.topic_id is None:
         return SyncOutcome(topic.name, topic.topic_id, FAILED, topic.problem or "no topic id")
     try:
-        config = desired_config(topic, defaults)
         if existing is not None and existing.topic_id != topic.topic_id:
             raise MetadataError(
                 f"registered with id {existing.topic_id}, Kafka now has {topic.topic_id}: "
                 "run 'tierflow delete-topic' for the old one first"
             )
-        action = CREATED if existing is None else UPDATED
-        if existing is not None and existing.config == config:
-            action = UNCHANGED
-        elif not dry_run:
-            store.register_topic(
-                topic.name, topic.topic_id, actor=actor, now_ms=now_ms, **config.as_fields()
-            )
+        current = existing.config if existing is not None else None
+        config = desired_config(topic, defaults, current)
+        changes = config_changes(current, config)
+        warnings = [] if current is None else turn_off_warnings(topic, current, config)
+        action = CREATED if existing is None else UPDATED if changes else UNCHANGED
+        if changes and not dry_run:
+            # Only what changed: a concurrent edit of another key is not overwritten.
+            fields = {
+                k: v
+                for k, v in config.as_fields().items()
+                if current is None or getattr(current, k) != v
+            }
+            store.register_topic(topic.name, topic.topic_id, actor=actor, now_ms=now_ms, **fields)
     except (MetadataError, ValueError) as exc:
         return SyncOutcome(topic.name, topic.topic_id, FAILED, str(exc))
-    return SyncOutcome(topic.name, topic.topic_id, action, configs=config.as_kafka_configs())
+    return SyncOutcome(
+        topic.name,
+        topic.topic_id,
+        action,
+        configs=config.as_kafka_configs(),
+        changes=changes,
+        warnings=warnings,
+    )
