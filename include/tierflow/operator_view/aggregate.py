@@ -24,7 +24,7 @@ from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metrics import TopicMetrics, copy_lag
-from tierflow.operator_view.disk import Leader, ListedLog, PartitionName, list_log
+from tierflow.operator_view.disk import Leader, PartitionName, SegmentSize, segment_sizes
 from tierflow.operator_view.model import BrokerView
 
 _S = RemoteLogSegmentState
@@ -43,7 +43,8 @@ class Aggregates:
     topics: dict[str, TopicMetrics]  # by name: every topic asked for, zeros without partitions
     brokers: dict[int | None, BrokerView]
     keys: list[PartitionName] = field(default_factory=list)  # every partition, sorted
-    listed: dict[PartitionKey, ListedLog] = field(default_factory=dict)  # those on a broker
+    # (base offset, size) of the segments of those on a broker, as listed once
+    sizes: dict[PartitionKey, list[SegmentSize]] = field(default_factory=dict)
 
 
 def aggregate(
@@ -59,7 +60,7 @@ def aggregate(
     by_name = {t.name: t for t in topics}
     only = [topics[0].topic_id] if len(topics) == 1 else None
     highest = _highest_remote_offsets(store, only, partition)
-    states = _state_totals(store, only, partition)
+    states = state_totals(store, only, partition)
     on_brokers = {
         (by_name[name].topic_id, number): leader
         for (name, number), leader in leaders.items()
@@ -69,9 +70,9 @@ def aggregate(
     found = Aggregates({t.name: TopicMetrics(t.name) for t in topics}, {})
     for topic_id, number in sorted(keys, key=lambda k: (by_id[k[0]].name, k[1])):
         topic, leader = by_id[topic_id], on_brokers.get((topic_id, number))
-        listed = list_log(leader.log) if leader is not None else None
+        listed = segment_sizes(leader.log) if leader is not None else None
         if listed is not None:
-            found.listed[(topic_id, number)] = listed
+            found.sizes[(topic_id, number)] = listed
         broker = leader.broker if leader is not None else None
         if broker not in found.brokers:
             found.brokers[broker] = BrokerView(broker)
@@ -86,13 +87,13 @@ def aggregate(
 
 
 def _local_figures(
-    topic: Topic, listed: ListedLog | None, highest_remote: int
+    topic: Topic, listed: list[SegmentSize] | None, highest_remote: int
 ) -> tuple[tuple[int, int], tuple[int, int]]:
     """(bytes, segments) on the leader and of its copy lag; zeros when on no broker."""
     if listed is None:
         return (0, 0), (0, 0)
-    bases = [s.base_offset for s in listed.listed]
-    sizes = [s.size for s in listed.listed]
+    bases = [base for base, _size in listed]
+    sizes = [size for _base, size in listed]
     return (sum(sizes), len(sizes)), copy_lag(topic, bases, sizes, highest_remote)
 
 
@@ -134,7 +135,7 @@ def _highest_remote_offsets(
         return {(t, int(n)): int(h) for t, n, h in connection.execute(query).all()}
 
 
-def _state_totals(
+def state_totals(
     store: MetadataStore, topic_ids: list[str] | None, partition: int | None
 ) -> dict[PartitionKey, dict[str, tuple[int, int]]]:
     """(topic id, partition) -> state -> (segments, bytes), in one GROUP BY."""

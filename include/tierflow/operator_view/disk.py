@@ -21,12 +21,13 @@ from tierflow.cluster.leaders import leader_logs
 from tierflow.config import Settings
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.log_dir import LogDir, PartitionLog
-from tierflow.kafka.naming import LOG_SUFFIX, parse_offset_prefix
+from tierflow.kafka.naming import LOG_SUFFIX
 from tierflow.kafka.segment import LogSegment
 
 log = logging.getLogger(__name__)
 
 PartitionName = tuple[str, int]  # (topic name, partition)
+SegmentSize = tuple[int, int]  # (base offset, bytes of its .log)
 OFFSET_DIGITS = 20  # a segment file is named by its base offset in 20 digits
 
 
@@ -88,27 +89,33 @@ def read_leaders(settings: Settings) -> dict[PartitionName, Leader]:
     return leaders
 
 
-def list_log(log_: PartitionLog) -> ListedLog:
-    """One ``scandir`` of the partition directory: its segments (as ``PartitionLog.segments``
-    finds them: ``.log`` files named by a 20-digit offset) with their sizes."""
+def segment_sizes(log_: PartitionLog) -> list[SegmentSize]:
+    """(base offset, ``.log`` size) of the partition's segments, ascending, from one
+    ``scandir``: the segments ``PartitionLog.segments`` finds (``.log`` files named by a
+    20-digit offset), without a Path and a ``stat`` call per segment."""
     found = []
     try:
         with os.scandir(log_.path) as entries:
             for entry in entries:
                 if _is_segment_log(entry.name) and (size := _size(entry)) is not None:
-                    found.append(ListedSegment(parse_offset_prefix(entry.name), log_.path, size))
+                    found.append((int(entry.name[:OFFSET_DIGITS]), size))
     except FileNotFoundError:
-        found = []  # the partition went while it was listed (a reassignment, a deletion)
-    found.sort(key=lambda s: s.base_offset)
-    return ListedLog(log_.topic, log_.partition, log_.path, log_.log_dir, tuple(found))
+        return []  # the partition went while it was listed (a reassignment, a deletion)
+    found.sort()
+    return found
+
+
+def listed_log(log_: PartitionLog, sizes: list[SegmentSize]) -> ListedLog:
+    """The partition log whose ``segments()`` are ``sizes``: one listing for every figure."""
+    segments = tuple(ListedSegment(base, log_.path, size) for base, size in sizes)
+    return ListedLog(log_.topic, log_.partition, log_.path, log_.log_dir, segments)
 
 
 def _is_segment_log(name: str) -> bool:
-    digits = name[:OFFSET_DIGITS]
     return (
-        len(name) == OFFSET_DIGITS + len(LOG_SUFFIX)
-        and name.endswith(LOG_SUFFIX)
-        and (digits.isdigit())
+        name.endswith(LOG_SUFFIX)
+        and len(name) == OFFSET_DIGITS + len(LOG_SUFFIX)
+        and name[:OFFSET_DIGITS].isdigit()
     )
 
 

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import accumulate
+from typing import NamedTuple
 
 from sqlmodel import col, select
 
-from tierflow.kafka.log_dir import PartitionLog
 from tierflow.metadata.events import EventEntity
 from tierflow.metadata.models import MetadataEvent, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
@@ -40,8 +39,7 @@ MAX_POINTS = 500
 PartitionKey = tuple[str, int]  # (topic id, partition)
 
 
-@dataclass(frozen=True)
-class _Segment:
+class _Segment(NamedTuple):  # 10,000s of them: a tuple, not a dataclass
     key: PartitionKey
     start_offset: int
     end_offset: int
@@ -67,26 +65,31 @@ class LagCurve:
         return max(self.suffix[first_only_local] - self.active, 0)
 
 
-def known_segments(log_: PartitionLog, remote: Sequence[_Segment]) -> list[tuple[int, int]]:
-    """The broker's segments, and below its first one the remote rows of removed ones."""
-    local = [(s.base_offset, s.size_in_bytes()) for s in log_.segments()]
+def known_segments(
+    local: Sequence[tuple[int, int]], remote: Sequence[_Segment]
+) -> list[tuple[int, int]]:
+    """The broker's segments (base offset, size), and below its first one the remote rows of
+    removed ones."""
     first_local = local[0][0] if local else None
     below: dict[int, int] = {}
     for row in remote:
         if first_local is None or row.start_offset < first_local:
             below.setdefault(row.start_offset, row.size_bytes)
-    return sorted(below.items()) + local
+    return sorted(below.items()) + list(local)
 
 
 def remote_history(
     store: MetadataStore,
     topics: Sequence[Topic],
-    logs: Mapping[PartitionKey, PartitionLog],
+    local: Mapping[PartitionKey, Sequence[tuple[int, int]]],
     *,
     partition: int | None = None,
     max_points: int = MAX_POINTS,
 ) -> list[HistoryPoint]:
-    """Totals over the topics' partitions (or one partition number) after each event time."""
+    """Totals over the topics' partitions (or one partition number) after each event time.
+
+    ``local``: (base offset, size) of each partition's segments on its broker.
+    """
     by_id = {t.topic_id: t for t in topics}
     if not by_id:
         return []
@@ -95,8 +98,8 @@ def remote_history(
     for row in segments.values():
         by_partition.setdefault(row.key, []).append(row)
     curves = {
-        key: LagCurve(by_id[key[0]], known_segments(log_, by_partition.get(key, [])))
-        for key, log_ in logs.items()
+        key: LagCurve(by_id[key[0]], known_segments(sizes, by_partition.get(key, [])))
+        for key, sizes in local.items()
         if key[0] in by_id and (partition is None or key[1] == partition)
     }
     lag = {key: curve.at(-1) for key, curve in curves.items()}

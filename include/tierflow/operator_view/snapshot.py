@@ -16,7 +16,7 @@ from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore, wall_clock_ms
 from tierflow.metrics import compute_metrics
 from tierflow.operator_view.aggregate import Aggregates, aggregate
-from tierflow.operator_view.disk import Leader, PartitionName, read_leaders
+from tierflow.operator_view.disk import Leader, PartitionName, listed_log, read_leaders
 from tierflow.operator_view.events import count_events, latest_events
 from tierflow.operator_view.history import remote_history
 from tierflow.operator_view.model import HistoryPoint, OperatorSnapshot, PartitionView
@@ -76,7 +76,11 @@ def _partition_rows(
     if not shown:
         return []
     ids = {t.name: t.topic_id for t in topics}
-    logs = [totals.listed[key] for name, n in shown if (key := (ids[name], n)) in totals.listed]
+    logs = [
+        listed_log(leaders[(name, n)].log, totals.sizes[key])
+        for name, n in shown
+        if (key := (ids[name], n)) in totals.sizes
+    ]
     metrics = compute_metrics(
         store, settings.log_dirs, topic=options.topic, partition=options.partition, logs=logs
     )
@@ -98,7 +102,7 @@ def _history(
     options: ViewOptions,
     now_ms: int,
 ) -> list[HistoryPoint]:
-    history = remote_history(store, topics, totals.listed, partition=options.partition)
+    history = remote_history(store, topics, totals.sizes, partition=options.partition)
     # The chart ends at today's gauges: the same figures as the topic rows.
     history.append(
         HistoryPoint(
