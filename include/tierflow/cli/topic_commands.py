@@ -260,19 +260,18 @@ def _parse_default(item: str) -> tuple[str, str]:
 def _print_sync(outcomes: list[SyncOutcome], source: str, *, dry_run: bool) -> None:
     table = Table(title=f"Topics from {source}" + (" (dry run)" if dry_run else ""))
     table.add_column("topic", overflow="fold")
-    table.add_column("id", no_wrap=True, min_width=22)
+    table.add_column("id", no_wrap=True)
     table.add_column("action")
     table.add_column("remote")
-    table.add_column("changes (old -> new)", no_wrap=True)
-    table.add_column("reason", ratio=1)
+    # A skipped or failed topic has a reason and no changes: one column holds either.
+    table.add_column("changes (old -> new), or why not", ratio=1)
     for o in outcomes:
         table.add_row(
             o.topic,
             o.topic_id or "-",
             o.action,
             o.configs.get("remote.storage.enable", "-"),
-            _changes_text(o),
-            o.reason,
+            o.reason or _changes_text(o),
         )
     console.print(table)
     for o in outcomes:
