@@ -277,7 +277,7 @@ def _print_sync(outcomes: list[SyncOutcome], source: str, *, dry_run: bool) -> N
     for o in outcomes:
         for warning in o.warnings:
             prefix = "WARNING (dry run, would apply)" if dry_run else "WARNING"
-            console.print(f"{prefix}: {warning}", style="bold red", markup=False)
+            console.print(f"{prefix}: {warning}", style="bold red", markup=False, soft_wrap=True)
     counts = {
         a: sum(o.action == a for o in outcomes) for a in dict.fromkeys(o.action for o in outcomes)
     }
