@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import unquote, urlsplit
 
 from tierflow.config import Settings
@@ -27,26 +30,64 @@ MIN_SECRET_LENGTH = 5
 _URL_USERINFO = re.compile(r"(\b[a-zA-Z][\w+.-]*://[^\s/:@]*:)[^\s@]*@")
 
 
+_T = TypeVar("_T")
+# The open_* instances shared inside a shared_resources() block, by kind and settings.
+_SHARED: ContextVar[dict | None] = ContextVar("tierflow_shared_resources", default=None)
+
+
 class UnknownPartitionError(LookupError):
     pass
 
 
 def open_store(settings: Settings, *, migrate: bool = True) -> MetadataStore:
     """The metadata store; readers elsewhere (a Spark driver) pass migrate=False."""
-    mask_in_airflow(settings)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return MetadataStore(settings.db_url, migrate=migrate)
+
+    def make() -> MetadataStore:
+        mask_in_airflow(settings)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return MetadataStore(settings.db_url, migrate=migrate)
+
+    return _shared(("store", migrate), settings, make)
 
 
 def open_storage(settings: Settings) -> RemoteStorageManager:
-    mask_in_airflow(settings)
-    return open_remote_storage(settings)
+    def make() -> RemoteStorageManager:
+        mask_in_airflow(settings)
+        return open_remote_storage(settings)
+
+    return _shared(("storage",), settings, make)
 
 
 def open_objects(settings: Settings) -> ObjectStore:
     """The bucket itself, for work that lists keys rather than reading segments."""
-    mask_in_airflow(settings)
-    return settings_object_store(settings)
+
+    def make() -> ObjectStore:
+        mask_in_airflow(settings)
+        return settings_object_store(settings)
+
+    return _shared(("objects",), settings, make)
+
+
+@contextmanager
+def shared_resources() -> Iterator[None]:
+    """Inside, each open_* hands out one instance per settings: a shard task opens its store
+    (engine, schema check), storage (key ring) and bucket once for all its partitions rather
+    than once per partition. Outside, every call opens afresh, as before."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _shared(kind: tuple, settings: Settings, make: Callable[[], _T]) -> _T:
+    cache = _SHARED.get()
+    if cache is None:
+        return make()
+    key = (kind, settings)
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
 
 
 def configured_secrets(settings: Settings) -> list[str]:

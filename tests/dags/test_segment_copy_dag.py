@@ -50,9 +50,18 @@ def test_dag_copies_every_eligible_segment(tmp_path: Path):
     assert sorted(t.rsm.objects.list()) == keys
 
 
-def test_worker_killed_midway_then_cleared_run_finishes_the_job(tmp_path: Path):
-    t = build_tiered(tmp_path)
-    crashing = {**t.settings.as_env(), "TIERFLOW_CRASH_AT": "copy.before_finished#2"}
+@pytest.mark.parametrize(
+    ("crash_at", "max_shards"),
+    [
+        ("copy.before_finished#2", "16"),  # a shard of one partition, killed in finalize
+        ("copy.after_started#3", "1"),  # one shard of every partition, killed in prepare
+    ],
+)
+def test_worker_killed_midway_then_cleared_run_finishes_the_job(
+    tmp_path: Path, crash_at: str, max_shards: str
+):
+    t = build_tiered(tmp_path, max_shards=int(max_shards))
+    crashing = {**t.settings.as_env(), "TIERFLOW_CRASH_AT": crash_at}
     with pytest.raises(RuntimeError, match="did not complete"):
         run_dag(tmp_path, crashing, "killed")
     stuck = [

@@ -16,6 +16,8 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
+from tierflow.runtime import shared_resources
+
 log = logging.getLogger(__name__)
 
 DEFAULT_QUEUE = "default"
@@ -115,23 +117,34 @@ def run_partitions(
     """``work`` on each partition in turn: (results, failures). A failure is logged with the
     partition's name and kept, and the next partition goes ahead."""
     results, failures = [], []
-    for item in items:
-        try:
-            result = work(item)
-        except Exception as exc:
-            log.error("%s %s failed: %s: %s", what, label(item), type(exc).__name__, exc)
-            failures.append(
-                {
-                    "topic": item["topic"],
-                    "partition": item["partition"],
-                    "label": label(item),
-                    "error": f"{type(exc).__name__}: {exc}",
-                }
-            )
-            continue
-        if result is not None:
-            results.append(result)
+    with shared_resources():  # one store, storage and bucket for the whole shard
+        for item in items:
+            _run_one(item, work, what, results, failures)
     return results, failures
+
+
+def _run_one(
+    item: dict,
+    work: Callable[[dict], dict | None],
+    what: str,
+    results: list[dict],
+    failures: list[dict],
+) -> None:
+    try:
+        result = work(item)
+    except Exception as exc:
+        log.error("%s %s failed: %s: %s", what, label(item), type(exc).__name__, exc)
+        failures.append(
+            {
+                "topic": item["topic"],
+                "partition": item["partition"],
+                "label": label(item),
+                "error": f"{type(exc).__name__}: {exc}",
+            }
+        )
+        return
+    if result is not None:
+        results.append(result)
 
 
 def failures_of(shards: Sequence[dict], *outcome_lists: Sequence[dict | None]) -> list[dict]:
