@@ -155,7 +155,7 @@ def config_changes(old: TopicConfig | None, new: TopicConfig) -> dict[str, dict[
 
 def turn_off_warnings(topic: KafkaTopic, old: TopicConfig, new: TopicConfig) -> list[str]:
     """What turns tiering (or copying) off for a registered topic, and who said so."""
-    warnings = []
+    warnings: list[str] = []
     if old.remote_storage_enable and not new.remote_storage_enable:
         warnings.append(
             f"{topic.name}: remote.storage.enable true -> false "
