@@ -16,6 +16,7 @@ from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore, wall_clock_ms
 from tierflow.metrics import compute_metrics
 from tierflow.operator_view.aggregate import Aggregates, aggregate
+from tierflow.operator_view.collector import collector_paused
 from tierflow.operator_view.disk import Leader, PartitionName, listed_log, read_leaders
 from tierflow.operator_view.events import count_events, latest_events
 from tierflow.operator_view.history import remote_history
@@ -32,6 +33,13 @@ def build_snapshot(
     store: MetadataStore, settings: Settings, *, now_ms: int, options: ViewOptions
 ) -> OperatorSnapshot:
     """Raises UnknownTopicError for an unknown ``options.topic``."""
+    with collector_paused():
+        return _build(store, settings, now_ms=now_ms, options=options)
+
+
+def _build(
+    store: MetadataStore, settings: Settings, *, now_ms: int, options: ViewOptions
+) -> OperatorSnapshot:
     topics = [store.topic(options.topic)] if options.topic else store.topics()
     leaders = read_leaders(settings)
     totals = aggregate(store, topics, leaders, partition=options.partition)
