@@ -43,6 +43,7 @@ from tierflow.cluster.leaders import leader_logs  # noqa: E402
 from tierflow.metrics import compute_metrics, local_logs  # noqa: E402
 from tierflow.operator_view.aggregate import state_totals  # noqa: E402
 from tierflow.operator_view.app import create_app  # noqa: E402
+from tierflow.operator_view.collector import collector_paused  # noqa: E402
 from tierflow.operator_view.disk import segment_sizes  # noqa: E402
 from tierflow.operator_view.options import ViewOptions  # noqa: E402
 from tierflow.operator_view.retention_preview import preview_retention  # noqa: E402
@@ -63,10 +64,17 @@ def timed(runs: int, work: Callable[[], Any]) -> float:
 
 
 def floor(m: ManyPartitions) -> None:
-    leaders = leader_logs(m.settings)
-    for leader in leaders:
-        segment_sizes(leader.log)
-    state_totals(m.store, None, None)
+    """Under the same conditions as a snapshot: the cyclic collector paused."""
+    with collector_paused():
+        leaders = leader_logs(m.settings)
+        for leader in leaders:
+            segment_sizes(leader.log)
+        state_totals(m.store, None, None)
+
+
+def floor_leaders(m: ManyPartitions) -> None:
+    with collector_paused():
+        leader_logs(m.settings)
 
 
 def status(m: ManyPartitions, *argv: str) -> None:
@@ -126,7 +134,7 @@ def main() -> None:
 
     runs = args.runs
     lowest = timed(runs, lambda: floor(m))
-    leaders = timed(runs, lambda: leader_logs(m.settings))
+    leaders = timed(runs, lambda: floor_leaders(m))
     print(
         f"floor: every partition's leader, one listing of each, one GROUP BY {lowest:.2f} s "
         f"(finding the leaders: {leaders:.2f} s)"

@@ -47,7 +47,6 @@ def _build(
     stuck_after_s = (
         settings.stale_copy_grace_s if options.stuck_after_s is None else options.stuck_after_s
     )
-    stuck = {"now_ms": now_ms, "stuck_after_s": stuck_after_s, "partition": options.partition}
     return OperatorSnapshot(
         generated_ms=now_ms,
         topics=topic_views(topics, totals.topics),
@@ -63,8 +62,12 @@ def _build(
             partitions=shown,
         ),
         stuck_after_s=stuck_after_s,
-        stuck=stuck_segments(store, topics, **stuck),
-        stuck_total=count_stuck(store, topics, **stuck),
+        stuck=stuck_segments(
+            store, topics, now_ms=now_ms, stuck_after_s=stuck_after_s, partition=options.partition
+        ),
+        stuck_total=count_stuck(
+            store, topics, now_ms=now_ms, stuck_after_s=stuck_after_s, partition=options.partition
+        ),
         events=latest_events(store, topics, limit=options.events, partition=options.partition),
         events_total=count_events(store, topics, partition=options.partition),
         history=_history(store, topics, totals, options, now_ms) if options.history else None,
