@@ -53,19 +53,7 @@ def create_app(
     )
 
     def load(options: ViewOptions) -> tuple[OperatorSnapshot, list[str]]:
-        from tierflow.config import Settings
-        from tierflow.metadata.errors import UnknownTopicError
-        from tierflow.metadata.store import wall_clock_ms
-        from tierflow.operator_view.snapshot import build_snapshot
-
-        current = settings() if settings else Settings.from_env()
-        store = _store(current)
-        now_ms = clock() if clock else wall_clock_ms()
-        try:
-            snapshot = build_snapshot(store, current, now_ms=now_ms, options=options)
-        except UnknownTopicError as exc:
-            raise HTTPException(404, str(exc)) from exc
-        return snapshot, [t.name for t in store.topics()]
+        return _load(options, settings, clock)
 
     @app.get("/", response_class=HTMLResponse)
     def page(
@@ -107,6 +95,25 @@ def create_app(
         return JSONResponse(found.as_dict())
 
     return app
+
+
+def _load(
+    options: ViewOptions, settings: Callable[[], Settings] | None, clock: Clock | None
+) -> tuple[OperatorSnapshot, list[str]]:
+    """The snapshot asked for, and every topic's name (the form's choices)."""
+    from tierflow.config import Settings
+    from tierflow.metadata.errors import UnknownTopicError
+    from tierflow.metadata.store import wall_clock_ms
+    from tierflow.operator_view.snapshot import build_snapshot
+
+    current = settings() if settings else Settings.from_env()
+    store = _store(current)
+    now_ms = clock() if clock else wall_clock_ms()
+    try:
+        snapshot = build_snapshot(store, current, now_ms=now_ms, options=options)
+    except UnknownTopicError as exc:
+        raise HTTPException(404, str(exc)) from exc
+    return snapshot, [t.name for t in store.topics()]
 
 
 def _form_number(name: str, raw: str | None) -> int | None:

@@ -41,7 +41,22 @@ def retention_section(preview: RetentionPreview, page: PartitionPage) -> str:
         if preview.delete_local_files
         else "local segments are only reported (TIERFLOW_DELETE_LOCAL_SEGMENTS is off)"
     )
-    topic_rows = [
+    return "".join(
+        [
+            heading,
+            f'<p class="meta" id="retention-as-of" data-value="{preview.as_of_ms}">'
+            f"retention_expiry at {escape(utc(preview.as_of_ms))} would delete the following "
+            f"from the partitions listed above ({escape(page_range(page))}): its dry-run plan "
+            f"as of that time; {local_note}.</p>",
+            _retention_topics(preview),
+            _retention_partitions(preview),
+            _retention_deletions(preview),
+        ]
+    )
+
+
+def _retention_topics(preview: RetentionPreview) -> str:
+    rows = [
         cells.row(
             [
                 cells.text("topic", t.topic),
@@ -54,7 +69,16 @@ def retention_section(preview: RetentionPreview, page: PartitionPage) -> str:
         )
         for t in preview.topics
     ]
-    partition_rows = [
+    return cells.table(
+        "retention-topics",
+        ("Topic", "Remote segments", "Remote bytes", "Local segments", "Local bytes"),
+        rows,
+        "No topic has remote retention.",
+    )
+
+
+def _retention_partitions(preview: RetentionPreview) -> str:
+    rows = [
         cells.row(
             [
                 cells.text("topic", p.topic),
@@ -72,7 +96,22 @@ def retention_section(preview: RetentionPreview, page: PartitionPage) -> str:
         )
         for p in preview.partitions
     ]
-    deletion_rows = [
+    headers = (
+        "Topic",
+        "Partition",
+        "Remote segments",
+        "Remote bytes",
+        "Local segments",
+        "Local bytes",
+        "New log start",
+        "New local log start",
+        "Note",
+    )
+    return cells.table("retention-partitions", headers, rows, "")
+
+
+def _retention_deletions(preview: RetentionPreview) -> str:
+    rows = [
         cells.row(
             [
                 cells.text("tier", d.tier),
@@ -90,41 +129,14 @@ def retention_section(preview: RetentionPreview, page: PartitionPage) -> str:
     ]
     return "".join(
         [
-            heading,
-            f'<p class="meta" id="retention-as-of" data-value="{preview.as_of_ms}">'
-            f"retention_expiry at {escape(utc(preview.as_of_ms))} would delete the following "
-            f"from the partitions listed above ({escape(page_range(page))}): its dry-run plan "
-            f"as of that time; {local_note}.</p>",
-            cells.table(
-                "retention-topics",
-                ("Topic", "Remote segments", "Remote bytes", "Local segments", "Local bytes"),
-                topic_rows,
-                "No topic has remote retention.",
-            ),
-            cells.table(
-                "retention-partitions",
-                (
-                    "Topic",
-                    "Partition",
-                    "Remote segments",
-                    "Remote bytes",
-                    "Local segments",
-                    "Local bytes",
-                    "New log start",
-                    "New local log start",
-                    "Note",
-                ),
-                partition_rows,
-                "",
-            ),
             f"<details><summary>Segments it would delete ({len(preview.deletions)})</summary>",
             cells.table(
                 "retention-deletions",
                 ("Tier", "Topic", "Partition", "Segment", "Offsets", "Size", "Reason"),
-                deletion_rows,
+                rows,
                 "Nothing.",
             ),
-            more(len(deletion_rows), len(preview.deletions), "segments"),
+            more(len(rows), len(preview.deletions), "segments"),
             "</details>",
         ]
     )
