@@ -257,12 +257,36 @@ def test_3_the_page_in_chromium_shows_the_stores_figures(
         page.save_screenshot(SCREENSHOT)
 
         check_topics(shown["tables"]["topics"], store, settings)
-        check_partitions(shown["tables"]["partitions"], store, settings)
+        assert "partitions" not in shown["tables"], "all topics: summed per topic, not listed"
         stuck_ids = check_stuck(shown, store, stuck_run)
-        check_chart(shown["chart"], shown["tables"]["partitions"])
+        check_chart(shown["chart"], shown["tables"]["topics"])
         assert "Tiered storage" in text and "Next retention run" in text
 
-        # The link of a stuck segment takes the UI to the task instance that started it.
+        # A topic lists its partitions (one page holds them all here): its name in the topic
+        # table is a link to its view, as is the topic in the form, which each view keeps.
+        by_topic = {}
+        open_topic = {
+            "orders": f"[...{FRAME}.contentDocument.querySelectorAll('#topics a')]"
+            ".find((a) => a.textContent === 'orders').click()",
+            "payments": f"(() => {{ const doc = {FRAME}.contentDocument;"
+            " doc.querySelector('select[name=topic]').value = 'payments';"
+            " doc.querySelector('#filters').requestSubmit(); })()",
+        }
+        for name, action in open_topic.items():
+            page.evaluate(f"(() => {{ {action}; return true; }})()")
+            page.wait_for(
+                f"!!{FRAME}.contentDocument.querySelector('#partitions tr[data-topic=\"{name}\"]')"
+            )
+            by_topic[name] = page.evaluate(READ_PAGE)
+        check_partitions(
+            [row for view in by_topic.values() for row in view["tables"]["partitions"]],
+            store,
+            settings,
+        )
+        shown = by_topic["orders"]
+
+        # The link of a stuck segment (payments' view shows them too) takes the UI to the task
+        # instance that started it.
         prepare = stuck_run["prepare"]
         link = f"a[data-airflow-link][data-run-id='{stuck_run['run_id']}']"
         page.evaluate(f'{FRAME}.contentDocument.querySelector("{link}").click()')
@@ -294,13 +318,18 @@ def test_3_the_page_in_chromium_shows_the_stores_figures(
     assert int(value(orders, "local_bytes")) == planned["local_bytes"]
 
 
+@pytest.mark.parametrize("topic", [None, "orders"])
 def test_4_tierflow_status_prints_the_pages_figures(
-    airflow: LocalAirflow, settings: Settings
+    airflow: LocalAirflow, settings: Settings, topic: str | None
 ) -> None:
-    page = airflow.api.get(f"{PREFIX}/api/snapshot", stuck_after=STUCK_AFTER_S, history="false")
+    narrow = {"topic": topic} if topic else {}
+    page = airflow.api.get(
+        f"{PREFIX}/api/snapshot", stuck_after=STUCK_AFTER_S, history="false", **narrow
+    )
     env = {**os.environ, **settings.as_env()}
+    argv = ["--topic", topic] if topic else []
     out = subprocess.run(
-        [sys.executable, "-m", "tierflow.cli", "status", "--json", *STATUS_ARGS],
+        [sys.executable, "-m", "tierflow.cli", "status", "--json", *STATUS_ARGS, *argv],
         capture_output=True,
         text=True,
         check=True,
@@ -308,6 +337,9 @@ def test_4_tierflow_status_prints_the_pages_figures(
         cwd=PROJECT,
     )
     cli = json.loads(out.stdout)
+    assert bool(cli["partitions"]) == bool(topic)
+    assert cli["partition_page"] == page["partition_page"]
+    assert cli["brokers"] == page["brokers"]
     assert cli["partitions"] == page["partitions"]
     assert cli["topics"] == page["topics"]
     assert cli["events"] == page["events"]
@@ -394,9 +426,10 @@ def check_stuck(shown: dict[str, Any], store, stuck_run: dict[str, Any]) -> list
     return ids
 
 
-def check_chart(chart: dict[str, str] | None, partitions: list[dict[str, Any]]) -> None:
+def check_chart(chart: dict[str, str] | None, topics: list[dict[str, Any]]) -> None:
+    """The chart ends at today's figures: the topic rows summed."""
     assert chart is not None, "the chart is drawn"
-    remote = sum(int(value(r, "remote_log_size_bytes")) for r in partitions)
-    lag = sum(int(r["cells"]["remote_copy_lag"]["attrs"].get("data-bytes", 0)) for r in partitions)
+    remote = sum(int(value(r, "remote_log_size_bytes")) for r in topics)
+    lag = sum(int(r["cells"]["remote_copy_lag"]["attrs"].get("data-bytes", 0)) for r in topics)
     assert (int(chart["data-last-remote-size"]), int(chart["data-last-copy-lag"])) == (remote, lag)
     assert int(chart["data-points"]) > 2, "copies show up as steps"
