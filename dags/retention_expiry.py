@@ -2,8 +2,9 @@
 ### Retention expiry (nightly)
 
 Expires tiered data as Kafka's RLMExpirationTask and local retention do, every night at 02:00
-UTC: one task plans, then one mapped task per shard (at most `TIERFLOW_MAX_SHARDS`, by broker)
-expires each of its partitions; a partition that fails is named, and the others go ahead.
+UTC: one task plans, then one mapped task per shard (at most `TIERFLOW_MAX_SHARDS`, by broker,
+on the broker's queue from `TIERFLOW_BROKER_QUEUES`) expires each of its partitions; a partition
+that fails is named, and the others go ahead.
 
 * **Now** for a run is its data interval end, so a backfill evaluates each night as of that
   night: `airflow backfill create --dag-id retention_expiry --from-date … --to-date …
@@ -29,7 +30,16 @@ from datetime import timedelta
 import pendulum
 from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
 
-from tierflow.airflow_dags.shard_tasks import finish_shard, label_shard, shard_outcomes
+from tierflow.airflow_dags.shard_tasks import (
+    broker_queues,
+    by_lane,
+    finish_shard,
+    label_shard,
+    lane_outcomes,
+    lanes,
+    map_over_lanes,
+    pick_lanes,
+)
 
 RETENTION_POOL = "tierflow_retention"
 
@@ -60,11 +70,14 @@ RETENTION_POOL = "tierflow_retention"
     },
 )
 def retention_expiry() -> None:
+    queues = broker_queues()
+    all_lanes = lanes(queues)
+
     @task
-    def plan() -> list[dict]:
+    def plan() -> dict[str, list[dict]]:
         from tierflow.tasks.retention import plan_retention_shards
 
-        return plan_retention_shards()
+        return by_lane(plan_retention_shards(queues=queues), all_lanes)
 
     @task(pool=RETENTION_POOL, map_index_template="{{ shard_label }}")
     def expire(shard: dict) -> None:
@@ -79,20 +92,20 @@ def retention_expiry() -> None:
         )
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
-    def report(shards: list[dict]) -> dict:
+    def report(planned: dict[str, list[dict]]) -> dict:
         from airflow.sdk.exceptions import AirflowFailException
 
         from tierflow.tasks.retention import summarize_shards
         from tierflow.tasks.shards import PartitionsFailedError
 
-        outcomes = shard_outcomes("expire", len(shards))
+        shards, outcomes = lane_outcomes("expire", planned)
         try:
             return summarize_shards(shards, outcomes, dry_run=_dry_run(get_current_context()))
         except PartitionsFailedError as exc:  # a retry of report cannot fix it
             raise AirflowFailException(str(exc)) from exc
 
-    shards = plan()
-    expire.expand(shard=shards) >> report(shards)
+    planned = plan()
+    map_over_lanes(expire, "expire", pick_lanes(planned, all_lanes)) >> report(planned)
 
 
 def _dry_run(context: dict) -> bool:

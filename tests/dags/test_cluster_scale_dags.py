@@ -4,7 +4,8 @@ partitions on two brokers, with ``[core] max_map_length`` at its default (1024).
 Before shards, a run over more than 1,024 partitions failed before copying anything: the
 partition list was mapped, and Airflow refuses to map that many. Now each run maps over at most
 TIERFLOW_MAX_SHARDS shards, reads only the leaders' replicas (the lagging followers hold less),
-and every partition is still carried through on its own.
+and every partition is still carried through on its own. The shards that read a broker's
+disks run on that broker's queue (TIERFLOW_BROKER_QUEUES).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 TOPICS = ("orders", "clicks")
 PARTITIONS = 560  # per topic: 1,120 in all
 MAX_SHARDS = 4
+QUEUES = {1: "kafka-broker-1", 2: "kafka-broker-2"}
 LOGICAL_DATE = datetime(2026, 9, 23, 2, 0, tzinfo=UTC)  # the nightly run's "now"
 
 
@@ -39,6 +41,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> TwoBrokers:
         tmp_path_factory.mktemp("two-brokers"), topics=TOPICS, partitions=PARTITIONS
     )
     built.env["TIERFLOW_MAX_SHARDS"] = str(MAX_SHARDS)
+    built.env["TIERFLOW_BROKER_QUEUES"] = ",".join(f"{b}={QUEUES[b]}" for b in BROKERS)
     store = open_store(built.settings)
     for name, topic_id in built.topics.items():
         store.register_topic(name, topic_id, actor="test", now_ms=0, remote_storage_enable=True)
@@ -57,11 +60,18 @@ def run(cluster: TwoBrokers, dag_id: str, **kwargs) -> str:
     )
 
 
-def task_instances(cluster: TwoBrokers, dag_id: str) -> Counter[str]:
-    """Task instances of the DAG's runs, by task id, from Airflow's own database."""
+def task_instances(cluster: TwoBrokers, dag_id: str) -> Counter[tuple[str, str]]:
+    """Task instances of the DAG's runs, by task id and queue, from Airflow's own database."""
     with sqlite3.connect(cluster.base / "airflow" / "airflow.db") as db:
-        rows = db.execute("SELECT task_id FROM task_instance WHERE dag_id = ?", (dag_id,))
-        return Counter(task_id for (task_id,) in rows)
+        query = "SELECT task_id, queue FROM task_instance WHERE dag_id = ?"
+        return Counter(db.execute(query, (dag_id,)))
+
+
+def on_broker_queues(tis: Counter[tuple[str, str]], base: str) -> int:
+    """The shard tasks of ``base``, each on its broker's queue, one lane per broker."""
+    lanes = {b: tis[(f"{base}_{q.replace('-', '_')}", q)] for b, q in QUEUES.items()}
+    assert all(lanes.values()), f"every broker's shards run on its queue: {tis}"
+    return sum(lanes.values())
 
 
 def live_segments(cluster: TwoBrokers) -> dict[tuple[str, int], list[tuple[int, int]]]:
@@ -92,14 +102,15 @@ def test_copy_retention_and_removal_over_1120_partitions(cluster: TwoBrokers) ->
     assert copied == expected, "every partition copied from its leader, as far as the leader has"
     assert all(len(v) == 2 for v in copied.values())  # a follower's copy would have none
     tis = task_instances(cluster, "segment_copy")
-    assert tis["prepare"] == tis["finalize"] == MAX_SHARDS
-    assert sum(tis.values()) <= 2 * MAX_SHARDS + 7
+    assert on_broker_queues(tis, "prepare") == on_broker_queues(tis, "finalize") == MAX_SHARDS
+    lanes = len(QUEUES) + 1  # the brokers' queues and default: three tasks each at most
+    assert sum(tis.values()) <= 2 * MAX_SHARDS + 7 + 3 * lanes
 
     _expire_the_oldest_segment(cluster)
     assert run(cluster, "retention_expiry", logical_date=LOGICAL_DATE) == "success"
     kept = live_segments(cluster)
     assert kept == {key: segments[1:] for key, segments in copied.items()}
-    assert task_instances(cluster, "retention_expiry")["expire"] == MAX_SHARDS
+    assert on_broker_queues(task_instances(cluster, "retention_expiry"), "expire") == MAX_SHARDS
 
     for broker in BROKERS:  # the topic is deleted from the cluster
         for p in range(PARTITIONS):
@@ -108,7 +119,8 @@ def test_copy_retention_and_removal_over_1120_partitions(cluster: TwoBrokers) ->
     assert {topic for topic, _ in live_segments(cluster)} == {"orders"}
     keys = open_objects(cluster.settings).list()
     assert keys and not [k for k in keys if k.startswith("clicks-")]
-    assert task_instances(cluster, "remote_partition_removal")["remove"] == MAX_SHARDS
+    removal = task_instances(cluster, "remote_partition_removal")
+    assert removal[("remove", "default")] == MAX_SHARDS  # the bucket only: any worker
 
 
 def _expire_the_oldest_segment(cluster: TwoBrokers) -> None:

@@ -43,6 +43,12 @@ def test_a_shard_holds_one_broker_and_every_broker_gets_one() -> None:
         assert shard["queue"] == "default"
 
 
+def test_brokers_with_equal_work_get_equal_shards() -> None:
+    shards = cut_shards(targets(1_120, brokers=2), max_shards=4)
+    assert sorted(s["broker"] for s in shards) == [1, 1, 2, 2]
+    assert sorted(len(s["targets"]) for s in shards) == [280, 280, 280, 280]
+
+
 def test_more_brokers_than_shards_still_keeps_brokers_apart() -> None:
     shards = cut_shards(targets(40, brokers=5), max_shards=2)
     assert len(shards) == 5

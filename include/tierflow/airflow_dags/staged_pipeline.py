@@ -4,9 +4,10 @@
     → finalize (mapped over shards) → summarize → announce_new_segments
 
 Airflow maps over shards, never partitions: a run has at most 2 x TIERFLOW_MAX_SHARDS + 6
-task instances, whatever the cluster's size. A shard task whose partitions partly failed pushes
-what it did (XCom key ``outcome``) and then fails, so the next steps go ahead for the rest and
-on-call clears just that shard.
+task instances, whatever the cluster's size; prepare and finalize run on each shard's broker
+queue (one mapped task per queue; see shard_tasks). A shard task whose partitions partly failed
+pushes what it did (XCom key ``outcome``) and then fails, so the next steps go ahead for the
+rest and on-call clears just that shard.
 """
 
 from __future__ import annotations
@@ -16,7 +17,18 @@ from pathlib import Path
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, Context, TriggerRule, get_current_context, task
 
-from tierflow.airflow_dags.shard_tasks import OUTCOME, finish_shard, label_shard, shard_outcomes
+from tierflow.airflow_dags.shard_tasks import (
+    OUTCOME,
+    broker_queues,
+    by_lane,
+    finish_shard,
+    label_shard,
+    lane_outcomes,
+    lane_task_id,
+    lanes,
+    map_over_lanes,
+    pick_lanes,
+)
 from tierflow.assets import REMOTE_SEGMENTS
 
 SPARK_POOL = "tierflow_spark"
@@ -43,13 +55,16 @@ def wire_staged_pipeline(
     """Wire the pipeline into the DAG being defined (call inside a ``@dag`` function)."""
     extra = dict(extra_params or {})
     batch_task = f"plan_{verb}"
+    queues = broker_queues()
+    all_lanes = lanes(queues)
 
     @task
-    def plan() -> list[dict]:
+    def plan() -> dict[str, list[dict]]:
         from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import plan_shards
 
-        return plan_shards(staged(operation), _params(extra))
+        shards = plan_shards(staged(operation), _params(extra), queues=queues)
+        return by_lane(shards, all_lanes)
 
     @task(pool=pool, map_index_template="{{ shard_label }}")
     def prepare(shard: dict) -> None:
@@ -65,11 +80,11 @@ def wire_staged_pipeline(
         )
 
     @task(task_id=batch_task, trigger_rule=TriggerRule.ALL_DONE)
-    def plan_batch(shards: list[dict]) -> dict:
+    def plan_batch(planned: dict[str, list[dict]]) -> dict:
         from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import plan_batch as plan_the_batch
 
-        outcomes = shard_outcomes("prepare", len(shards))
+        _, outcomes = lane_outcomes("prepare", planned)
         run_key = get_current_context()["run_id"]
         return plan_the_batch(staged(operation), outcomes, run_key=run_key, settings=None)
 
@@ -108,19 +123,20 @@ def wire_staged_pipeline(
 
         label_shard(shard)
         ti = get_current_context()["ti"]
-        outcome = ti.xcom_pull(task_ids="prepare", key=OUTCOME, map_indexes=ti.map_index)
+        prepare_task = lane_task_id("prepare", shard["queue"])
+        outcome = ti.xcom_pull(task_ids=prepare_task, key=OUTCOME, map_indexes=ti.map_index)
         finish_shard(finalize_shard(staged(operation), outcome, batch))
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
-    def summarize(shards: list[dict]) -> dict:
+    def summarize(planned: dict[str, list[dict]]) -> dict:
         from airflow.sdk.exceptions import AirflowFailException
 
         from tierflow.tasks.staged import PartitionsFailedError
         from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import summarize as summarize_run
 
-        prepares = shard_outcomes("prepare", len(shards))
-        finalizes = shard_outcomes("finalize", len(shards))
+        shards, prepares = lane_outcomes("prepare", planned)
+        _, finalizes = lane_outcomes("finalize", planned)
         try:
             return summarize_run(staged(operation), shards, prepares, finalizes)
         except PartitionsFailedError as exc:  # a retry of summarize cannot fix it
@@ -134,14 +150,16 @@ def wire_staged_pipeline(
         if not summary["segments"]:
             raise AirflowSkipException("no new remote segments")
 
-    shards = plan()
-    prepared = prepare.expand(shard=shards)
-    batch = plan_batch(shards)
+    planned = plan()
+    picked = pick_lanes(planned, all_lanes)
+    prepared = map_over_lanes(prepare, "prepare", picked)
+    batch = plan_batch(planned)
     prepared >> batch
     worker = in_worker(batch)
     choose(batch) >> [with_spark, worker]
-    finalized = finalize.partial(batch=batch).expand(shard=shards)
-    [with_spark, worker] >> finalized
-    summary = summarize(shards)
+    finalized = map_over_lanes(finalize, "finalize", picked, batch=batch)
+    for lane_finalize in finalized:
+        [with_spark, worker] >> lane_finalize
+    summary = summarize(planned)
     finalized >> summary
     announce_new_segments(summary)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
@@ -50,10 +50,14 @@ def _leading_brokers(settings: Settings) -> dict[tuple[str, int], int]:
         return {}
 
 
-def plan_retention_shards(settings: Settings | None = None) -> list[dict]:
-    """Every partition to check, in at most TIERFLOW_MAX_SHARDS shards."""
+def plan_retention_shards(
+    settings: Settings | None = None, queues: Mapping[int, str] | None = None
+) -> list[dict]:
+    """Every partition to check, in at most TIERFLOW_MAX_SHARDS shards, each on its broker's
+    queue in ``queues`` (local retention deletes from that broker's disks)."""
     settings = settings or Settings.from_env()
-    return cut_shards(list_retention_targets(settings), max_shards=settings.max_shards)
+    targets = list_retention_targets(settings)
+    return cut_shards(targets, max_shards=settings.max_shards, queues=queues)
 
 
 def expire_shard(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from tierflow.runtime import shared_resources
 
@@ -45,8 +45,11 @@ def label(target: dict) -> str:
     return f"{target['topic']}-{target['partition']}"
 
 
-def cut_shards(targets: Sequence[dict], *, max_shards: int) -> list[dict]:
-    """At most ``max_shards`` shards (one at least per broker with work), each on one broker.
+def cut_shards(
+    targets: Sequence[dict], *, max_shards: int, queues: Mapping[int, str] | None = None
+) -> list[dict]:
+    """At most ``max_shards`` shards (one at least per broker with work), each on one broker,
+    on that broker's queue in ``queues`` (else ``default``).
 
     A target is a dict with ``topic``, ``partition``, and optionally ``broker`` (default 0)
     and ``bytes`` (its expected work, default 0). Brokers get shards in proportion to their
@@ -59,25 +62,26 @@ def cut_shards(targets: Sequence[dict], *, max_shards: int) -> list[dict]:
     shards = []
     for broker in sorted(by_broker):
         for bucket in _balance(by_broker[broker], counts[broker]):
-            shards.append(_shard(len(shards), broker, bucket))
+            queue = (queues or {}).get(broker, DEFAULT_QUEUE)
+            shards.append(_shard(len(shards), broker, queue, bucket))
     return shards
 
 
 def _shards_per_broker(by_broker: dict[int, list[dict]], max_shards: int) -> dict[int, int]:
-    """Every broker with work gets one shard; the rest go by weight, never above its count."""
+    """Every broker with work gets one shard; the rest go by weight (largest remainders),
+    never more than a broker has partitions."""
     counts = {broker: 1 for broker in by_broker}
-    spare = max_shards - len(counts)
+    spare = max(max_shards - len(counts), 0)
     weights = {b: sum(_weight(t) for t in items) for b, items in by_broker.items()}
     total = sum(weights.values()) or 1
-    for broker in sorted(by_broker, key=lambda b: -weights[b]):
-        share = int(spare * weights[broker] / total)
-        extra = min(share, len(by_broker[broker]) - 1, max(spare, 0))
-        counts[broker] += extra
-        spare -= extra
-    for broker in sorted(by_broker, key=lambda b: -weights[b]):  # what rounding left
-        if spare > 0 and counts[broker] < len(by_broker[broker]):
+    exact = {b: spare * weights[b] / total for b in by_broker}
+    for broker in by_broker:
+        counts[broker] += min(int(exact[broker]), len(by_broker[broker]) - 1)
+    left = max_shards - sum(counts.values())
+    for broker in sorted(by_broker, key=lambda b: (-(exact[b] - int(exact[b])), b)):
+        if left > 0 and counts[broker] < len(by_broker[broker]):
             counts[broker] += 1
-            spare -= 1
+            left -= 1
     return counts
 
 
@@ -98,13 +102,13 @@ def _weight(target: dict) -> int:
     return max(int(target.get("bytes") or 0), 1)
 
 
-def _shard(index: int, broker: int, targets: list[dict]) -> dict:
+def _shard(index: int, broker: int, queue: str, targets: list[dict]) -> dict:
     first, last = label(targets[0]), label(targets[-1])
     name = first if len(targets) == 1 else f"{len(targets)} partitions, {first} .. {last}"
     return {
         "index": index,
         "broker": broker,
-        "queue": DEFAULT_QUEUE,
+        "queue": queue,
         "label": f"broker {broker}: {name}",
         "bytes": sum(int(t.get("bytes") or 0) for t in targets),
         "targets": targets,

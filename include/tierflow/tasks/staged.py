@@ -12,7 +12,7 @@ partition that fails is named while the rest of its shard goes ahead.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tierflow.config import Settings
@@ -53,11 +53,17 @@ def operation(name: str) -> StagedOperation:
     raise ValueError(f"unknown staged operation {name!r}: expected copy or merge")
 
 
-def plan_shards(op: StagedOperation, params: dict, settings: Settings | None = None) -> list[dict]:
-    """Plan the whole cluster once and cut the partitions with work into bounded shards."""
+def plan_shards(
+    op: StagedOperation,
+    params: dict,
+    settings: Settings | None = None,
+    queues: Mapping[int, str] | None = None,
+) -> list[dict]:
+    """Plan the whole cluster once and cut the partitions with work into bounded shards, each
+    on its broker's queue in ``queues``."""
     settings = settings or Settings.from_env()
     targets = op.targets(settings, params)
-    shards = cut_shards(targets, max_shards=settings.max_shards)
+    shards = cut_shards(targets, max_shards=settings.max_shards, queues=queues)
     log.info(
         "%s: %d partitions with work, in %d shards (at most %d)",
         op.name,
