@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tierflow.cluster.brokers import Broker, SnapshotLogDir
-from tierflow.kafka.log_dir import PartitionLog
+from tierflow.kafka.log_dir import METADATA_TOPIC, PartitionLog
 from tierflow.kafka.naming import parse_partition_dir
 
 PartitionKey = tuple[str, int]
@@ -72,7 +72,8 @@ def _partition_dirs(path: Path) -> list[tuple[PartitionKey, Path]]:
     with os.scandir(path) as entries:
         for entry in entries:
             parsed = parse_partition_dir(entry.name)
-            if parsed is not None and entry.is_dir():
+            # The KRaft metadata log is the Raft client's, not a replica LogManager loads.
+            if parsed is not None and parsed[0] != METADATA_TOPIC and entry.is_dir():
                 found.append((parsed, Path(entry.path)))
     return found
 
