@@ -47,7 +47,7 @@ def open_store(settings: Settings, *, migrate: bool = True) -> MetadataStore:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         return MetadataStore(settings.db_url, migrate=migrate)
 
-    return _shared(("store", migrate), settings, make)
+    return shared(("store", migrate), settings, make)
 
 
 def open_storage(settings: Settings) -> RemoteStorageManager:
@@ -55,7 +55,7 @@ def open_storage(settings: Settings) -> RemoteStorageManager:
         mask_in_airflow(settings)
         return open_remote_storage(settings)
 
-    return _shared(("storage",), settings, make)
+    return shared(("storage",), settings, make)
 
 
 def open_objects(settings: Settings) -> ObjectStore:
@@ -65,7 +65,7 @@ def open_objects(settings: Settings) -> ObjectStore:
         mask_in_airflow(settings)
         return settings_object_store(settings)
 
-    return _shared(("objects",), settings, make)
+    return shared(("objects",), settings, make)
 
 
 @contextmanager
@@ -80,7 +80,8 @@ def shared_resources() -> Iterator[None]:
         _SHARED.reset(token)
 
 
-def _shared(kind: tuple, settings: Settings, make: Callable[[], _T]) -> _T:
+def shared(kind: tuple, settings: Settings, make: Callable[[], _T]) -> _T:
+    """``make()``'s result, made once per kind and settings inside shared_resources()."""
     cache = _SHARED.get()
     if cache is None:
         return make()

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tierflow.cluster.assignments import INFERRED, known_assignments
-from tierflow.cluster.brokers import Broker, cluster_brokers
+from tierflow.cluster.brokers import Broker, SnapshotLogDir, cluster_brokers
 from tierflow.cluster.inference import LeaderChoice, choose_leader
 from tierflow.cluster.replicas import open_log_dirs, replicas_of
 from tierflow.cluster.scan import scan_cluster
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.runtime import UnknownPartitionError
+from tierflow.runtime import UnknownPartitionError, shared
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,8 @@ def leader_log(settings: Settings, topic: str, partition: int) -> LeaderLog:
 
     Only this partition's directory is looked up in each broker's log dirs.
     """
-    brokers = cluster_brokers(settings)
-    replicas = replicas_of(open_log_dirs(brokers), topic, partition)
+    brokers, log_dirs = _opened_log_dirs(settings)
+    replicas = replicas_of(log_dirs, topic, partition)
     if not replicas:
         dirs = ", ".join(str(p) for b in brokers for p in b.log_dirs)
         raise UnknownPartitionError(f"no directory {topic}-{partition} in the log dirs ({dirs})")
@@ -71,6 +71,18 @@ def leader_log(settings: Settings, topic: str, partition: int) -> LeaderLog:
     if choice.replica is None:
         raise LeaderNotLocalError(f"{topic}-{partition}: {_not_local(choice)}")
     return _leader_log(choice)
+
+
+def _opened_log_dirs(settings: Settings) -> tuple[list[Broker], dict[int, list[SnapshotLogDir]]]:
+    """The brokers and their log dirs, opened once per runtime.shared_resources() scope (a
+    shard task), so each root checkpoint is parsed once for all its partitions, not once
+    per partition; outside such a scope, afresh on every call."""
+
+    def open_now() -> tuple[list[Broker], dict[int, list[SnapshotLogDir]]]:
+        brokers = cluster_brokers(settings)
+        return brokers, open_log_dirs(brokers)
+
+    return shared(("cluster_log_dirs",), settings, open_now)
 
 
 def _leader_log(choice: LeaderChoice) -> LeaderLog:

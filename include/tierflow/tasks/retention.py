@@ -76,12 +76,14 @@ def expire_shard(
 def retention_targets(store: MetadataStore) -> list[dict]:
     """The partitions a retention run expires (the operator view previews the same ones)."""
     targets = []
+    # A deleted topic's partitions belong to remote partition removal now (one query for all).
+    deleting = {(d.topic_id, d.partition) for d in store.partition_deletes()}
     for topic in store.topics():
         if not remote_retention_applies(topic):
             continue
         for partition in store.partitions(topic.topic_id):
-            if store.partition_delete(topic.topic_id, partition.partition) is not None:
-                continue  # the topic was deleted: remote partition removal owns it now
+            if (topic.topic_id, partition.partition) in deleting:
+                continue
             targets.append({"topic": topic.name, "partition": partition.partition})
     return targets
 
