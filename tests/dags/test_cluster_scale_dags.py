@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from tests.support.cluster_logs import ClusterLogs, build_cluster
 from tests.support.tiered import eligible
-from tests.support.two_brokers import BROKERS, TwoBrokers, build_two_brokers
 from tierflow.airflow_local import run_dag_in_subprocess
+from tierflow.kafka.log_dir import LogDir
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.runtime import open_objects, open_store
 
@@ -36,19 +37,25 @@ LOGICAL_DATE = datetime(2026, 9, 23, 2, 0, tzinfo=UTC)  # the nightly run's "now
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> TwoBrokers:
-    built = build_two_brokers(
-        tmp_path_factory.mktemp("two-brokers"), topics=TOPICS, partitions=PARTITIONS
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> ClusterLogs:
+    # Every follower lags (lag_every=1): it lacks its leader's active segment and newest epoch.
+    built = build_cluster(
+        tmp_path_factory.mktemp("two-brokers"),
+        topics=TOPICS,
+        partitions=PARTITIONS,
+        brokers=2,
+        segments=3,
+        lag_every=1,
     )
     built.env["TIERFLOW_MAX_SHARDS"] = str(MAX_SHARDS)
-    built.env["TIERFLOW_BROKER_QUEUES"] = ",".join(f"{b}={QUEUES[b]}" for b in BROKERS)
+    built.env["TIERFLOW_BROKER_QUEUES"] = ",".join(f"{b}={QUEUES[b]}" for b in built.brokers)
     store = open_store(built.settings)
     for name, topic_id in built.topics.items():
         store.register_topic(name, topic_id, actor="test", now_ms=0, remote_storage_enable=True)
     return built
 
 
-def run(cluster: TwoBrokers, dag_id: str, **kwargs) -> str:
+def run(cluster: ClusterLogs, dag_id: str, **kwargs) -> str:
     return run_dag_in_subprocess(
         dag_id,
         project=PROJECT,
@@ -60,7 +67,7 @@ def run(cluster: TwoBrokers, dag_id: str, **kwargs) -> str:
     )
 
 
-def task_instances(cluster: TwoBrokers, dag_id: str) -> Counter[tuple[str, str]]:
+def task_instances(cluster: ClusterLogs, dag_id: str) -> Counter[tuple[str, str]]:
     """Task instances of the DAG's runs, by task id and queue, from Airflow's own database."""
     with sqlite3.connect(cluster.base / "airflow" / "airflow.db") as db:
         query = "SELECT task_id, queue FROM task_instance WHERE dag_id = ?"
@@ -74,7 +81,7 @@ def on_broker_queues(tis: Counter[tuple[str, str]], base: str) -> int:
     return sum(lanes.values())
 
 
-def live_segments(cluster: TwoBrokers) -> dict[tuple[str, int], list[tuple[int, int]]]:
+def live_segments(cluster: ClusterLogs) -> dict[tuple[str, int], list[tuple[int, int]]]:
     """(start, end) of the FINISHED segments of every partition, in one query."""
     store = open_store(cluster.settings)
     names = {topic_id: name for name, topic_id in cluster.topics.items()}
@@ -91,7 +98,7 @@ def live_segments(cluster: TwoBrokers) -> dict[tuple[str, int], list[tuple[int, 
     return found
 
 
-def test_copy_retention_and_removal_over_1120_partitions(cluster: TwoBrokers) -> None:
+def test_copy_retention_and_removal_over_1120_partitions(cluster: ClusterLogs) -> None:
     assert run(cluster, "segment_copy") == "success"
     copied = live_segments(cluster)
     expected = {
@@ -100,7 +107,9 @@ def test_copy_retention_and_removal_over_1120_partitions(cluster: TwoBrokers) ->
         for p in range(PARTITIONS)
     }
     assert copied == expected, "every partition copied from its leader, as far as the leader has"
-    assert all(len(v) == 2 for v in copied.values())  # a follower's copy would have none
+    assert all(len(v) == 2 for v in copied.values())
+    follower = LogDir(cluster.log_dirs[cluster.replicas(0)[1]]).partition("orders", 0)
+    assert len(eligible(follower)) == 1, "a copy from the lagging follower would have less"
     tis = task_instances(cluster, "segment_copy")
     assert on_broker_queues(tis, "prepare") == on_broker_queues(tis, "finalize") == MAX_SHARDS
     lanes = len(QUEUES) + 1  # the brokers' queues and default: three tasks each at most
@@ -112,7 +121,7 @@ def test_copy_retention_and_removal_over_1120_partitions(cluster: TwoBrokers) ->
     assert kept == {key: segments[1:] for key, segments in copied.items()}
     assert on_broker_queues(task_instances(cluster, "retention_expiry"), "expire") == MAX_SHARDS
 
-    for broker in BROKERS:  # the topic is deleted from the cluster
+    for broker in cluster.brokers:  # the topic is deleted from the cluster
         for p in range(PARTITIONS):
             shutil.rmtree(cluster.log_dirs[broker] / f"clicks-{p}")
     assert run(cluster, "remote_partition_removal") == "success"
@@ -123,7 +132,7 @@ def test_copy_retention_and_removal_over_1120_partitions(cluster: TwoBrokers) ->
     assert removal[("remove", "default")] == MAX_SHARDS  # the bucket only: any worker
 
 
-def _expire_the_oldest_segment(cluster: TwoBrokers) -> None:
+def _expire_the_oldest_segment(cluster: ClusterLogs) -> None:
     """retention.ms such that, as of LOGICAL_DATE, each partition's first remote segment
     has expired and its second has not (all partitions share the template's timestamps)."""
     log_ = cluster.leader_log("orders", 0)

@@ -1,8 +1,7 @@
 """Several brokers' log dirs holding thousands of partitions, replication factor 2, in seconds.
 
-``tests.support.two_brokers`` for any broker count, plus what a benchmark of steady-state runs
-needs: a *roll* that gives chosen leaders one new segment, as a broker does when its active
-segment fills up. One partition is generated for real (``tierflow.demo.broker``); every
+Any number of brokers, and what a benchmark of steady-state runs needs: a *roll* that gives
+chosen leaders one new segment, as a broker does when its active segment fills up. One partition is generated for real (``tierflow.demo.broker``); every
 replica hard-links its files (and one ``partition.metadata`` per topic, one
 ``leader-epoch-checkpoint`` per kind of replica), so 20,000 replicas take seconds.
 
