@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def test_a_tie_on_the_newest_epoch_goes_to_the_longest_log(tmp_path: Path) -> No
 
 
 def test_the_newest_epoch_wins_over_a_longer_log_and_the_longer_one_diverged(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Broker 1 kept writing in epoch 0 after broker 2 was elected (uncleanly) in epoch 1.
     dirs = brokers(tmp_path, {1: [(0, 40)], 2: [(0, 10), (1, 5)]})
@@ -58,6 +59,13 @@ def test_the_newest_epoch_wins_over_a_longer_log_and_the_longer_one_diverged(
     (diverged,) = described.diverged
     assert diverged.broker == 1
     assert f"{offsets(10)}..{offsets(40) - 1} in epoch 0" in diverged.reason
+    # Every planning pass over the leaders says so too (the copy's and retention's plan tasks).
+    with caplog.at_level(logging.WARNING, logger="tierflow.cluster.leaders"):
+        (leader,) = leader_logs(settings)
+    assert leader.broker == 2
+    (warning,) = [r.getMessage() for r in caplog.records if "diverged" in r.getMessage()]
+    assert warning.startswith("orders-0: the replica on broker 1 diverged from leader 2 (")
+    assert warning.endswith("); only the leader's is read")
 
 
 def test_a_follower_that_missed_the_newest_epoch_but_stops_before_it_only_lags(

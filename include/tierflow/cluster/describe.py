@@ -6,24 +6,13 @@ leader's, so a replica that diverged after an unclean election is reported (it i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tierflow.cluster.brokers import Broker
-from tierflow.cluster.inference import LeaderChoice
-from tierflow.cluster.lineage import ReplicaEpochs, divergence, read_epochs
-from tierflow.cluster.log_end import log_end_offset
-from tierflow.cluster.replicas import Replica
+from tierflow.cluster.divergence import DivergedReplica, diverged_replicas, replica_epochs
 from tierflow.cluster.scan import PartitionState, scan_cluster
 from tierflow.config import Settings
-from tierflow.kafka.errors import KafkaFormatError
-
-
-@dataclass(frozen=True)
-class DivergedReplica:
-    broker: int
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -81,7 +70,7 @@ def describe_cluster(settings: Settings, topic: str | None = None) -> ClusterDes
 
 def _describe(state: PartitionState) -> PartitionDescription:
     choice = state.choice
-    epochs = {r.broker: choice.epochs.get(r.broker) or read_epochs(r) for r in state.replicas}
+    epochs = replica_epochs(choice, state.replicas)
     problems = tuple(
         f"broker {broker}: {e.error}" for broker, e in sorted(epochs.items()) if e.error
     )
@@ -96,35 +85,6 @@ def _describe(state: PartitionState) -> PartitionDescription:
         replicas=tuple(r.broker for r in state.replicas),
         assigned=assignment.replicas if assignment else None,
         isr=assignment.isr if assignment else None,
-        diverged=_diverged(choice, epochs),
+        diverged=diverged_replicas(choice, epochs),
         problems=problems,
     )
-
-
-def _diverged(
-    choice: LeaderChoice, epochs: dict[int, ReplicaEpochs]
-) -> tuple[DivergedReplica, ...]:
-    """Followers whose log is not a prefix of the leader's; none when the leader is not here."""
-    if choice.replica is None or epochs[choice.replica.broker].error:
-        return ()
-    lineage = epochs[choice.replica.broker].entries
-    found = []
-    for broker, follower in sorted(epochs.items()):
-        if broker == choice.replica.broker or follower.error:
-            continue
-        reason = divergence(lineage, follower.entries, _end_of(follower.replica))
-        if reason is not None:
-            found.append(DivergedReplica(broker, reason))
-    return tuple(found)
-
-
-def _end_of(replica: Replica) -> Callable[[], int]:
-    """The follower's log end offset, read only if the lineage comparison needs it."""
-
-    def end() -> int:
-        try:
-            return log_end_offset(replica.log)
-        except (KafkaFormatError, OSError):
-            return 0  # unreadable: nothing of it can pass the leader's epochs
-
-    return end

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from tierflow.cluster.assignments import INFERRED, known_assignments
 from tierflow.cluster.brokers import Broker, SnapshotLogDir, cluster_brokers
+from tierflow.cluster.divergence import diverged_replicas, replica_epochs
 from tierflow.cluster.inference import LeaderChoice, choose_leader
 from tierflow.cluster.replicas import open_log_dirs, replicas_of
-from tierflow.cluster.scan import scan_cluster
+from tierflow.cluster.scan import PartitionState, scan_cluster
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.runtime import UnknownPartitionError, shared
@@ -51,6 +52,7 @@ def leader_logs(settings: Settings) -> list[LeaderLog]:
     for view in scan_cluster(settings).partitions:
         if view.choice.replica is not None:
             found.append(_leader_log(view.choice))
+            _warn_diverged(view)
         else:
             log.info("%s-%s: %s", view.topic, view.partition, _not_local(view.choice))
     return found
@@ -71,6 +73,23 @@ def leader_log(settings: Settings, topic: str, partition: int) -> LeaderLog:
     if choice.replica is None:
         raise LeaderNotLocalError(f"{topic}-{partition}: {_not_local(choice)}")
     return _leader_log(choice)
+
+
+def _warn_diverged(view: PartitionState) -> None:
+    """Say so when a follower diverged from its leader: it is never read, and needs fixing."""
+    if len(view.replicas) < 2:
+        return
+    epochs = replica_epochs(view.choice, view.replicas)
+    for replica in diverged_replicas(view.choice, epochs):
+        log.warning(
+            "%s-%d: the replica on broker %d diverged from leader %s (%s); only the leader's "
+            "is read",
+            view.topic,
+            view.partition,
+            replica.broker,
+            view.choice.leader,
+            replica.reason,
+        )
 
 
 def _opened_log_dirs(settings: Settings) -> tuple[list[Broker], dict[int, list[SnapshotLogDir]]]:
