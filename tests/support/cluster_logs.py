@@ -1,9 +1,10 @@
 """Several brokers' log dirs holding thousands of partitions, replication factor 2, in seconds.
 
 Any number of brokers, and what a benchmark of steady-state runs needs: a *roll* that gives
-chosen leaders one new segment, as a broker does when its active segment fills up. One partition is generated for real (``tierflow.demo.broker``); every
-replica hard-links its files (and one ``partition.metadata`` per topic, one
-``leader-epoch-checkpoint`` per kind of replica), so 20,000 replicas take seconds.
+chosen leaders one new segment, as a broker does when its active segment fills up. One
+partition is generated for real (``tierflow.demo.broker``); every replica hard-links its files
+(and one ``partition.metadata`` per topic, one ``leader-epoch-checkpoint`` per kind of
+replica), so 20,000 replicas take seconds.
 
 Partition ``p`` has replicas on brokers ``b(p)`` and ``b(p + 1)``, ``b(i) = brokers[i % n]``,
 so leaders and followers spread over every broker. The template's last segment is kept back:
