@@ -3,11 +3,11 @@
     plan → prepare (mapped over shards) → plan_<verb> → <verb>_with_spark | <verb>_in_worker
     → finalize (mapped over shards) → summarize → announce_new_segments
 
-Airflow maps over shards, never partitions: a run has at most 2 x TIERFLOW_MAX_SHARDS + 6
-task instances, whatever the cluster's size; prepare and finalize run on each shard's broker
-queue (one mapped task per queue; see shard_tasks). A shard task whose partitions partly failed
-pushes what it did (XCom key ``outcome``) and then fails, so the next steps go ahead for the
-rest and on-call clears just that shard.
+Airflow maps over shards, never partitions: a run has at most 2 x TIERFLOW_MAX_SHARDS + 8
+task instances (three more per broker queue), whatever the cluster's size; prepare and
+finalize run on each shard's broker queue (one mapped task per queue; see shard_tasks). A
+shard task whose partitions partly failed pushes what it did (XCom key ``outcome``) and then
+fails, so the next steps go ahead for the rest and on-call clears just that shard.
 """
 
 from __future__ import annotations
