@@ -92,11 +92,10 @@ class PartitionMetrics:
         return asdict(self)
 
 
-@dataclass
-class TopicMetrics:
-    """A topic's partitions summed, as Kafka's topic-level gauges are (None counts as 0)."""
+@dataclass(kw_only=True)
+class SummedMetrics:
+    """Partitions' gauges summed (None counts as 0): a topic's, or a broker's leaders'."""
 
-    topic: str
     partitions: int = 0
     local_segments: int = 0
     local_bytes: int = 0
@@ -110,6 +109,13 @@ class TopicMetrics:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass
+class TopicMetrics(SummedMetrics):
+    """A topic's partitions summed, as Kafka's topic-level gauges are."""
+
+    topic: str
 
 
 def compute_metrics(

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.metrics import TopicMetrics
+from tierflow.metrics import SummedMetrics, TopicMetrics
 from tierflow.operator_view.formatting import utc
 from tierflow.operator_view.model import (
     BrokerView,
@@ -139,17 +139,7 @@ def topic_row(t: TopicMetrics | TopicView) -> list[str]:
             f"{t.retention_ms}/{t.retention_bytes}",
             f"{t.effective_local_retention_ms}/{t.effective_local_retention_bytes}",
         ]
-    return [
-        t.topic,
-        str(t.partitions),
-        _pair(t.local_bytes, t.local_segments),
-        *(_pair(t.remote[state].bytes, t.remote[state].segments) for _n, state in REMOTE_COLUMNS),
-        _pair(t.remote_copy_lag_bytes, t.remote_copy_lag_segments),
-        _pair(t.remote_delete_lag_bytes, t.remote_delete_lag_segments),
-        str(t.remote_log_size_bytes),
-        str(t.remote_log_metadata_count),
-        *settings,
-    ]
+    return [t.topic, *_summed(t), *settings]
 
 
 def retention_row(p: PartitionRetention) -> list[str]:
@@ -203,15 +193,19 @@ def history_row(h: HistoryPoint) -> list[str]:
 
 
 def broker_row(b: BrokerView) -> list[str]:
+    return [optional(b.broker), *_summed(b)]
+
+
+def _summed(s: SummedMetrics) -> list[str]:
+    """The columns a topic row and a broker row share: their partitions' figures summed."""
     return [
-        optional(b.broker),
-        str(b.partitions),
-        _pair(b.local_bytes, b.local_segments),
-        *(_pair(b.remote[state].bytes, b.remote[state].segments) for _n, state in REMOTE_COLUMNS),
-        _pair(b.remote_copy_lag_bytes, b.remote_copy_lag_segments),
-        _pair(b.remote_delete_lag_bytes, b.remote_delete_lag_segments),
-        str(b.remote_log_size_bytes),
-        str(b.remote_log_metadata_count),
+        str(s.partitions),
+        _pair(s.local_bytes, s.local_segments),
+        *(_pair(s.remote[state].bytes, s.remote[state].segments) for _n, state in REMOTE_COLUMNS),
+        _pair(s.remote_copy_lag_bytes, s.remote_copy_lag_segments),
+        _pair(s.remote_delete_lag_bytes, s.remote_delete_lag_segments),
+        str(s.remote_log_size_bytes),
+        str(s.remote_log_metadata_count),
     ]
 
 

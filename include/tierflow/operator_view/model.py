@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.metrics import PartitionMetrics, StateTotals, TopicMetrics
+from tierflow.metrics import PartitionMetrics, SummedMetrics, TopicMetrics
 from tierflow.tasks.attribution import TaskInstanceRef
 
 
@@ -39,25 +38,11 @@ class PartitionView(PartitionMetrics):
     broker: int | None = None
 
 
-def _by_state() -> dict[str, StateTotals]:
-    return {state.value: StateTotals() for state in RemoteLogSegmentState}
-
-
 @dataclass
-class BrokerView:
+class BrokerView(SummedMetrics):
     """A broker's leader partitions summed, as the topic rows sum a topic's partitions."""
 
     broker: int | None  # None: partitions in the store that no configured broker holds
-    partitions: int = 0
-    local_segments: int = 0
-    local_bytes: int = 0
-    remote: dict[str, StateTotals] = field(default_factory=_by_state)
-    remote_copy_lag_bytes: int = 0
-    remote_copy_lag_segments: int = 0
-    remote_delete_lag_bytes: int = 0
-    remote_delete_lag_segments: int = 0
-    remote_log_size_bytes: int = 0
-    remote_log_metadata_count: int = 0
 
 
 @dataclass(frozen=True)
