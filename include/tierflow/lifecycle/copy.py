@@ -55,7 +55,8 @@ from tierflow.storage.remote_storage_manager import RemoteSegment, RemoteStorage
 
 log = logging.getLogger(__name__)
 
-_UNFINISHED = (
+# What an interrupted attempt leaves: prepare_copy cleans these up under the lease.
+UNFINISHED = (
     RemoteLogSegmentState.COPY_SEGMENT_STARTED,
     RemoteLogSegmentState.DELETE_SEGMENT_STARTED,
 )
@@ -381,7 +382,7 @@ def _discard(
     after that copy deleted the objects.
     """
     row = store.segment(job.segment_id)
-    if row.state in _UNFINISHED:
+    if row.state in UNFINISHED:
         delete_remote_segment(store, rsm, topic, row, actor=owner, now_ms=clock())
     elif row.state == RemoteLogSegmentState.DELETE_SEGMENT_FINISHED:
         rsm.delete_log_segment_data(job.segment)
@@ -475,7 +476,7 @@ def clean_up_abandoned(
     DELETE_SEGMENT_STARTED is fenced by it, in case another attempt takes it over meanwhile)."""
     owner, partition = lease.owner, lease.partition
     cleaned = []
-    for row in store.segments(topic.topic_id, partition, states=_UNFINISHED):
+    for row in store.segments(topic.topic_id, partition, states=UNFINISHED):
         log.warning(
             "removing abandoned %s segment %s of %s-%d (offsets %d-%d, started by %s)",
             row.state,

@@ -20,6 +20,7 @@ from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy import (
+    UNFINISHED,
     CopyFailedError,
     CopyPlan,
     PartitionCopyReport,
@@ -46,11 +47,6 @@ from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
 
-_UNFINISHED = (
-    RemoteLogSegmentState.COPY_SEGMENT_STARTED,
-    RemoteLogSegmentState.DELETE_SEGMENT_STARTED,
-)
-
 
 def list_copy_targets(settings: Settings | None = None, params: dict | None = None) -> list[dict]:
     """The leaders' partitions of tiered topics that may have something to copy.
@@ -69,7 +65,7 @@ def list_copy_targets(settings: Settings | None = None, params: dict | None = No
     # A partition marked for deletion belongs to remote partition removal, not to copy.
     deleting = {(d.topic_id, d.partition) for d in store.partition_deletes()}
     rows = {(p.topic_id, p.partition): p for p in store.partitions()}
-    unfinished = store.partitions_with_segments(_UNFINISHED)
+    unfinished = store.partitions_with_segments(UNFINISHED)
     targets = []
     for leader in leader_logs(settings):
         topic = tiered.get(leader.log.topic)
