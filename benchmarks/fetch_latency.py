@@ -28,12 +28,13 @@ from typing import Any
 
 from big_segments import BuiltPartition, build_partition
 
+from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
 from tierflow.fetch import FetchResult, fetch_remote
 from tierflow.lifecycle.copy import copy_partition
 from tierflow.read.index_cache import RemoteIndexCache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
-from tierflow.runtime import find_partition_log, open_storage, open_store
+from tierflow.runtime import open_storage, open_store
 from tierflow.storage.chunked import INDEXES, LOG, MANIFEST, ChunkedRemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.remote_storage_manager import IndexType, RemoteSegment
@@ -92,7 +93,7 @@ def tier_one_segment(base: Path, segment_bytes: int, chunk_size: int) -> Tiered:
     store.register_topic(
         TOPIC, built.topic_id, actor="bench", now_ms=_now_ms(), remote_storage_enable=True
     )
-    log_ = find_partition_log(settings.log_dirs, TOPIC, built.partition)
+    log_ = leader_log(settings, TOPIC, built.partition).log
     started = time.perf_counter()
     report = copy_partition(log_, store, open_storage(settings), owner="bench")
     copy_s = time.perf_counter() - started

@@ -145,20 +145,3 @@ def partition_logs(log_dirs: Sequence[Path]) -> list[PartitionLog]:
                 )
             found[key] = log_
     return [found[k] for k in sorted(found)]
-
-
-def find_partition_log(log_dirs: Sequence[Path], topic: str, partition: int) -> PartitionLog:
-    """The partition's directory, looked up by name: no listing of every partition."""
-    found = [
-        LogDir(path).partition(topic, partition)
-        for path in log_dirs
-        if (Path(path) / f"{topic}-{partition}").is_dir()
-    ]
-    if len(found) > 1:
-        raise ValueError(
-            f"partition {topic}-{partition} is in two log dirs: {found[0].path} and {found[1].path}"
-        )
-    if found:
-        return found[0]
-    dirs = ", ".join(str(p) for p in log_dirs)
-    raise UnknownPartitionError(f"no directory {topic}-{partition} in the log dirs ({dirs})")

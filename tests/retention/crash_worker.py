@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import sys
 
+from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
 from tierflow.lifecycle.local_retention import execute_local_retention, plan_local_retention
 from tierflow.lifecycle.retention import execute_remote_retention, plan_partition_retention
-from tierflow.runtime import find_partition_log, open_storage, open_store
+from tierflow.runtime import open_storage, open_store
 
 
 def main(kind: str, topic_name: str, partition: int, now_ms: int) -> None:
     settings = Settings.from_env()
     store = open_store(settings)
-    log_ = find_partition_log(settings.log_dirs, topic_name, partition)
+    log_ = leader_log(settings, topic_name, partition).log
     topic = store.topic(topic_name)
     clock = lambda: now_ms  # noqa: E731
     if kind == "local":
