@@ -182,11 +182,12 @@ def test_2_a_copy_then_a_copy_whose_tasks_stopped_after_prepare(
         def explain() -> str:
             return describe_tasks(task_instances(api, "segment_copy", run_id))
 
-        def listed() -> bool:
+        def listed() -> bool:  # the plan and its hand-over of the shards (default pool)
             tis = task_instances(api, "segment_copy", run_id)
-            return any(t["task_id"] == "plan" and t["state"] == "success" for t in tis)
+            done = {t["task_id"] for t in tis if t["state"] == "success"}
+            return {"plan", "shards"} <= done
 
-        wait_until("plan", listed, timeout_s=120, explain=explain)
+        wait_until("plan and shards", listed, timeout_s=120, explain=explain)
         default_slots = set_pool_slots(api, "default_pool", 0)  # ...and then nothing after it
         set_pool_slots(api, "tierflow_copy", copy_slots)
 
