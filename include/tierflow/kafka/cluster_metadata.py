@@ -22,7 +22,7 @@ import kafka.errors as kafka_errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.net.compat import KafkaNetClient
 
-from tierflow.ids import ZERO_UUID, to_kafka_uuid
+from tierflow.kafka.uuid import ZERO_UUID, to_kafka_uuid
 
 __all__ = [
     "ClusterMetadataError",

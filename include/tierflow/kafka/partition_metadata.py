@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tierflow.ids import ZERO_UUID, from_kafka_uuid, to_kafka_uuid
 from tierflow.kafka._fs import write_atomically
 from tierflow.kafka.checkpoint import parse_int, read_text_lines, split_fields
 from tierflow.kafka.errors import CorruptCheckpointError
+from tierflow.kafka.uuid import ZERO_UUID, from_kafka_uuid, to_kafka_uuid
 
 PARTITION_METADATA = "partition.metadata"
 VERSION = 0

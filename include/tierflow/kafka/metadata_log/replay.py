@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from kafka.protocol.api_data import ApiData
 
-from tierflow.ids import to_kafka_uuid
 from tierflow.kafka.metadata_log import records as r
 from tierflow.kafka.metadata_log.image import BrokerImage, MetadataImage, PartitionImage, TopicImage
+from tierflow.kafka.uuid import to_kafka_uuid
 
 log = logging.getLogger(__name__)
 

@@ -15,12 +15,12 @@ from pathlib import Path
 from kafka.protocol.api_data import ApiData
 from kafka.protocol.schemas.fields.codecs.types import UnsignedVarInt32
 
-from tierflow.ids import from_kafka_uuid
 from tierflow.kafka.batch_builder import Record, build_batch, build_raft_control_batch
 from tierflow.kafka.metadata_log import records as r
 from tierflow.kafka.metadata_log.image import MetadataImage, PartitionImage
 from tierflow.kafka.metadata_log.reader import CHECKPOINT_SUFFIX
 from tierflow.kafka.naming import LOG_SUFFIX, offset_prefix
+from tierflow.kafka.uuid import from_kafka_uuid
 
 LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER = 2, 3, 4
 UNASSIGNED_DIRECTORY = uuid.UUID(int=0)  # Kafka's DirectoryId.UNASSIGNED
