@@ -19,51 +19,27 @@ merged batches from the WAL.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from tierflow.config import Settings
 from tierflow.diskless.merge_executor import merge_partitions
+from tierflow.metadata.store import MetadataStore
+from tierflow.tasks.spark_driver import SparkApp, run_spark_app
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", required=True, type=Path, help="JSON lines of MergeJobs")
-    parser.add_argument("--results", required=True, type=Path, help="where to write results")
-    args = parser.parse_args(argv)
-
-    from pyspark.sql import SparkSession
-
-    from tierflow.lifecycle.rewrite import write_json_lines
-    from tierflow.runtime import open_store
-    from tierflow.storage.factory import is_s3_url
-    from tierflow.storage.s3_handover import take_handed_over
+def started_jobs(store: MetadataStore, path: Path) -> list:
+    """The MergeJobs of the file, each cut to its segments still COPY_SEGMENT_STARTED."""
     from tierflow.tasks.diskless_merge import load_jobs, still_started
 
-    settings = Settings.from_env()
-    # From here on the connection details live in the task closure only.
-    s3_client = take_handed_over() if is_s3_url(settings.remote_storage) else None
-    # Read-only: the driver only checks which segments are still COPY_SEGMENT_STARTED.
-    store = open_store(settings, migrate=False)
-    jobs = [job for job in (still_started(store, j) for j in load_jobs(args.jobs)) if job]
-    spark = SparkSession.builder.appName("tierflow-merge-wal-segments").getOrCreate()
-    try:
-        rows = [job.as_dict() for job in jobs]
-        rdd = spark.sparkContext.parallelize(rows, numSlices=max(1, len(rows)))
-        results = rdd.mapPartitions(
-            lambda part: merge_partitions(settings, part, s3_client)
-        ).collect()
-    finally:
-        spark.stop()
-    write_json_lines(args.results, results)
-    failed = [r for r in results if r["error"]]
+    return [job for job in (still_started(store, j) for j in load_jobs(path)) if job]
+
+
+def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
     segments = sum(len(job.segments) for job in jobs)
-    print(f"merged {len(results) - len(failed)} of {segments} segments from {len(jobs)} partitions")
-    for result in failed:
-        print(f"failed: {result['error']}")
-    # Failures are reported per segment in the results; Airflow decides what they mean.
-    return 0
+    return f"merged {len(results) - len(failed)} of {segments} segments from {len(jobs)} partitions"
+
+
+APP = SparkApp("merge-wal-segments", "MergeJobs", started_jobs, merge_partitions, summary)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_spark_app(APP, __doc__.splitlines()[0]))

@@ -1,0 +1,81 @@
+"""The driver side every tierflow Spark app shares: read a jobs file, run Spark over it, write
+the results file.
+
+The apps in ``spark_apps/`` only say what differs (how a jobs file is read and filtered, what
+an executor runs per Spark partition, the line that sums up the run). spark-submit ships the
+tierflow package as ``--py-files``, so the driver imports this module from there.
+
+A Spark app never changes metadata state: the driver only reads the store, to skip segments
+that are no longer COPY_SEGMENT_STARTED (a cleared rerun); Airflow verifies and records
+FINISHED. Failures are reported per segment in the results; Airflow decides what they mean.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tierflow.config import Settings
+from tierflow.metadata.store import MetadataStore
+from tierflow.storage.s3_handover import S3ClientSpec
+
+# What an executor runs over the job rows of one Spark partition: one result dict per segment.
+Executor = Callable[[Settings, Iterable[dict], S3ClientSpec | None], Iterator[dict]]
+
+
+@dataclass(frozen=True)
+class SparkApp:
+    """What one Spark app adds to the shared driver."""
+
+    name: str  # the Spark application is named tierflow-<name>
+    job_type: str  # what each line of the --jobs file holds, for --help
+    # The jobs still to run: read from the file, filtered against the (read-only) store.
+    started_jobs: Callable[[MetadataStore, Path], Sequence[Any]]
+    execute: Executor
+    # The line summing up the run, from the jobs, all results and the failed ones.
+    summary: Callable[[Sequence[Any], list[dict], list[dict]], str]
+
+
+def run_spark_app(app: SparkApp, description: str, argv: list[str] | None = None) -> int:
+    """Parse --jobs/--results, run the jobs on Spark, write and print the results."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--jobs", required=True, type=Path, help=f"JSON lines of {app.job_type}")
+    parser.add_argument("--results", required=True, type=Path, help="where to write results")
+    args = parser.parse_args(argv)
+
+    from tierflow.lifecycle.copy.rewrite import write_json_lines
+    from tierflow.runtime import open_store
+    from tierflow.storage.factory import is_s3_url
+    from tierflow.storage.s3_handover import take_handed_over
+
+    settings = Settings.from_env()
+    # From here on the connection details live in the task closure only.
+    s3_client = take_handed_over() if is_s3_url(settings.remote_storage) else None
+    # Read-only: the driver only checks which segments are still COPY_SEGMENT_STARTED.
+    jobs = app.started_jobs(open_store(settings, migrate=False), args.jobs)
+    results = _run_on_spark(app, settings, [job.as_dict() for job in jobs], s3_client)
+    write_json_lines(args.results, results)
+    failed = [r for r in results if r["error"]]
+    print(app.summary(jobs, results, failed))
+    for result in failed:
+        print(f"failed: {result['error']}")
+    # Failures are reported per segment in the results; Airflow decides what they mean.
+    return 0
+
+
+def _run_on_spark(
+    app: SparkApp, settings: Settings, rows: list[dict], s3_client: S3ClientSpec | None
+) -> list[dict]:
+    """One Spark task per job row; the settings and S3 spec travel in the task closure."""
+    from pyspark.sql import SparkSession
+
+    execute = app.execute
+    spark = SparkSession.builder.appName(f"tierflow-{app.name}").getOrCreate()
+    try:
+        rdd = spark.sparkContext.parallelize(rows, numSlices=max(1, len(rows)))
+        return rdd.mapPartitions(lambda part: execute(settings, part, s3_client)).collect()
+    finally:
+        spark.stop()
