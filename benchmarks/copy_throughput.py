@@ -17,7 +17,7 @@ from pathlib import Path
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.demo.topics import TopicSpec
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.runtime import open_storage, open_store, partition_logs
 
 

@@ -30,14 +30,14 @@ from big_segments import BuiltPartition, build_partition
 
 from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
-from tierflow.fetch import FetchResult, fetch_remote
-from tierflow.lifecycle.copy import copy_partition
-from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.read.fetch import FetchResult, fetch_remote
+from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
+from tierflow.rsm import IndexType, RemoteSegment
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.chunked import INDEXES, LOG, MANIFEST, ChunkedRemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import IndexType, RemoteSegment
 from tierflow.transform.keyring import KeyRing
 
 TOPIC = "bench"

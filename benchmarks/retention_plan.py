@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sqlalchemy import insert, text
 
-from tierflow.lifecycle.retention import LIVE_STATES, plan_store_retention
+from tierflow.lifecycle.retention.remote import LIVE_STATES, plan_store_retention
 from tierflow.metadata.models import Partition, RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore

@@ -30,10 +30,10 @@ from big_segments import BuiltPartition, BuiltSegment, build_partition
 from tierflow.config import Settings
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.leader_epoch import entries_before, leader_epoch_checkpoint_bytes
-from tierflow.lifecycle.rewrite import RewriteJob, rewrite_segment
-from tierflow.lifecycle.rewrite_executor import rewrite_partition
+from tierflow.lifecycle.copy.rewrite import RewriteJob, rewrite_segment
+from tierflow.lifecycle.copy.rewrite_executor import rewrite_partition
+from tierflow.rsm import LogSegmentData, RemoteSegment
 from tierflow.runtime import open_storage
-from tierflow.storage.remote_storage_manager import LogSegmentData, RemoteSegment
 from tierflow.transform.chunking import read_chunks
 from tierflow.transform.encryption import DataKey
 from tierflow.transform.keyring import KeyRing

@@ -21,9 +21,9 @@ from tierflow.config import Settings
 from tierflow.kafka.log_dir import LogDir, PartitionLog
 from tierflow.metadata.engine import HIDDEN, password_forms
 from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.factory import open_remote_storage, settings_object_store
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 MIN_SECRET_LENGTH = 5
 # The password of any URL in a text (scheme://user:***@host), whatever it is.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.topic_registry import kafka_topic_name
-from tierflow.storage.remote_storage_manager import RemoteSegment
+from tierflow.rsm import RemoteSegment
 
 
 def remote_segment(topic: Topic, row: RemoteLogSegment) -> RemoteSegment:

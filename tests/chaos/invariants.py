@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.fetch import fetch_remote
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.record_batch import iter_batches
-from tierflow.lifecycle.local_retention import segment_files
+from tierflow.lifecycle.retention.local import segment_files
 from tierflow.metadata.events import EventEntity
 from tierflow.metadata.models import MetadataEvent, RemoteLogSegment, Topic
 from tierflow.metadata.partition_registry import PARTITION_OFFSETS_ADVANCED, PARTITION_REGISTERED
@@ -31,12 +30,13 @@ from tierflow.metadata.states import (
     is_valid_tiered_transition,
 )
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.read.fetch import fetch_remote
+from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
+from tierflow.rsm import ObjectInfo, RemoteStorageManager
 from tierflow.runtime import open_objects, open_storage, open_store, partition_logs
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.object_store import ObjectInfo, ObjectStore
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
+from tierflow.storage.object_store import ObjectStore
 
 READABLE = "readable"
 NO_ORPHANS = "no-orphans"

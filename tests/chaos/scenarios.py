@@ -26,9 +26,9 @@ from tests.retention.support import HOUR_MS, configure, copy_all
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.disablement import Policy, request_disable
-from tierflow.lifecycle.partition_removal import mark_topic_deleted
+from tierflow.lifecycle.removal.remove import mark_topic_deleted
 from tierflow.storage.keys import normalize_prefix, partition_prefix
 
 REMOVAL_NOW_MS = NOW_MS + HOUR_MS

@@ -28,7 +28,7 @@ from tests.chaos.scenarios import SCENARIOS
 from tests.chaos.storage_faults import FAULT_PLANS, RETRIED
 from tests.retention.support import copy_all
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
-from tierflow.lifecycle.local_retention import segment_files
+from tierflow.lifecycle.retention.local import segment_files
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 FAST = [s for s in SCENARIOS if not s.slow]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from tests.concurrency import checks
 from tests.reconcile.support import plant_stale_copy
 from tests.support.tiered import NOW_MS, Tiered
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import pytest
 
 from tests.support.tiered import NOW_MS, Tiered
-from tierflow.lifecycle.copy import finalize_copy, prepare_copy
+from tierflow.lifecycle.copy.rewrite import rewrite_segment
+from tierflow.lifecycle.copy.steps import finalize_copy, prepare_copy
 from tierflow.lifecycle.remote_delete import delete_remote_segment
-from tierflow.lifecycle.rewrite import rewrite_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 

@@ -29,7 +29,7 @@ from tierflow.kafka.errors import (
     TruncatedDataError,
 )
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.copy import TopicIdMismatchError, copy_partition
+from tierflow.lifecycle.copy.steps import TopicIdMismatchError, copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 Key = tuple[str, int]

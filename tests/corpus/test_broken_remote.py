@@ -14,16 +14,20 @@ import pytest
 
 from tests.corpus.state import Snapshot, finished_ranges, pattern, recorded_keys, snapshot
 from tests.support.tiered import Tiered, build_tiered, eligible
-from tierflow.fetch import fetch_remote
-from tierflow.lifecycle.copy import CopyFailedError, copy_partition, finalize_copy, prepare_copy
-from tierflow.lifecycle.rewrite import rewrite_segment
-from tierflow.lifecycle.verify import verify_partition
+from tierflow.lifecycle.copy.rewrite import rewrite_segment
+from tierflow.lifecycle.copy.steps import (
+    CopyFailedError,
+    copy_partition,
+    finalize_copy,
+    prepare_copy,
+)
+from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.read.fetch import fetch_remote
+from tierflow.rsm import RemoteResourceNotFoundError, RemoteSegment
 from tierflow.runtime import open_storage
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.errors import RemoteResourceNotFoundError
-from tierflow.storage.remote_storage_manager import RemoteSegment
 from tierflow.transform.errors import CorruptChunkError, DataKeyError, ManifestError
 from tierflow.transform.keyring import KeyRing
 

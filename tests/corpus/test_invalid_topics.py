@@ -18,8 +18,8 @@ from tierflow.cli import main
 from tierflow.ids import new_kafka_uuid
 from tierflow.metadata.errors import InvalidConfigError, TopicConflictError
 from tierflow.metadata.log_config import parse_kafka_configs
+from tierflow.rsm import RemoteSegment
 from tierflow.storage.keys import InvalidTopicNameError, validate_topic_name
-from tierflow.storage.remote_storage_manager import RemoteSegment
 
 EXISTING = "orders"  # registered by build_tiered, remote.storage.enable=true
 NEW = "audit"  # not registered, not in the log dirs

@@ -11,11 +11,11 @@ import pytest
 from tests.diskless.diskless_support import TOPIC_ID, producer_batch_bytes
 from tests.diskless.merge_support import GRACE_MS, PARTITIONS, bucket_files, consolidated
 from tierflow.airflow_local import run_dag_in_subprocess
-from tierflow.diskless.keys import new_wal_object_key
 from tierflow.diskless.merge import merge_partition
 from tierflow.diskless.models import WalObjectState
 from tierflow.diskless.writer import WalWriter
 from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.storage.wal_keys import new_wal_object_key
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.tiered import build_tiered
 from tierflow.airflow_local import run_dag_in_subprocess
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]

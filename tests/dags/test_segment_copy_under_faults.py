@@ -10,7 +10,7 @@ import pytest
 
 from tests.dags.test_segment_copy_dag import live_segments, run_dag
 from tests.support.tiered import build_tiered, eligible
-from tierflow.lifecycle.verify import verify_partition
+from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]

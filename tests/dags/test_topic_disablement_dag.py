@@ -13,11 +13,11 @@ import pytest
 from tests.disablement.support import bucket_files, clock, copy, copy_first, live, live_keys
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
 from tierflow.airflow_local import run_dag_in_subprocess
-from tierflow.fetch import OffsetOutOfRangeError, fetch_remote
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.disablement import request_disable
-from tierflow.lifecycle.retention import execute_remote_retention, plan_partition_retention
+from tierflow.lifecycle.retention.remote import execute_remote_retention, plan_partition_retention
 from tierflow.metadata.states import TieredState
+from tierflow.read.fetch import OffsetOutOfRangeError, fetch_remote
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 

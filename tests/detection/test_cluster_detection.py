@@ -20,7 +20,7 @@ from tests.support.kafka_metadata_server import KafkaMetadataServer
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.cluster_metadata import ClusterMetadataError, read_cluster_topics
-from tierflow.lifecycle.deleted_topics import (
+from tierflow.lifecycle.removal.detect import (
     LogDirsUnavailableError,
     candidate_topic_names,
     find_deleted_topics,

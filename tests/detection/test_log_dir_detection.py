@@ -19,14 +19,14 @@ from tests.detection.support import (
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.ids import new_kafka_uuid
-from tierflow.lifecycle.deleted_topics import (
+from tierflow.lifecycle.removal.detect import (
     ALREADY_MARKED,
     DISKLESS_NO_LOG_DIRS,
     LogDirsUnavailableError,
     find_deleted_topics,
     scan_log_dirs,
 )
-from tierflow.lifecycle.partition_removal import mark_topic_deleted
+from tierflow.lifecycle.removal.remove import mark_topic_deleted
 
 
 @pytest.fixture

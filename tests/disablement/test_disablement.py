@@ -13,14 +13,14 @@ import pytest
 from tests.disablement.support import bucket_files, clock, copy, copy_first, live, live_keys
 from tests.retention.support import configure, copy_all, spans
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
-from tierflow.fetch import OffsetOutOfRangeError, fetch_remote
-from tierflow.index_cache import RemoteIndexCache
-from tierflow.lifecycle.copy import copy_partition, prepare_copy
+from tierflow.lifecycle.copy.rewrite import rewrite_segment
+from tierflow.lifecycle.copy.steps import copy_partition, prepare_copy
 from tierflow.lifecycle.disablement import complete_disable, enable, request_disable
-from tierflow.lifecycle.retention import execute_remote_retention, plan_partition_retention
-from tierflow.lifecycle.rewrite import rewrite_segment
+from tierflow.lifecycle.retention.remote import execute_remote_retention, plan_partition_retention
 from tierflow.metadata.errors import InvalidConfigError, TieredStorageDisablementInProgressError
 from tierflow.metadata.states import TieredState
+from tierflow.read.fetch import OffsetOutOfRangeError, fetch_remote
+from tierflow.read.index_cache import RemoteIndexCache
 
 ACTOR = "test:disable"
 DAY_MS = 86_400_000

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tiered import NOW_MS, build_tiered
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.disablement import complete_disable, request_disable
 from tierflow.tasks.retention import list_retention_targets
 

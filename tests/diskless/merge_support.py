@@ -13,15 +13,15 @@ from tests.diskless.diskless_support import NOW, TOPIC, TOPIC_ID, records
 from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge import MergeOptions
-from tierflow.diskless.read import fetch_diskless
 from tierflow.diskless.writer import WalWriter
 from tierflow.kafka.batch_builder import CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD, build_batch
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import is_valid_segment_transition
 from tierflow.metadata.store import MetadataStore
+from tierflow.read.diskless import fetch_diskless
+from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 PARTITIONS = 3
 GRACE_MS = 60_000

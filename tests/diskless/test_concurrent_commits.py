@@ -20,7 +20,7 @@ from tests.diskless.diskless_support import (
     write_objects,
 )
 from tests.metadata.metadata_support import run_race
-from tierflow.diskless.read import plan_fetch, read_planned
+from tierflow.read.diskless import plan_fetch, read_planned
 
 WORKERS = 4
 

@@ -10,9 +10,9 @@ import pytest
 
 from tests.diskless.diskless_support import NOW, TOPIC_ID, Env, producer_batch_bytes
 from tierflow.diskless.errors import CommitRejectedError, UnknownDisklessPartitionError
-from tierflow.diskless.keys import new_wal_object_key
 from tierflow.diskless.models import WalObjectState
 from tierflow.diskless.wal_object import WalObjectData, encode_wal_object, producer_batch
+from tierflow.storage.wal_keys import new_wal_object_key
 
 
 def _object(env: Env, spec: list[tuple[int, int]]) -> tuple[str, WalObjectData]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tierflow.cli import main
-from tierflow.diskless.demo import run_diskless_demo
+from tierflow.demo.diskless import run_diskless_demo
 
 
 def test_the_demo_reads_back_the_broker_segments_byte_for_byte(tmp_path: Path) -> None:

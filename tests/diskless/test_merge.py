@@ -21,8 +21,8 @@ from tests.diskless.merge_support import (
     expected_files,
     live_segments,
 )
+from tierflow.demo.diskless import DEMO_SEGMENT_BYTES, produce_demo
 from tierflow.diskless.coordinates import BatchCoordinate
-from tierflow.diskless.demo import DEMO_SEGMENT_BYTES, produce_demo
 from tierflow.diskless.gc import collect_garbage
 from tierflow.diskless.merge import MergeOptions, merge_partition, merge_targets
 from tierflow.diskless.merge_plan import extend_lineage, roll_segments
@@ -31,10 +31,10 @@ from tierflow.diskless.models import WalObjectState
 from tierflow.diskless.writer import WalWriter
 from tierflow.kafka.batch_builder import build_batch
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
-from tierflow.lifecycle.copy import CopyFailedError
+from tierflow.lifecycle.copy.steps import CopyFailedError
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.rsm import IndexType
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.remote_storage_manager import IndexType
 
 OWNER = "test:merge"
 MERGED_AT = NOW + 100

@@ -15,9 +15,9 @@ from tierflow.cli import main
 from tierflow.config import Settings
 from tierflow.diskless.errors import DisklessOffsetOutOfRangeError
 from tierflow.diskless.merge import merge_partition
-from tierflow.diskless.read import fetch_diskless
 from tierflow.diskless.retention import follow_tiered_log_start
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.read.diskless import fetch_diskless
 from tierflow.runtime import open_store
 
 

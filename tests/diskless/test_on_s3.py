@@ -8,8 +8,8 @@ from pathlib import Path
 from tests.diskless.diskless_support import NOW, TOPIC, TOPIC_ID, make_env, producer_batch_bytes
 from tests.support.moto_server import MotoServer
 from tierflow.diskless.gc import collect_garbage
-from tierflow.diskless.read import fetch_diskless
 from tierflow.diskless.retention import enforce_retention
+from tierflow.read.diskless import fetch_diskless
 from tierflow.storage.factory import open_object_store
 
 

@@ -13,11 +13,11 @@ from tests.diskless.diskless_support import NOW, TOPIC, TOPIC_ID, Env, make_env,
 from tests.support.tiered import build_tiered
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.errors import DisklessOffsetOutOfRangeError, WalFormatError
-from tierflow.diskless.read import fetch_diskless, plan_fetch, read_planned
 from tierflow.diskless.writer import WalWriter
 from tierflow.kafka.batch_builder import CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD, build_batch
 from tierflow.kafka.record_batch import iter_batches
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.read.diskless import fetch_diskless, plan_fetch, read_planned
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 

@@ -10,9 +10,9 @@ from tests.diskless.diskless_support import NOW, TOPIC, TOPIC_ID, Env, producer_
 from tierflow.diskless.errors import DisklessError, DisklessOffsetOutOfRangeError
 from tierflow.diskless.gc import collect_garbage
 from tierflow.diskless.models import WalObjectState
-from tierflow.diskless.read import plan_fetch, read_planned
 from tierflow.diskless.retention import enforce_retention
 from tierflow.diskless.writer import FlushResult
+from tierflow.read.diskless import plan_fetch, read_planned
 
 GRACE = 60_000
 HOUR = 3_600_000

@@ -10,7 +10,6 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from tests.diskless.diskless_support import TOPIC_ID, producer_batch_bytes, records
 from tierflow.diskless.errors import InvalidProduceBatchError, WalFormatError
-from tierflow.diskless.keys import is_wal_object_key, new_wal_object_key, wal_prefix
 from tierflow.diskless.wal_object import (
     PlacedBatch,
     check_runs,
@@ -20,6 +19,7 @@ from tierflow.diskless.wal_object import (
 )
 from tierflow.kafka.batch_builder import CODEC_ZSTD, build_batch, build_control_batch
 from tierflow.kafka.errors import TruncatedDataError
+from tierflow.storage.wal_keys import is_wal_object_key, new_wal_object_key, wal_prefix
 
 KEY = "diskless/wal/6f1c1c33-2a55-4c43-9b3e-4d7d6d2b6f10"
 OTHER = "AAAAAAAAAAAAAAAAAAAAAg"

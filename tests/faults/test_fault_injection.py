@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tierflow.storage.errors import RemoteStorageError, VerificationError
+from tierflow.rsm import RemoteStorageError, VerificationError
 from tierflow.storage.factory import open_object_store
 from tierflow.storage.fault_injection import (
     FaultPlan,

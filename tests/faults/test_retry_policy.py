@@ -9,7 +9,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
 from tierflow.config import InvalidSettingError, Settings
-from tierflow.storage.errors import RemoteStorageError, TransientStorageError
+from tierflow.rsm import RemoteStorageError, TransientStorageError
 from tierflow.storage.factory import retry_policy
 from tierflow.storage.retry import RetryPolicy, is_transient, retry_call
 

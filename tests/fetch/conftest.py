@@ -17,10 +17,10 @@ from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli.fetch_commands import register
 from tierflow.kafka.record_batch import BatchHeader, iter_batches
 from tierflow.kafka.segment import LogSegment
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.read.index_cache.memory import RemoteIndexCache
 
 
 def tier_everything(base: Path) -> Tiered:

@@ -6,10 +6,10 @@ import pytest
 
 from tests.fetch.conftest import finished, local_batches, partitions
 from tests.support.tiered import Tiered
-from tierflow.fetch import OffsetOutOfRangeError, fetch_remote
-from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.read.fetch import OffsetOutOfRangeError, fetch_remote
+from tierflow.read.index_cache.memory import RemoteIndexCache
+from tierflow.rsm import IndexType
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.remote_storage_manager import IndexType
 
 
 def remote_local_batches(t: Tiered, topic: str, partition: int):

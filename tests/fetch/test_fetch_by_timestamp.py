@@ -7,8 +7,8 @@ from kafka.record.default_records import DefaultRecordBatch
 
 from tests.fetch.conftest import finished, local_batches, partitions
 from tests.support.tiered import Tiered
-from tierflow.fetch import TimestampNotFoundError, fetch_remote, find_offset_by_timestamp
-from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.read.fetch import TimestampNotFoundError, fetch_remote, find_offset_by_timestamp
+from tierflow.read.index_cache.memory import RemoteIndexCache
 
 
 def brute_force(t: Tiered, topic: str, partition: int, timestamp: int) -> tuple[int, int] | None:

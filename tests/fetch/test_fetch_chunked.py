@@ -9,9 +9,9 @@ import pytest
 
 from tests.fetch.conftest import finished, local_batches
 from tests.support.tiered import Tiered, build_tiered
-from tierflow.fetch import fetch_remote
-from tierflow.lifecycle.copy import copy_partition
-from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.read.fetch import fetch_remote
+from tierflow.read.index_cache.memory import RemoteIndexCache
 
 pytest.importorskip("tierflow.storage.chunked")
 CHUNK = 4096

@@ -7,10 +7,10 @@ import pytest
 from tests.fetch.conftest import finished
 from tests.support.tiered import Tiered
 from tierflow.kafka.offset_index import OffsetIndex
-from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.remote_reads import RemoteReads
+from tierflow.rsm import IndexType
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.remote_storage_manager import IndexType
 
 
 def refs(t: Tiered):

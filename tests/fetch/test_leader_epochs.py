@@ -6,11 +6,11 @@ import itertools
 
 from tests.fetch.conftest import finished, local_batches
 from tests.support.tiered import NOW_MS, Tiered
-from tierflow.fetch import fetch_remote
 from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.metadata.epochs import epoch_for_offset, epochs_from_segments, lineage, within_lineage
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.read.epochs import epoch_for_offset, epochs_from_segments, lineage, within_lineage
-from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.read.fetch import fetch_remote
+from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 
 _ids = itertools.count()

@@ -11,6 +11,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tests.fuzz.support import counted, mutated, scratch_file
+from tierflow.storage.chunk_reader import read_chunk_run
 from tierflow.transform.chunk_index import (
     ChunkIndex,
     build_chunk_index,
@@ -20,7 +21,6 @@ from tierflow.transform.chunk_index import (
     encode_chunk_sizes,
     encode_transformed_chunks,
 )
-from tierflow.transform.chunk_reader import read_chunk_run
 from tierflow.transform.compression import ChunkCompressor, decompress_chunk
 from tierflow.transform.encryption import DataKey, decrypt_chunk, encrypt_chunk
 from tierflow.transform.errors import CorruptChunkError, ManifestError

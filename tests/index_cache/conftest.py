@@ -14,11 +14,11 @@ from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.demo.topics import TopicSpec
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState
+from tierflow.rsm import IndexType, RemoteSegment
 from tierflow.runtime import open_storage, open_store, partition_logs
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.remote_storage_manager import IndexType, RemoteSegment
 
 
 def tier_everything(t: Tiered) -> Tiered:

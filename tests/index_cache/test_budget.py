@@ -11,9 +11,9 @@ import pytest
 
 from tests.index_cache.conftest import refs
 from tests.support.tiered import Tiered
-from tierflow.index_cache import RemoteIndexCache
 from tierflow.kafka.offset_index import OffsetIndex
-from tierflow.storage.remote_storage_manager import IndexType
+from tierflow.read.index_cache import RemoteIndexCache
+from tierflow.rsm import IndexType
 
 
 def _files_bytes(directory: Path) -> int:

@@ -9,13 +9,12 @@ import pytest
 
 from tests.index_cache.conftest import FailingIndexes, refs
 from tests.support.tiered import Tiered
-from tierflow.index_cache import DIR_NAME, IndexCacheError, RemoteIndexCache, parse_file_name
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.kafka.txn_index import read_txn_index
+from tierflow.read.index_cache import DIR_NAME, IndexCacheError, RemoteIndexCache, parse_file_name
 from tierflow.read.remote_reads import RemoteReads
-from tierflow.storage.errors import RemoteResourceNotFoundError
-from tierflow.storage.remote_storage_manager import IndexType
+from tierflow.rsm import IndexType, RemoteResourceNotFoundError
 
 
 def test_files_are_named_start_offset_underscore_segment_id(tiered: Tiered, tmp_path: Path) -> None:
@@ -162,8 +161,8 @@ def test_a_corrupt_remote_index_is_an_error_naming_the_segment(
 def test_the_read_path_gives_the_same_batches_with_either_cache(
     tiered: Tiered, tmp_path: Path
 ) -> None:
-    from tierflow.fetch import fetch_remote
-    from tierflow.read.index_cache import RemoteIndexCache as InMemoryIndexCache
+    from tierflow.read.fetch import fetch_remote
+    from tierflow.read.index_cache.memory import RemoteIndexCache as InMemoryIndexCache
 
     disk = RemoteIndexCache(tmp_path)
     for ref in refs(tiered):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from tests.index_cache.conftest import FailingIndexes, refs
 from tests.support.tiered import Tiered
-from tierflow.index_cache import DIR_NAME, RemoteIndexCache
 from tierflow.kafka.offset_index import OffsetIndex
+from tierflow.read.index_cache import DIR_NAME, RemoteIndexCache
 from tierflow.read.remote_reads import RemoteReads
-from tierflow.storage.remote_storage_manager import IndexType
+from tierflow.rsm import IndexType
 
 LONG_AGO = time.time() - 3600
 

@@ -7,10 +7,10 @@ import time
 
 from tests.index_cache.conftest import refs
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
-from tierflow.index_cache import RemoteIndexCache
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.states import RemoteLogSegmentState
+from tierflow.read.index_cache import RemoteIndexCache
 from tierflow.tasks.index_cache import warm_index_cache
 
 

@@ -10,8 +10,8 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
 from tierflow.kafka.last_stable_offset import last_stable_offset
-from tierflow.lifecycle.copy import PartitionBusyError, TopicIdMismatchError, copy_partition
-from tierflow.lifecycle.verify import verify_partition
+from tierflow.lifecycle.copy.steps import PartitionBusyError, TopicIdMismatchError, copy_partition
+from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.segment_refs import remote_segment
 
@@ -188,7 +188,7 @@ def test_abandoned_attempt_is_deleted_before_copying(tiered: Tiered):
         actor="airflow:killed-worker",
         now_ms=NOW_MS,
     )
-    from tierflow.storage.remote_storage_manager import RemoteSegment
+    from tierflow.rsm import RemoteSegment
 
     half = RemoteSegment("payments", topic.topic_id, 0, ghost, first[0], first[1])
     tiered.rsm.objects.put_bytes(tiered.rsm.key(half, "log"), b"half an upload")
@@ -225,8 +225,8 @@ def test_deleting_remote_segments_never_makes_them_eligible_again(tiered: Tiered
 
 
 def test_finalize_can_be_retried_after_a_failed_rewrite_and_after_success(tiered: Tiered):
-    from tierflow.lifecycle.copy import CopyFailedError, finalize_copy, prepare_copy
-    from tierflow.lifecycle.rewrite import rewrite_segment
+    from tierflow.lifecycle.copy.rewrite import rewrite_segment
+    from tierflow.lifecycle.copy.steps import CopyFailedError, finalize_copy, prepare_copy
 
     log_ = tiered.log("payments", 0)
     plan = prepare_copy(log_, tiered.store, rsm=tiered.rsm, owner="o")

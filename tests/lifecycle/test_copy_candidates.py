@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tierflow.kafka.segment import LogSegment
-from tierflow.lifecycle.copy_candidates import candidate_segments, copy_start_offset
+from tierflow.lifecycle.copy.candidates import candidate_segments, copy_start_offset
 
 SEGMENTS = [LogSegment(base, Path("/nonexistent")) for base in (0, 100, 200, 300)]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tiered import LAYOUTS, Tiered, build_tiered, eligible
-from tierflow.lifecycle.verify import verify_partition
+from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import is_valid_segment_transition
 

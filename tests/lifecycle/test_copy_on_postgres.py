@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.tiered import LAYOUTS, Tiered, build_tiered, eligible
-from tierflow.lifecycle.copy import copy_partition
-from tierflow.lifecycle.verify import verify_partition
+from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 

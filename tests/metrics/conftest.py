@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
-from tierflow.lifecycle.copy import copy_partition, finalize_copy, prepare_copy
-from tierflow.lifecycle.rewrite import rewrite_segment
+from tierflow.lifecycle.copy.rewrite import rewrite_segment
+from tierflow.lifecycle.copy.steps import copy_partition, finalize_copy, prepare_copy
 
 
 def _now() -> int:

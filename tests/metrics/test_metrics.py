@@ -61,7 +61,7 @@ def test_copy_lag_size_and_count_per_partition(partly: Tiered) -> None:
 
 def test_a_fully_tiered_partition_has_no_copy_lag(partly: Tiered) -> None:
     t = partly
-    from tierflow.lifecycle.copy import copy_partition
+    from tierflow.lifecycle.copy.steps import copy_partition
 
     copy_partition(t.log("orders", 0), t.store, t.rsm, owner="test")
     o0 = _by_key(compute_metrics(t.store, t.settings.log_dirs))["orders", 0]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from tierflow.config import Settings
-from tierflow.lifecycle.partition_removal import remove_marked_partitions
+from tierflow.lifecycle.removal.remove import remove_marked_partitions
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.factory import open_object_store
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import ObjectStore

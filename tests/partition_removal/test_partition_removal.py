@@ -19,7 +19,7 @@ from tests.partition_removal.support import (
 )
 from tests.support.tiered import LAYOUTS, NOW_MS, Tiered
 from tierflow.ids import new_kafka_uuid
-from tierflow.lifecycle.partition_removal import (
+from tierflow.lifecycle.removal.remove import (
     PREFIX_SWEEP,
     PartitionRemovalError,
     mark_topic_deleted,
@@ -28,8 +28,8 @@ from tierflow.lifecycle.partition_removal import (
 )
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import RemotePartitionDeleteState as P
+from tierflow.rsm import RemoteSegment
 from tierflow.storage.keys import partition_prefix
-from tierflow.storage.remote_storage_manager import RemoteSegment
 
 ORDERS = range(2)
 LATER = NOW_MS + 60_000
@@ -269,7 +269,7 @@ def test_a_failed_prefix_sweep_is_retried_by_the_next_call(tmp_path: Path):
 def test_copy_and_retention_leave_partitions_being_removed_alone(tmp_path):
     """Once a topic is marked deleted, its partitions are remote partition removal's only."""
     from tests.support.tiered import NOW_MS, build_tiered
-    from tierflow.lifecycle.partition_removal import mark_topic_deleted
+    from tierflow.lifecycle.removal.remove import mark_topic_deleted
     from tierflow.tasks.retention import list_retention_targets
     from tierflow.tasks.segment_copy import list_copy_targets
 

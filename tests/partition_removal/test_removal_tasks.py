@@ -14,7 +14,7 @@ from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered
 from tierflow.cli import main as cli_main
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
-from tierflow.lifecycle.deleted_topics import LogDirsUnavailableError
+from tierflow.lifecycle.removal.detect import LogDirsUnavailableError
 from tierflow.metadata.states import RemotePartitionDeleteState as P
 from tierflow.metadata.states import TieredState
 from tierflow.tasks.partition_removal import (

@@ -25,7 +25,6 @@ from tests.reconcile.support import (
 )
 from tests.retention.support import FailingDeletes
 from tests.support.tiered import LAYOUTS, Tiered, build_tiered
-from tierflow.diskless.keys import new_wal_object_key
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import (
     Action,
@@ -39,8 +38,10 @@ from tierflow.lifecycle.reconcile import (
 )
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.rsm import ObjectInfo
 from tierflow.storage.keys import partition_prefix
-from tierflow.storage.object_store import ObjectInfo, ObjectStore
+from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.wal_keys import new_wal_object_key
 
 
 def plan(t: Tiered, *, grace_ms: int = DAY_MS, store_objects: ObjectStore | None = None, **kw):

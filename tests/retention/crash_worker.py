@@ -9,8 +9,8 @@ import sys
 
 from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
-from tierflow.lifecycle.local_retention import execute_local_retention, plan_local_retention
-from tierflow.lifecycle.retention import execute_remote_retention, plan_partition_retention
+from tierflow.lifecycle.retention.local import execute_local_retention, plan_local_retention
+from tierflow.lifecycle.retention.remote import execute_remote_retention, plan_partition_retention
 from tierflow.runtime import open_storage, open_store
 
 

@@ -11,10 +11,11 @@ from typing import Any
 
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.ids import new_kafka_uuid
-from tierflow.lifecycle.copy import copy_partition
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.storage.object_store import ObjectInfo, ObjectStore
+from tierflow.rsm import ObjectInfo
+from tierflow.storage.object_store import ObjectStore
 
 HOUR_MS = 3_600_000
 ACTOR = "airflow:retention"

@@ -21,13 +21,13 @@ from tests.retention.support import (
 )
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.local_retention import (
+from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.lifecycle.retention.local import (
     LocalRetentionError,
     execute_local_retention,
     plan_local_retention,
     segment_files,
 )
-from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -263,7 +263,10 @@ def test_remote_log_start_advances_before_a_killed_delete(tiered: Tiered):
 def test_segments_whose_remote_copy_expired_first_are_left_to_the_broker(tiered: Tiered):
     """Remote retention ran first and removed the copies (and raised both start offsets, L6):
     the local files stay, and the plan says why."""
-    from tierflow.lifecycle.retention import execute_remote_retention, plan_partition_retention
+    from tierflow.lifecycle.retention.remote import (
+        execute_remote_retention,
+        plan_partition_retention,
+    )
 
     configure(tiered, "orders", retention_ms=30 * HOUR_MS)
     topic = tiered.store.topic("orders")

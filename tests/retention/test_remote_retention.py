@@ -21,7 +21,7 @@ from tierflow.kafka.leader_epoch import (
     EpochEntry,
     write_leader_epoch_checkpoint,
 )
-from tierflow.lifecycle.retention import (
+from tierflow.lifecycle.retention.remote import (
     RetentionError,
     RetentionReason,
     execute_remote_retention,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tierflow.kafka.leader_epoch import EpochEntry
-from tierflow.lifecycle.retention_plan import (
+from tierflow.lifecycle.retention.remote_plan import (
     RetentionReason,
     plan_remote_retention,
     truncate_from_start,

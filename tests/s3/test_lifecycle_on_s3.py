@@ -11,15 +11,15 @@ import pytest
 from tests.retention.support import ACTOR, configure, copy_all, rows
 from tests.support.moto_server import MotoServer
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
-from tierflow.fetch import fetch_remote
 from tierflow.kafka.record_batch import iter_batches
-from tierflow.lifecycle.retention import (
+from tierflow.lifecycle.copy.verify import verify_partition
+from tierflow.lifecycle.retention.remote import (
     RetentionReason,
     execute_remote_retention,
     plan_partition_retention,
 )
-from tierflow.lifecycle.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.read.fetch import fetch_remote
 from tierflow.storage.s3 import S3ObjectStore
 
 

@@ -14,10 +14,9 @@ import pytest
 from tests.support.moto_server import MotoServer
 from tests.transform.support import CountingObjectStore, a_segment, record_batches, segment_files
 from tierflow.config import MIN_S3_PART_SIZE
+from tierflow.rsm import IndexType, LogSegmentData, RemoteResourceNotFoundError, VerificationError
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
-from tierflow.storage.errors import RemoteResourceNotFoundError, VerificationError
 from tierflow.storage.plain import PlainRemoteStorageManager
-from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData
 from tierflow.storage.s3 import S3ObjectStore
 from tierflow.transform.keyring import KeyRing
 

@@ -18,8 +18,7 @@ import pytest
 from tests.support.moto_server import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, MotoServer
 from tests.support.s3_fault_proxy import FaultProxy, Rule, running_fault_proxy
 from tierflow.config import MIN_S3_PART_SIZE
-from tierflow.storage.errors import RemoteStorageError, VerificationError
-from tierflow.storage.object_store import ObjectInfo
+from tierflow.rsm import ObjectInfo, RemoteStorageError, VerificationError
 from tierflow.storage.retry import RetryPolicy
 from tierflow.storage.s3 import S3ObjectStore
 from tierflow.storage.s3_handover import S3ClientSpec

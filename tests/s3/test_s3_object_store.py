@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.moto_server import SECRET_ACCESS_KEY, MotoServer
 from tierflow.config import MIN_S3_PART_SIZE
-from tierflow.storage.errors import RemoteResourceNotFoundError, RemoteStorageError
+from tierflow.rsm import RemoteResourceNotFoundError, RemoteStorageError
 from tierflow.storage.factory import UnsupportedStorageURLError, open_object_store
 from tierflow.storage.s3 import S3ObjectStore, parse_s3_url
 

@@ -20,7 +20,7 @@ from tests.support.moto_server import (
 )
 from tests.support.tiered import build_tiered, eligible
 from tierflow.airflow_local import run_dag_in_subprocess
-from tierflow.lifecycle.verify import verify_partition
+from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]

@@ -30,7 +30,7 @@ from tests.security.scan import find_secrets, text
 from tests.security.world import aws_connection_env
 from tests.support.moto_server import REGION, running_moto_server
 from tierflow.config import Settings
-from tierflow.storage.errors import RemoteStorageError
+from tierflow.rsm import RemoteStorageError
 from tierflow.storage.factory import UnsupportedStorageURLError, open_object_store
 
 S3_ALLOWED = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tierflow.storage.errors import InvalidKeyError, RemoteResourceNotFoundError
+from tierflow.rsm import InvalidKeyError, RemoteResourceNotFoundError
 from tierflow.storage.factory import open_object_store
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore

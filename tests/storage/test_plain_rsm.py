@@ -7,9 +7,14 @@ from pathlib import Path
 import pytest
 
 from tierflow.ids import new_kafka_uuid
-from tierflow.storage.errors import RemoteResourceNotFoundError, VerificationError
+from tierflow.rsm import (
+    IndexType,
+    LogSegmentData,
+    RemoteResourceNotFoundError,
+    RemoteSegment,
+    VerificationError,
+)
 from tierflow.storage.plain import PlainRemoteStorageManager
-from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
 
 from .test_object_store import open_backend
 

@@ -12,10 +12,10 @@ from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.demo.topics import TopicSpec
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.copy_candidates import candidate_segments
+from tierflow.lifecycle.copy.candidates import candidate_segments
 from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store, partition_logs
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 from tierflow.transform.keyring import KeyRing
 
 TOPICS = (

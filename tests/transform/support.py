@@ -13,8 +13,8 @@ from tierflow.kafka.batch_builder import CODEC_GZIP, CODEC_NONE, build_batch
 from tierflow.kafka.leader_epoch import EpochEntry, leader_epoch_checkpoint_bytes
 from tierflow.kafka.offset_index import OffsetPosition, offset_index_bytes
 from tierflow.kafka.time_index import TimestampOffset, time_index_bytes
-from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, ObjectStore
-from tierflow.storage.remote_storage_manager import LogSegmentData, RemoteSegment
+from tierflow.rsm import LogSegmentData, ObjectInfo, RemoteSegment
+from tierflow.storage.object_store import READ_CHUNK, ObjectStore
 
 BASE_OFFSET = 1000
 NOW_MS = 1_790_000_000_000

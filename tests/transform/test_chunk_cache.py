@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tierflow.storage.chunk_cache import ChunkCache
+from tierflow.read.chunk_cache import ChunkCache
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.storage.local import LocalDirectoryObjectStore
 

@@ -18,14 +18,15 @@ import pytest
 import zstandard
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from tierflow.storage.chunked import ChunkedRemoteStorageManager
-from tierflow.storage.errors import (
+from tierflow.rsm import (
+    IndexType,
+    LogSegmentData,
     RemoteResourceNotFoundError,
     RemoteStorageError,
     VerificationError,
 )
+from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.storage.local import LocalDirectoryObjectStore
-from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData
 from tierflow.transform.chunk_index import decode_chunk_sizes
 from tierflow.transform.keyring import KeyRing
 

@@ -12,11 +12,11 @@ from tests.support.settings_env import use_settings
 from tierflow.cli.commands import CommandError
 from tierflow.cli.key_commands import register
 from tierflow.config import Settings
+from tierflow.lifecycle.key_rewrap import rewrap_segments
 from tierflow.metadata import RemoteLogSegmentState
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.transform.keyring import KeyRing
-from tierflow.transform.rewrap import rewrap_segments
 
 from .support import NOW_MS, a_segment, record_batches, segment_files
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tierflow.rsm import IndexType
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.storage.local import LocalDirectoryObjectStore
-from tierflow.storage.remote_storage_manager import IndexType
 from tierflow.transform.errors import CorruptChunkError, DataKeyError, ManifestError
 
 from .support import a_segment, record_batches, segment_files

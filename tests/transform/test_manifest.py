@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tierflow.storage.remote_storage_manager import IndexType
+from tierflow.rsm import IndexType
 from tierflow.transform.chunk_index import FixedSizeChunkIndex, VariableSizeChunkIndex
 from tierflow.transform.errors import ManifestError
 from tierflow.transform.manifest import (

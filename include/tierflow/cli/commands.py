@@ -21,24 +21,24 @@ from tierflow.config import Settings, project_root
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.copy import (
+from tierflow.lifecycle.copy.steps import (
     CopyFailedError,
     PartitionBusyError,
     TopicIdMismatchError,
     copy_partition,
 )
-from tierflow.lifecycle.verify import verify_partition
+from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.engine import describe_url
 from tierflow.metadata.errors import InvalidConfigError, TopicConflictError, UnknownTopicError
 from tierflow.metadata.log_config import parse_kafka_configs
 from tierflow.metadata.tierable import NotTierableTopicError
+from tierflow.rsm import RemoteStorageError
 from tierflow.runtime import (
     UnknownPartitionError,
     open_storage,
     open_store,
     redact,
 )
-from tierflow.storage.errors import RemoteStorageError
 from tierflow.storage.keys import InvalidTopicIdError, InvalidTopicNameError, validate_topic_name
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from tierflow.cli.report import human_bytes, partition_table
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.verify import SegmentCheck, verify_partition
+from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_storage, open_store, partition_logs
 from tierflow.transform.keyring import KeyRing

@@ -19,8 +19,8 @@ from rich.table import Table
 
 from tierflow.cli.commands import KNOWN_ERRORS, CommandError, _parse_config, console
 from tierflow.config import Settings
+from tierflow.demo.diskless import DisklessDemo, run_diskless_demo
 from tierflow.diskless.coordinator import DisklessCoordinator
-from tierflow.diskless.demo import DisklessDemo, run_diskless_demo
 from tierflow.diskless.describe import DisklessOverview, describe
 from tierflow.diskless.errors import DisklessError
 from tierflow.diskless.gc import collect_garbage
@@ -28,17 +28,17 @@ from tierflow.diskless.merge import MergeOptions, MergeReport, merge_partition, 
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
 from tierflow.diskless.models import TIMESTAMP_TYPES
 from tierflow.diskless.produce import ProduceSummary, produce_files, produce_from_kafka
-from tierflow.diskless.read import fetch_diskless
 from tierflow.diskless.retention import enforce_retention
 from tierflow.diskless.writer import WalWriter
-from tierflow.fetch import RemoteFetchError
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import MetadataError
 from tierflow.metadata.log_config import parse_kafka_configs
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore
+from tierflow.read.diskless import fetch_diskless
 from tierflow.read.dump_format import batch_line, dump_batch, record_lines
+from tierflow.read.fetch import RemoteFetchError
 from tierflow.runtime import open_objects, open_storage, open_store
 
 ERRORS = (*KNOWN_ERRORS, DisklessError, MetadataError, RemoteFetchError, ValueError, OSError)

@@ -30,8 +30,6 @@ from rich.table import Table
 from tierflow.cli.commands import CommandError
 from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
-from tierflow.fetch import RemoteFetchError, fetch_remote
-from tierflow.index_cache import open_index_cache
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.leader_epoch import EpochEntry
@@ -41,10 +39,12 @@ from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.read.dump_format import batch_line, dump_batch, iter_batch_frames, record_lines
+from tierflow.read.fetch import RemoteFetchError, fetch_remote
+from tierflow.read.index_cache import open_index_cache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
+from tierflow.rsm import RemoteStorageError
 from tierflow.runtime import UnknownPartitionError, open_storage, open_store
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.errors import RemoteStorageError
 
 _READ_CHUNK = 1024 * 1024
 _ERRORS = (

@@ -171,9 +171,9 @@ def keys_list(args: argparse.Namespace) -> int:
 
 
 def rewrap_keys(args: argparse.Namespace) -> int:
+    from tierflow.lifecycle.key_rewrap import finished_segments, rewrap_segments
     from tierflow.runtime import open_storage, open_store
     from tierflow.storage.chunked import ChunkedRemoteStorageManager
-    from tierflow.transform.rewrap import finished_segments, rewrap_segments
 
     settings = _settings()
     if settings.keyring is None:

@@ -31,7 +31,7 @@ from tierflow.lifecycle.reconcile import (
     why_kept,
 )
 from tierflow.metadata.errors import UnknownTopicError
-from tierflow.storage.errors import RemoteStorageError
+from tierflow.rsm import RemoteStorageError
 from tierflow.storage.factory import UnsupportedStorageURLError
 from tierflow.tasks.reconcile import run_reconcile
 

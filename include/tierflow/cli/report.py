@@ -9,7 +9,7 @@ from rich import box
 from rich.table import Table
 
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.verify import SegmentCheck
+from tierflow.lifecycle.copy.verify import SegmentCheck
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 

@@ -21,8 +21,8 @@ from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError, read_cluster_topic_configs
 from tierflow.kafka.metadata_log import find_metadata_image
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.partition_removal import PartitionRemovalError, remove_marked_partitions
-from tierflow.lifecycle.topic_deletion import TopicDeletion, delete_topic, plan_topic_deletion
+from tierflow.lifecycle.removal.mark import TopicDeletion, delete_topic, plan_topic_deletion
+from tierflow.lifecycle.removal.remove import PartitionRemovalError, remove_marked_partitions
 from tierflow.metadata.errors import MetadataError
 from tierflow.metadata.log_config import TopicConfig, parse_kafka_configs
 from tierflow.metadata.topic_sync import (

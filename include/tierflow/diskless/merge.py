@@ -59,7 +59,8 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.kafka.naming import offset_prefix
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
-from tierflow.lifecycle.copy import (
+from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
+from tierflow.lifecycle.copy.steps import (
     CopiedSegment,
     CopyPlan,
     PartitionCopyReport,
@@ -68,15 +69,14 @@ from tierflow.lifecycle.copy import (
     release_taking,
     take_partition_lease,
 )
-from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult
+from tierflow.metadata.epochs import epochs_from_segments
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
-from tierflow.read.epochs import epochs_from_segments
+from tierflow.rsm import RemoteSegment, RemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import RemoteSegment, RemoteStorageManager
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from tierflow.config import Settings
 from tierflow.diskless.merge_job import MergeJob, run_merge_job
-from tierflow.lifecycle.rewrite_executor import executor_storage
+from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.storage.factory import settings_object_store
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.s3_handover import S3ClientSpec

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from tierflow.diskless.coordinates import BatchCoordinate
 from tierflow.diskless.merge_segment import ProducerState, SegmentWriter
-from tierflow.diskless.read import read_run, runs
 from tierflow.faults import crash_point
 from tierflow.kafka.naming import (
     INDEX_SUFFIX,
@@ -36,15 +35,16 @@ from tierflow.kafka.naming import (
     TIME_INDEX_SUFFIX,
     offset_prefix,
 )
-from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult, rewrite_segment
-from tierflow.storage.errors import RemoteResourceNotFoundError
-from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import (
+from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
+from tierflow.read.diskless import read_run, runs
+from tierflow.rsm import (
     IndexType,
     LogSegmentData,
+    RemoteResourceNotFoundError,
     RemoteSegment,
     RemoteStorageManager,
 )
+from tierflow.storage.object_store import ObjectStore
 
 log = logging.getLogger(__name__)
 

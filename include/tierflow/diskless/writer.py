@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 from tierflow.diskless.coordinates import BatchCoordinate
 from tierflow.diskless.coordinator import DisklessCoordinator
-from tierflow.diskless.keys import new_wal_object_key
 from tierflow.diskless.wal_object import (
     HEADER_SIZE,
     ProduceBatch,
@@ -35,6 +34,7 @@ from tierflow.diskless.wal_object import (
 from tierflow.faults import crash_point
 from tierflow.metadata.store_base import wall_clock_ms
 from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.wal_keys import new_wal_object_key
 
 Clock = Callable[[], int]
 

@@ -29,7 +29,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from tierflow.faults import crash_point
-from tierflow.index_cache import RemoteIndexCache as DiskIndexCache
 from tierflow.lifecycle.clock import Clock
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import (
@@ -43,9 +42,10 @@ from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.tiered_disable import begin_tiered_disable, reset_highest_remote_offset
-from tierflow.read.index_cache import DEFAULT_INDEX_CACHE
-from tierflow.read.index_cache import RemoteIndexCache as MemoryIndexCache
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
+from tierflow.read.index_cache import RemoteIndexCache as DiskIndexCache
+from tierflow.read.index_cache.memory import DEFAULT_INDEX_CACHE
+from tierflow.read.index_cache.memory import RemoteIndexCache as MemoryIndexCache
+from tierflow.rsm import RemoteStorageManager
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import RemoteStorageManager
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 log = logging.getLogger(__name__)
 

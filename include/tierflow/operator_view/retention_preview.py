@@ -11,8 +11,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.local_retention import LocalRetentionPlan, plan_local_retention
-from tierflow.lifecycle.retention import (
+from tierflow.lifecycle.retention.local import LocalRetentionPlan, plan_local_retention
+from tierflow.lifecycle.retention.remote import (
     RemoteRetentionPlan,
     plan_partition_retention,
     remote_retention_applies,

@@ -14,7 +14,7 @@ from sqlalchemy import func, tuple_
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import SelectOfScalar
 
-from tierflow.lifecycle.copy_liveness import copy_lease_live
+from tierflow.lifecycle.copy.liveness import copy_lease_live
 from tierflow.metadata.events import EventEntity
 from tierflow.metadata.models import MetadataEvent, Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 
-from tierflow.lifecycle.local_retention import local_retention_limits
+from tierflow.lifecycle.retention.local import local_retention_limits
 from tierflow.metadata.models import Topic
 from tierflow.metrics import TopicMetrics
 from tierflow.operator_view.model import TopicView

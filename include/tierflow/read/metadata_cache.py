@@ -12,11 +12,11 @@ import bisect
 from dataclasses import dataclass, field
 
 from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.metadata.epochs import epochs_from_segments
 from tierflow.metadata.events import EventEntity
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.epochs import epochs_from_segments
 
 _STARTED = RemoteLogSegmentState.COPY_SEGMENT_STARTED
 _FINISHED = RemoteLogSegmentState.COPY_SEGMENT_FINISHED

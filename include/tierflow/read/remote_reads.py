@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tierflow.storage.remote_storage_manager import (
+from tierflow.rsm import (
     IndexType,
     RemoteSegment,
     RemoteStorageManager,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
 from tierflow.kafka.record_batch import LOG_OVERHEAD, BatchHeader, iter_batches_in_buffer
 from tierflow.read.remote_reads import RemoteReads
-from tierflow.storage.remote_storage_manager import RemoteSegment
+from tierflow.rsm import RemoteSegment
 
 MIN_READ = 8 * 1024  # two of Kafka's index intervals: usually the skip and the first batch
 MAX_READ_AHEAD = 8 * 1024 * 1024

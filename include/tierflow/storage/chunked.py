@@ -18,11 +18,18 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from tierflow.faults import crash_point
-from tierflow.storage.errors import RemoteResourceNotFoundError, VerificationError
-from tierflow.storage.object_store import ObjectInfo, ObjectStore
-from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
+from tierflow.rsm import (
+    IndexType,
+    LogSegmentData,
+    ObjectInfo,
+    RemoteResourceNotFoundError,
+    RemoteSegment,
+    VerificationError,
+)
+from tierflow.storage.chunk_reader import read_chunk_run
+from tierflow.storage.keys import segment_object_key
+from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.verification import verify_objects
-from tierflow.transform.chunk_reader import read_chunk_run
 from tierflow.transform.compression import first_batch_compressed
 from tierflow.transform.encryption import DataKey
 from tierflow.transform.errors import DataKeyError, KeyRingError, ManifestError
@@ -31,7 +38,7 @@ from tierflow.transform.pipeline import ChunkTransform, LogTransform, index_blob
 from tierflow.transform.segment_metadata import derive_segment_metadata
 
 if TYPE_CHECKING:
-    from tierflow.storage.chunk_cache import ChunkCache
+    from tierflow.read.chunk_cache import ChunkCache
     from tierflow.transform.keyring import KeyRing
 
 log = logging.getLogger(__name__)
@@ -76,7 +83,7 @@ class ChunkedRemoteStorageManager:
         self._lock = threading.Lock()
 
     def key(self, segment: RemoteSegment, suffix: str) -> str:
-        return segment.object_key(self.prefix, suffix)
+        return segment_object_key(self.prefix, segment, suffix)
 
     def object_keys(self, segment: RemoteSegment) -> list[str]:
         return [self.key(segment, suffix) for suffix in (LOG, INDEXES, MANIFEST)]

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE, DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.fault_injection import FaultPlan, FaultyObjectStore
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 from tierflow.storage.retry import RetryPolicy
 from tierflow.storage.retrying import RetryingObjectStore
 from tierflow.storage.urls import shown_url
@@ -115,7 +115,7 @@ def open_remote_storage(
     objects = settings_object_store(settings, s3_client=s3_client)
     if settings.storage_layout == "plain":
         return PlainRemoteStorageManager(objects, settings.storage_prefix)
-    from tierflow.storage.chunk_cache import ChunkCache
+    from tierflow.read.chunk_cache import ChunkCache
     from tierflow.storage.chunked import ChunkedRemoteStorageManager
     from tierflow.transform.keyring import KeyRing
 

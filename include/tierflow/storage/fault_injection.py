@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tierflow.faults import append_trace
-from tierflow.storage.errors import RemoteStorageError, TransientStorageError
-from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, ObjectStore
+from tierflow.rsm import ObjectInfo, RemoteStorageError, TransientStorageError
+from tierflow.storage.object_store import READ_CHUNK, ObjectStore
 
 ENV_STORAGE_FAULTS = "TIERFLOW_STORAGE_FAULTS"
 ENV_STORAGE_FAULT_DELAY_MS = "TIERFLOW_STORAGE_FAULT_DELAY_MS"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from tierflow.ids import is_kafka_uuid
+from tierflow.rsm import RemoteSegment
 
 _TOPIC_ID = re.compile(r"[A-Za-z0-9_-]{22}")
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")  # fullmatch: "$" would allow a final "\n"
@@ -69,3 +70,16 @@ def segment_key(
         raise ValueError(f"invalid segment id {segment_id!r}")
     base = partition_prefix(prefix, topic, topic_id, partition)
     return f"{base}{start_offset:020d}-{segment_id}.{suffix}"
+
+
+def segment_object_key(prefix: str, segment: RemoteSegment, suffix: str) -> str:
+    """The object of ``segment`` with ``suffix``: where every storage manager puts its files."""
+    return segment_key(
+        prefix,
+        segment.topic,
+        segment.topic_id,
+        segment.partition,
+        segment.start_offset,
+        segment.segment_id,
+        suffix,
+    )

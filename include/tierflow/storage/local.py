@@ -15,8 +15,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from tierflow.storage.errors import InvalidKeyError, RemoteResourceNotFoundError, RemoteStorageError
-from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, StreamingWrites, validate_key
+from tierflow.rsm import (
+    InvalidKeyError,
+    ObjectInfo,
+    RemoteResourceNotFoundError,
+    RemoteStorageError,
+)
+from tierflow.storage.object_store import READ_CHUNK, StreamingWrites, validate_key
 
 _TMP_MARKER = ".tmp-"
 

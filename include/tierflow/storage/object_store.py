@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from tierflow.storage.errors import InvalidKeyError, RemoteStorageError
+from tierflow.rsm import InvalidKeyError, ObjectInfo, RemoteStorageError
 
 READ_CHUNK = 1024 * 1024
 
@@ -21,16 +20,6 @@ def validate_key(key: str) -> str:
     if "\x00" in key:
         raise InvalidKeyError(key, "key contains a NUL byte")
     return key
-
-
-@dataclass(frozen=True)
-class ObjectInfo:
-    key: str
-    size: int
-    sha256: str | None = None
-    # When the object was last written (ms since the epoch), as ``stat`` reports it; None when
-    # unknown. Reconciliation deletes an unreferenced object only once it is old enough.
-    last_modified_ms: int | None = None
 
 
 class ObjectStore(Protocol):

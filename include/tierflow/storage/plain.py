@@ -11,9 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tierflow.faults import crash_point
-from tierflow.storage.errors import RemoteResourceNotFoundError
-from tierflow.storage.object_store import ObjectInfo, ObjectStore
-from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData, RemoteSegment
+from tierflow.rsm import (
+    IndexType,
+    LogSegmentData,
+    ObjectInfo,
+    RemoteResourceNotFoundError,
+    RemoteSegment,
+)
+from tierflow.storage.keys import segment_object_key
+from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.verification import verify_objects
 
 LOG_SUFFIX = "log"
@@ -32,7 +38,7 @@ class PlainRemoteStorageManager:
         self.prefix = prefix
 
     def key(self, segment: RemoteSegment, suffix: str) -> str:
-        return segment.object_key(self.prefix, suffix)
+        return segment_object_key(self.prefix, segment, suffix)
 
     def object_keys(self, segment: RemoteSegment) -> list[str]:
         suffixes = [LOG_SUFFIX, *INDEX_SUFFIXES.values()]

@@ -31,7 +31,7 @@ from botocore.exceptions import (
 )
 from urllib3.exceptions import ProtocolError
 
-from tierflow.storage.errors import RemoteStorageError, TransientStorageError
+from tierflow.rsm import RemoteStorageError, TransientStorageError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, ObjectStore
+from tierflow.rsm import ObjectInfo
+from tierflow.storage.object_store import READ_CHUNK, ObjectStore
 from tierflow.storage.retry import Attempts, RetryPolicy, retry_call
 
 

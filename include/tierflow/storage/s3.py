@@ -36,13 +36,14 @@ from tierflow.config import (
     DEFAULT_STORAGE_TIMEOUT_S,
     MIN_S3_PART_SIZE,
 )
-from tierflow.storage.errors import (
+from tierflow.rsm import (
+    ObjectInfo,
     RemoteResourceNotFoundError,
     RemoteStorageError,
     TransientStorageError,
 )
 from tierflow.storage.keys import normalize_prefix
-from tierflow.storage.object_store import READ_CHUNK, ObjectInfo, StreamingWrites, validate_key
+from tierflow.storage.object_store import READ_CHUNK, StreamingWrites, validate_key
 from tierflow.storage.retry import Attempts, RetryPolicy, is_transient, retry_call
 from tierflow.storage.urls import shown_url
 

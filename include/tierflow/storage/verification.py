@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from tierflow.storage.errors import VerificationError
-from tierflow.storage.object_store import ObjectInfo, ObjectStore
+from tierflow.rsm import ObjectInfo, VerificationError
+from tierflow.storage.object_store import ObjectStore
 
 
 def verify_objects(objects: ObjectStore, expected: Iterable[ObjectInfo]) -> None:

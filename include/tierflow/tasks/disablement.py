@@ -21,7 +21,6 @@ import logging
 from typing import Literal
 
 from tierflow.config import Settings
-from tierflow.index_cache import open_index_cache
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.disablement import (
     complete_disable,
@@ -35,6 +34,7 @@ from tierflow.metadata.models import Topic
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.tiered_disable import retained_to_delete
+from tierflow.read.index_cache import open_index_cache
 from tierflow.runtime import open_storage, open_store
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from tierflow.diskless.merge import (
 from tierflow.diskless.merge_job import MergeJob, run_merge_job
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.rewrite import RewriteResult, read_json_lines, write_json_lines
+from tierflow.lifecycle.copy.rewrite import RewriteResult, read_json_lines, write_json_lines
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_objects, open_storage, open_store

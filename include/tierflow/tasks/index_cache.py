@@ -12,10 +12,10 @@ import logging
 import time
 
 from tierflow.config import Settings
-from tierflow.index_cache import RemoteIndexCache, open_index_cache
 from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
+from tierflow.read.index_cache import RemoteIndexCache, open_index_cache
 from tierflow.read.remote_reads import RemoteReads
 from tierflow.runtime import open_storage, open_store
 from tierflow.segment_refs import remote_segment

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from tierflow.config import Settings
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.partition_removal import MARKED, STARTED, remove_partition
-from tierflow.lifecycle.topic_deletion import delete_topic, plan_topic_deletion
+from tierflow.lifecycle.removal.mark import delete_topic, plan_topic_deletion
+from tierflow.lifecycle.removal.remove import MARKED, STARTED, remove_partition
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.tasks.shards import check_run, cut_shards, run_partitions
@@ -26,7 +26,7 @@ ACTOR = "airflow:remote_partition_removal"
 
 def detect_deleted_topics(*, dry_run: bool, settings: Settings | None = None) -> dict:
     """Mark topics gone from the log dirs (and the cluster, with a bootstrap configured)."""
-    from tierflow.lifecycle.deleted_topics import (
+    from tierflow.lifecycle.removal.detect import (
         ALREADY_MARKED,
         candidate_topic_names,
         find_deleted_topics,

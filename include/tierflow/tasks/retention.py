@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
 from tierflow.kafka.errors import KafkaFormatError
-from tierflow.lifecycle.local_retention import execute_local_retention, plan_local_retention
-from tierflow.lifecycle.retention import (
+from tierflow.lifecycle.retention.local import execute_local_retention, plan_local_retention
+from tierflow.lifecycle.retention.remote import (
     execute_remote_retention,
     plan_partition_retention,
     remote_retention_applies,

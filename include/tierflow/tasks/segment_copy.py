@@ -19,21 +19,21 @@ from pathlib import Path
 from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.copy import (
+from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
+from tierflow.lifecycle.copy.rewrite import (
+    RewriteJob,
+    RewriteResult,
+    read_json_lines,
+    rewrite_segment,
+    write_json_lines,
+)
+from tierflow.lifecycle.copy.steps import (
     UNFINISHED,
     CopyFailedError,
     CopyPlan,
     PartitionCopyReport,
     finalize_copy,
     prepare_copy,
-)
-from tierflow.lifecycle.copy_candidates import copy_backlog_bytes
-from tierflow.lifecycle.rewrite import (
-    RewriteJob,
-    RewriteResult,
-    read_json_lines,
-    rewrite_segment,
-    write_json_lines,
 )
 from tierflow.metadata.models import Partition
 from tierflow.metadata.partition_registry import Lease

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tierflow.storage.errors import RemoteStorageError
+from tierflow.rsm import RemoteStorageError
 
 
 class TransformError(RemoteStorageError):

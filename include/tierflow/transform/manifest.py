@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tierflow.storage.remote_storage_manager import IndexType
+from tierflow.rsm import IndexType
 from tierflow.transform.chunk_index import (
     ChunkIndex,
     chunk_index_from_json,

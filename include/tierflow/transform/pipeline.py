@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tierflow.storage.remote_storage_manager import IndexType, LogSegmentData
+from tierflow.rsm import IndexType, LogSegmentData
 from tierflow.transform.chunk_index import ChunkIndex, build_chunk_index
 from tierflow.transform.chunking import read_chunks
 from tierflow.transform.compression import ChunkCompressor, decompress_chunk

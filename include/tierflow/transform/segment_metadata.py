@@ -13,7 +13,7 @@ import logging
 
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.time_index import NO_TIMESTAMP, TimeIndex
-from tierflow.storage.remote_storage_manager import LogSegmentData, RemoteSegment
+from tierflow.rsm import LogSegmentData, RemoteSegment
 from tierflow.transform.manifest import SegmentMetadata
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from tierflow.faults import crash_point
-from tierflow.lifecycle.copy_liveness import copy_attempt_live, copy_lease_live
+from tierflow.lifecycle.copy.liveness import copy_attempt_live, copy_lease_live
 from tierflow.lifecycle.reconcile.findings import (
     Action,
     Finding,
@@ -24,8 +24,8 @@ from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tierflow.diskless.keys import is_wal_object_key
 from tierflow.lifecycle.reconcile.findings import Action, Finding, FindingKind, ReconcilePlan
 from tierflow.lifecycle.reconcile.layout import (
     PartitionScan,
@@ -27,6 +26,7 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.wal_keys import is_wal_object_key
 
 PENDING_REMOVAL = (
     RemotePartitionDeleteState.DELETE_PARTITION_MARKED,

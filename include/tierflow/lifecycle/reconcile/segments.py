@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from tierflow.lifecycle.copy_liveness import copy_attempt_live, copy_lease_live
+from tierflow.lifecycle.copy.liveness import copy_attempt_live, copy_lease_live
 from tierflow.lifecycle.reconcile.findings import (
     Action,
     Finding,

@@ -37,21 +37,20 @@ from tierflow.kafka.last_stable_offset import StableOffset, last_stable_offset
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.segment import LogSegment
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
-from tierflow.lifecycle.copy_candidates import (
+from tierflow.lifecycle.copy.candidates import (
     CopyCandidate,
     candidate_segments,
     copy_start_offset,
 )
+from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
+from tierflow.lifecycle.copy.segment_facts import inspect_segment
 from tierflow.lifecycle.remote_delete import delete_remote_segment
-from tierflow.lifecycle.rewrite import RewriteJob, RewriteResult, rewrite_segment
-from tierflow.lifecycle.segment_facts import inspect_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
-from tierflow.storage.errors import RemoteStorageError
-from tierflow.storage.remote_storage_manager import RemoteSegment, RemoteStorageManager
+from tierflow.rsm import RemoteSegment, RemoteStorageError, RemoteStorageManager
 
 log = logging.getLogger(__name__)
 

@@ -34,15 +34,15 @@ from tierflow.demo.topics import DEMO_TOPICS
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.gc import GcReport, collect_garbage
 from tierflow.diskless.merge import MergeOptions, MergeReport, merge_partition, merge_targets
-from tierflow.diskless.read import fetch_diskless
 from tierflow.diskless.writer import WalWriter
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.record_batch import iter_batches
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.store import MetadataStore
+from tierflow.read.diskless import fetch_diskless
+from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_objects, open_storage, open_store, partition_logs
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 from tierflow.transform.keyring import KeyRing
 
 DEMO_NOW_MS = 1_790_000_000_000

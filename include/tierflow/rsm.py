@@ -1,4 +1,8 @@
-"""KIP-405's RemoteStorageManager as a Python protocol, with the types its calls carry.
+"""KIP-405's RemoteStorageManager as a Python protocol, with the types and errors its calls carry.
+
+The bottom of tierflow's own layers: it imports nothing of tierflow, so the transforms, the
+storage backends, the metadata store and the read path all speak these types without importing
+each other.
 
 Kafka's contract, kept here: copying is idempotent (a retry overwrites), deleting is idempotent
 (a missing object is a success), and a segment is fetched by byte positions. tierflow adds
@@ -14,8 +18,42 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from tierflow.storage.keys import segment_key
-from tierflow.storage.object_store import ObjectInfo
+# Storage errors always name the key, so an operator can find the object.
+
+
+class RemoteStorageError(Exception):
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+class RemoteResourceNotFoundError(RemoteStorageError):
+    """The object does not exist (Kafka's RemoteResourceNotFoundException)."""
+
+
+class VerificationError(RemoteStorageError):
+    """An uploaded object does not match what was uploaded: the copy must not be FINISHED."""
+
+
+class InvalidKeyError(RemoteStorageError):
+    """A key that would escape the bucket root or is otherwise unusable."""
+
+
+class TransientStorageError(RemoteStorageError):
+    """A failure that may pass (a timeout, a dropped connection, a 5xx): worth retrying."""
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """One stored object as written or listed: key, size, and what is known of its contents."""
+
+    key: str
+    size: int
+    sha256: str | None = None
+    # When the object was last written (ms since the epoch), as ``stat`` reports it; None when
+    # unknown. Reconciliation deletes an unreferenced object only once it is old enough.
+    last_modified_ms: int | None = None
 
 
 class IndexType(StrEnum):
@@ -43,18 +81,6 @@ class RemoteSegment:
         return (
             f"{self.topic}-{self.partition} segment {self.segment_id} "
             f"(offsets {self.start_offset}-{self.end_offset})"
-        )
-
-    def object_key(self, prefix: str, suffix: str) -> str:
-        """This segment's object with ``suffix``, in the Aiven key layout (see keys.py)."""
-        return segment_key(
-            prefix,
-            self.topic,
-            self.topic_id,
-            self.partition,
-            self.start_offset,
-            self.segment_id,
-            suffix,
         )
 
 

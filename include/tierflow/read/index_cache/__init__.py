@@ -1,4 +1,5 @@
-"""Kafka's RemoteIndexCache on disk: the offset, time and transaction indexes of remote segments.
+"""Remote index caches. This package is the disk one: Kafka's RemoteIndexCache on disk (the
+in-process cache is ``memory.py``): the offset, time and transaction indexes of remote segments.
 
 Laid out as Kafka lays it out (I3): ``<cache dir>/remote-log-index-cache/<startOffset>_<segmentId>``
 with ``.index``, ``.timeindex`` and ``.txnindex``; the start offset is decimal and not padded.
@@ -30,13 +31,18 @@ for the files of every process (give all of them the same budget), apart from th
 of them add at once.
 """
 
-from tierflow.index_cache.cache import (
+from tierflow.read.index_cache.disk import (
     DEFAULT_MAX_BYTES,
     RemoteIndexCache,
     open_index_cache,
 )
-from tierflow.index_cache.entry import IndexCacheStats, IndexEntry
-from tierflow.index_cache.files import DIR_NAME, IndexCacheError, file_prefix, parse_file_name
+from tierflow.read.index_cache.disk_entry import IndexCacheStats, IndexEntry
+from tierflow.read.index_cache.disk_files import (
+    DIR_NAME,
+    IndexCacheError,
+    file_prefix,
+    parse_file_name,
+)
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from tierflow.lifecycle.partition_removal import mark_topic_deleted
+from tierflow.lifecycle.removal.remove import mark_topic_deleted
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState

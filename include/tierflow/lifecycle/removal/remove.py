@@ -29,9 +29,9 @@ from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.keys import partition_prefix
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 __all__ = [
     "PartitionRemovalError",

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from tierflow.config import Settings
-from tierflow.lifecycle.rewrite import RewriteJob, rewrite_segment
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
+from tierflow.lifecycle.copy.rewrite import RewriteJob, rewrite_segment
+from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.s3_handover import S3ClientSpec
 
 

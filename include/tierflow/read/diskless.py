@@ -9,7 +9,7 @@
 
 The result is byte for byte what a classic segment holds for those offsets. Offsets below the
 WAL start (``diskless_start_offset``) are read from tiered segments through the tiered read
-path (``tierflow.fetch.fetch_remote``), and the fetch continues into the WAL where they end.
+path (``tierflow.read.fetch.fetch_remote``), and the fetch continues into the WAL where they end.
 
 The two steps are separate so that a fetch holding its coordinates can be shown to survive a
 concurrent retention run: the object it reads stays until the deletion grace period is over.
@@ -26,10 +26,10 @@ from tierflow.diskless.coordinates import BatchCoordinate
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.errors import DisklessError, DisklessOffsetOutOfRangeError, WalFormatError
 from tierflow.diskless.models import LOG_APPEND_TIME
-from tierflow.fetch import DEFAULT_MAX_BYTES, FetchResult, fetch_remote
 from tierflow.metadata.store import MetadataStore
+from tierflow.read.fetch import DEFAULT_MAX_BYTES, FetchResult, fetch_remote
+from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 _PREFIX = struct.Struct(">qi")
 _LOG_OVERHEAD = 12

@@ -44,9 +44,9 @@ from enum import StrEnum
 from typing import Protocol
 
 from tierflow.kafka.leader_epoch import EpochEntry
-from tierflow.lifecycle.copy_liveness import copy_attempt_live
+from tierflow.lifecycle.copy.liveness import copy_attempt_live
+from tierflow.metadata.epochs import epochs_from_segments, lineage, within_lineage
 from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.read.epochs import epochs_from_segments, lineage, within_lineage
 
 STARTED = RemoteLogSegmentState.COPY_SEGMENT_STARTED.value
 FINISHED = RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value

@@ -20,16 +20,16 @@ from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatch
 
 from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.metadata.epochs import epoch_for_offset, lineage, next_epoch, within_lineage
 from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.epochs import epoch_for_offset, lineage, next_epoch, within_lineage
-from tierflow.read.index_cache import DEFAULT_INDEX_CACHE, IndexLookups
+from tierflow.read.index_cache.memory import DEFAULT_INDEX_CACHE, IndexLookups
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 from tierflow.read.remote_reads import RemoteReads
 from tierflow.read.segment_reader import RemoteBatch, SegmentBatchReader
+from tierflow.rsm import RemoteStorageManager
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
 
 DEFAULT_MAX_BYTES = 1 << 20
 _FINISHED = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
@@ -139,7 +139,7 @@ def fetch_remote(
     ``leader_epochs`` is the partition's leader-epoch cache (default: rebuilt from the remote
     segments); ``log_end_offset`` bounds the lineage check of timestamp lookups (default: past
     the last remote offset). ``metadata`` reuses a loaded RLMM view across fetches.
-    ``index_cache`` is the on-disk ``tierflow.index_cache.RemoteIndexCache`` when one is
+    ``index_cache`` is the on-disk ``tierflow.read.index_cache.RemoteIndexCache`` when one is
     configured; without it an in-process cache shared by this process's fetches is used.
     """
     if (offset is None) == (timestamp is None):

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tierflow.storage.object_store import ObjectInfo
-from tierflow.storage.remote_storage_manager import (
+from tierflow.rsm import (
     LogSegmentData,
+    ObjectInfo,
     RemoteSegment,
     RemoteStorageManager,
 )

@@ -12,7 +12,7 @@ from tierflow.kafka.errors import CorruptIndexError, KafkaFormatError, MissingFi
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.kafka.txn_index import read_txn_index
-from tierflow.storage.remote_storage_manager import IndexType, RemoteSegment
+from tierflow.rsm import IndexType, RemoteSegment
 
 DIR_NAME = "remote-log-index-cache"
 TMP_SUFFIX = ".tmp"

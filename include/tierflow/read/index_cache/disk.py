@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.index_cache.entry import IndexCacheStats, IndexEntry
-from tierflow.index_cache.files import (
+from tierflow.kafka import txn_index
+from tierflow.kafka.errors import KafkaFormatError
+from tierflow.read.index_cache.disk_entry import IndexCacheStats, IndexEntry
+from tierflow.read.index_cache.disk_files import (
     DELETED_SUFFIX,
     DIR_NAME,
     SUFFIXES,
@@ -30,12 +32,10 @@ from tierflow.index_cache.files import (
     read_cache_file,
     unlink_quietly,
 )
-from tierflow.kafka import txn_index
-from tierflow.kafka.errors import KafkaFormatError
 from tierflow.read.remote_reads import RemoteReads
-from tierflow.storage.errors import RemoteResourceNotFoundError
-from tierflow.storage.remote_storage_manager import (
+from tierflow.rsm import (
     IndexType,
+    RemoteResourceNotFoundError,
     RemoteSegment,
     RemoteStorageManager,
 )

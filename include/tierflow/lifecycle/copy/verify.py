@@ -11,14 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.copy_candidates import CopyCandidate
-from tierflow.lifecycle.segment_facts import inspect_segment
+from tierflow.lifecycle.copy.candidates import CopyCandidate
+from tierflow.lifecycle.copy.segment_facts import inspect_segment
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import IndexType, RemoteResourceNotFoundError, RemoteStorageManager
 from tierflow.segment_refs import remote_segment
-from tierflow.storage.errors import RemoteResourceNotFoundError
-from tierflow.storage.remote_storage_manager import IndexType, RemoteStorageManager
 
 _CHUNK = 1024 * 1024
 

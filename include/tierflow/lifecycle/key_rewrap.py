@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from tierflow.metadata.models import SegmentObjectKind
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import ObjectInfo, RemoteSegment, RemoteStorageError
 from tierflow.storage.chunked import MANIFEST, ChunkedRemoteStorageManager
-from tierflow.storage.errors import RemoteStorageError
-from tierflow.storage.object_store import ObjectInfo
-from tierflow.storage.remote_storage_manager import RemoteSegment
 
 
 @dataclass

@@ -15,8 +15,8 @@ from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.kafka.txn_index import read_txn_index
-from tierflow.lifecycle.copy_candidates import CopyCandidate
-from tierflow.storage.remote_storage_manager import LogSegmentData
+from tierflow.lifecycle.copy.candidates import CopyCandidate
+from tierflow.rsm import LogSegmentData
 
 
 @dataclass(frozen=True)

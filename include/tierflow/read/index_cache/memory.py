@@ -1,6 +1,6 @@
 """Kafka's RemoteIndexCache, in memory: offset and time indexes of remote segments by id.
 
-The read path's default when no on-disk cache (``tierflow.index_cache``) is configured: it
+The read path's default when no on-disk cache (``tierflow.read.index_cache``) is configured: it
 needs no directory and loads only the index type a lookup needs.
 
 A fetch needs the segment's offset index to find where to start reading; downloading it for
@@ -20,7 +20,7 @@ from typing import Protocol
 from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition
 from tierflow.kafka.time_index import TimeIndex, TimestampOffset
 from tierflow.read.remote_reads import RemoteReads
-from tierflow.storage.remote_storage_manager import IndexType, RemoteSegment
+from tierflow.rsm import IndexType, RemoteSegment
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
@@ -47,7 +47,7 @@ class _Entry:
 
 class IndexLookups(Protocol):
     """What the read path asks of an index cache: this one, or the on-disk
-    ``tierflow.index_cache.RemoteIndexCache``."""
+    ``tierflow.read.index_cache.RemoteIndexCache``."""
 
     def lookup_offset(self, reads: RemoteReads, segment: RemoteSegment, offset: int) -> int: ...
 

@@ -25,9 +25,9 @@ from tierflow.faults import crash_point
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
-from tierflow.lifecycle.copy_liveness import copy_lease_live
+from tierflow.lifecycle.copy.liveness import copy_lease_live
 from tierflow.lifecycle.remote_delete import delete_remote_segment
-from tierflow.lifecycle.retention_plan import (
+from tierflow.lifecycle.retention.remote_plan import (
     DEFAULT_COPY_GRACE_MS,
     DELETE_FINISHED,
     DELETE_STARTED,
@@ -42,7 +42,7 @@ from tierflow.metadata.errors import UnknownSegmentError
 from tierflow.metadata.models import Partition, Topic
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
-from tierflow.storage.remote_storage_manager import RemoteStorageManager
+from tierflow.rsm import RemoteStorageManager
 
 __all__ = [
     "DEFAULT_COPY_GRACE_MS",
