@@ -1,4 +1,4 @@
-"""Shared reading of Kafka's fixed-width index files (.index and .timeindex).
+"""What Kafka's fixed-width index files (.index and .timeindex) share.
 
 Kafka preallocates the active segment's index and trims it on roll or clean shutdown; after a
 crash the file keeps a zero-filled tail, which is not data.
@@ -6,10 +6,17 @@ crash the file keeps a zero-filled tail, which is not data.
 
 from __future__ import annotations
 
+import bisect
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar, Generic, Protocol, Self, TypeVar
 
 from tierflow.kafka._fs import read_file_bytes
 from tierflow.kafka.errors import CorruptIndexError
+
+INT32_MAX = 2**31 - 1
 
 
 def read_index_entries(path: str | Path, entry_size: int, kind: str) -> list[tuple[int, bytes]]:
@@ -45,3 +52,101 @@ def refuse_zero_tail(data: bytes, entry_size: int, kind: str) -> bytes:
             f"{kind}: an all-zero last entry would read back as the zero-filled preallocated tail"
         )
     return data
+
+
+class _Entry(Protocol):
+    @property
+    def offset(self) -> int: ...
+
+
+E = TypeVar("E", bound=_Entry)
+
+
+@dataclass
+class SparseIndex(Generic[E]):
+    """The part ``.index`` and ``.timeindex`` share: ascending fixed-width entries whose offset is
+    stored relative to the segment's base offset, checked on read and on write, and searched for
+    the last entry at or below a key.
+
+    A subclass gives the entry layout (``ENTRY``), its name in errors (``KIND``), how one entry
+    unpacks and packs, and what makes one entry wrong.
+    """
+
+    base_offset: int
+    entries: list[E]
+
+    ENTRY: ClassVar[struct.Struct]
+    KIND: ClassVar[str]
+
+    @classmethod
+    def _read(cls, path: str | Path, base_offset: int, bound: int | None) -> Self:
+        raw_entries = read_index_entries(path, cls.ENTRY.size, cls.KIND)
+        return cls._checked(raw_entries, base_offset, path, bound)
+
+    @classmethod
+    def _parse(cls, data: bytes, base_offset: int, source: str, bound: int | None) -> Self:
+        raw_entries = index_entries(data, cls.ENTRY.size, cls.KIND, source=source)
+        return cls._checked(raw_entries, base_offset, source, bound)
+
+    @classmethod
+    def _checked(
+        cls,
+        raw_entries: list[tuple[int, bytes]],
+        base_offset: int,
+        path: str | Path,
+        bound: int | None,
+    ) -> Self:
+        entries: list[E] = []
+        for pos, raw in raw_entries:
+            entry = cls._unpack(raw, base_offset)
+            previous = entries[-1] if entries else None
+            problem = cls._read_problem(entry, entry.offset - base_offset, previous, bound)
+            if problem is not None:
+                raise CorruptIndexError(path, pos, problem)
+            entries.append(entry)
+        return cls(base_offset, entries)
+
+    @classmethod
+    def entries_bytes(cls, base_offset: int, entries: Iterable[E]) -> bytes:
+        """The file's bytes; ValueError for entries Kafka could not have written."""
+        out = bytearray()
+        last: E | None = None
+        for e in entries:
+            relative = e.offset - base_offset
+            if not 0 <= relative <= INT32_MAX:
+                raise ValueError(f"entry {e} does not fit an index with base offset {base_offset}")
+            problem = cls._write_problem(e, last, base_offset)
+            if problem is not None:
+                raise ValueError(problem)
+            out += cls._pack(e, relative)
+            last = e
+        return refuse_zero_tail(bytes(out), cls.ENTRY.size, cls.KIND)
+
+    def to_bytes(self) -> bytes:
+        return self.entries_bytes(self.base_offset, self.entries)
+
+    def _at_or_below(self, keys: list[int], target: int, start: E) -> E:
+        """The last entry whose key (``keys`` run parallel to the entries) is at most ``target``;
+        ``start``, where the segment begins, when there is none."""
+        i = bisect.bisect_right(keys, target)
+        return self.entries[i - 1] if i else start
+
+    @classmethod
+    def _unpack(cls, raw: bytes, base_offset: int) -> E:
+        raise NotImplementedError
+
+    @classmethod
+    def _read_problem(
+        cls, entry: E, relative: int, previous: E | None, bound: int | None
+    ) -> str | None:
+        """Why an entry read from a file cannot be Kafka's, or None."""
+        raise NotImplementedError
+
+    @classmethod
+    def _write_problem(cls, entry: E, last: E | None, base_offset: int) -> str | None:
+        """Why an entry (whose relative offset fits) must not be written, or None."""
+        raise NotImplementedError
+
+    @classmethod
+    def _pack(cls, entry: E, relative: int) -> bytes:
+        raise NotImplementedError
