@@ -19,27 +19,20 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
-from airflow.sdk import dag, task
+from airflow.sdk import task
+
+from tierflow.airflow_dags.defaults import tierflow_dag
 
 DISKLESS_POOL = "tierflow_diskless"
 
 
-@dag(
-    dag_id="diskless_gc",
+@tierflow_dag(
+    "diskless_gc",
     schedule="@hourly",
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     doc_md=__doc__,
     tags=["tierflow", "diskless", "retention"],
-    default_args={
-        "owner": "tierflow",
-        "retries": 3,
-        "retry_delay": timedelta(minutes=1),
-        "retry_exponential_backoff": 2.0,
-        "max_retry_delay": timedelta(minutes=15),
-    },
+    retry_delay=timedelta(minutes=1),
+    max_retry_delay=timedelta(minutes=15),
 )
 def diskless_gc() -> None:
     @task(pool=DISKLESS_POOL)

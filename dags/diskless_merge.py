@@ -29,23 +29,20 @@ a batch. **Dry run:** lists the segments each partition would get and changes no
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
-import pendulum
-from airflow.sdk import Param, dag
+from airflow.sdk import Param
 
+from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.staged_pipeline import wire_staged_pipeline
+from tierflow.airflow_dags.task_helpers import dry_run_param
 
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "merge_wal_segments.py"
 
 
-@dag(
-    dag_id="diskless_merge",
+@tierflow_dag(
+    "diskless_merge",
     schedule="*/15 * * * *",
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     doc_md=__doc__,
     tags=["tierflow", "diskless", "tiered-storage", "spark"],
     params={
@@ -53,14 +50,7 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "merge_wal_segm
         "topic": Param("", type="string", title="Topic", description="Empty: every topic."),
         "segment_bytes": Param(1 << 30, type="integer", minimum=1, title="segment.bytes"),
         "max_segments_per_partition": Param(8, type="integer", minimum=0, title="0: no limit"),
-        "dry_run": Param(False, type="boolean", title="Dry run", description="Change nothing."),
-    },
-    default_args={
-        "owner": "tierflow",
-        "retries": 3,
-        "retry_delay": timedelta(seconds=30),
-        "retry_exponential_backoff": 2.0,
-        "max_retry_delay": timedelta(minutes=10),
+        "dry_run": dry_run_param("Change nothing."),
     },
 )
 def diskless_merge() -> None:

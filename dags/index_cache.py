@@ -19,34 +19,23 @@ Both tasks are read-only towards the metadata store and safe to clear at any tim
 
 from __future__ import annotations
 
-from datetime import timedelta
+from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, task
 
-import pendulum
-from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, dag, task
-
+from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.assets import REMOTE_SEGMENTS
 
 NEWEST_PER_PARTITION = 3
 
 
-@dag(
-    dag_id="index_cache",
+@tierflow_dag(
+    "index_cache",
     schedule=AssetOrTimeSchedule(
         timetable=CronTriggerTimetable("0 * * * *", timezone="UTC"),
         assets=[Asset(REMOTE_SEGMENTS)],
     ),
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "index-cache", "metrics"],
-    default_args={
-        "owner": "tierflow",
-        "retries": 2,
-        "retry_delay": timedelta(seconds=30),
-        "retry_exponential_backoff": 2.0,
-        "max_retry_delay": timedelta(minutes=10),
-    },
+    retries=2,
 )
 def index_cache() -> None:
     @task

@@ -23,24 +23,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
-from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+from airflow.sdk import Param, TriggerRule, task
 
+from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.shard_tasks import finish_shard, label_shard, shard_outcomes
+from tierflow.airflow_dags.task_helpers import dry_run, dry_run_param, run_param
 
 REMOVAL_POOL = "tierflow_removal"
 
 
-def _dry_run() -> bool:
-    return bool(get_current_context()["params"]["dry_run"])
-
-
-@dag(
-    dag_id="remote_partition_removal",
+@tierflow_dag(
+    "remote_partition_removal",
     schedule="@hourly",  # remote.partition.remover.task.interval.ms = 1 hour
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "topic-deletion"],
     params={
@@ -51,29 +45,19 @@ def _dry_run() -> bool:
             description="Look for topics gone from the log dirs (and the cluster, when "
             "TIERFLOW_KAFKA_BOOTSTRAP is set) and mark them; off: only continue marked ones.",
         ),
-        "dry_run": Param(
-            False,
-            type="boolean",
-            title="Dry run",
-            description="Print what would be marked and removed; change nothing.",
-        ),
+        "dry_run": dry_run_param("Print what would be marked and removed; change nothing."),
     },
-    default_args={
-        "owner": "tierflow",
-        "retries": 3,
-        "retry_delay": timedelta(minutes=1),
-        "retry_exponential_backoff": 2.0,
-        "max_retry_delay": timedelta(minutes=30),
-    },
+    retry_delay=timedelta(minutes=1),
+    max_retry_delay=timedelta(minutes=30),
 )
 def remote_partition_removal() -> None:
     @task
     def detect() -> dict:
         from tierflow.tasks.partition_removal import detect_deleted_topics
 
-        if not get_current_context()["params"]["detect"]:
+        if not run_param("detect"):
             return {"skipped": True, "marked": []}
-        return detect_deleted_topics(dry_run=_dry_run())
+        return detect_deleted_topics(dry_run=dry_run())
 
     # Partitions marked earlier are removed even when detection fails (summarize still fails).
     @task(trigger_rule=TriggerRule.ALL_DONE)
@@ -87,7 +71,7 @@ def remote_partition_removal() -> None:
         from tierflow.tasks.partition_removal import remove_shard
 
         label_shard(shard)
-        finish_shard(remove_shard(shard, dry_run=_dry_run()))
+        finish_shard(remove_shard(shard, dry_run=dry_run()))
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def summarize(detected: dict | None, shards: list[dict]) -> dict:

@@ -29,16 +29,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
-from airflow.sdk import Param, dag, get_current_context, task
+from airflow.sdk import Param, task
+
+from tierflow.airflow_dags.defaults import tierflow_dag
+from tierflow.airflow_dags.task_helpers import fail_for_good, run_param
 
 
-@dag(
-    dag_id="remote_reconcile",
+@tierflow_dag(
+    "remote_reconcile",
     schedule="0 3 * * 0",
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "reconcile"],
     params={
@@ -58,36 +57,26 @@ from airflow.sdk import Param, dag, get_current_context, task
             "Empty: TIERFLOW_RECONCILE_GRACE_S (24 hours by default).",
         ),
     },
-    default_args={
-        "owner": "tierflow",
-        "retries": 3,
-        "retry_delay": timedelta(minutes=1),
-        "retry_exponential_backoff": 2.0,
-        "max_retry_delay": timedelta(minutes=30),
-    },
+    retry_delay=timedelta(minutes=1),
+    max_retry_delay=timedelta(minutes=30),
 )
 def remote_reconcile() -> None:
     @task
     def reconcile() -> dict:
         from tierflow.tasks.reconcile import reconcile as run_reconcile
 
-        params = get_current_context()["params"]
-        grace = params.get("grace_hours")
+        grace = run_param("grace_hours")
         return run_reconcile(
-            apply=bool(params["apply"]),
+            apply=bool(run_param("apply")),
             grace_hours=None if grace is None else float(grace),
         )
 
     @task
     def check_data_loss(summary: dict) -> None:
-        from airflow.sdk.exceptions import AirflowFailException
-
         from tierflow.tasks.reconcile import DataLossFoundError, check_data_loss
 
-        try:
+        with fail_for_good(DataLossFoundError):
             check_data_loss(summary)
-        except DataLossFoundError as exc:
-            raise AirflowFailException(str(exc)) from exc
 
     check_data_loss(reconcile())
 

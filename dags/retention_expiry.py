@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
-from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+from airflow.sdk import TriggerRule, get_current_context, task
 
+from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.shard_tasks import (
     broker_queues,
     by_lane,
@@ -40,34 +40,23 @@ from tierflow.airflow_dags.shard_tasks import (
     map_over_lanes,
     pick_lanes,
 )
+from tierflow.airflow_dags.task_helpers import dry_run, dry_run_param, fail_for_good
 
 RETENTION_POOL = "tierflow_retention"
 
 
-@dag(
-    dag_id="retention_expiry",
+@tierflow_dag(
+    "retention_expiry",
     schedule="0 2 * * *",
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "retention"],
     params={
-        "dry_run": Param(
-            False,
-            type="boolean",
-            title="Dry run",
-            description="Print what would be deleted (segments and bytes per topic); "
-            "change nothing.",
+        "dry_run": dry_run_param(
+            "Print what would be deleted (segments and bytes per topic); change nothing."
         ),
     },
-    default_args={
-        "owner": "tierflow",
-        "retries": 3,
-        "retry_delay": timedelta(minutes=1),
-        "retry_exponential_backoff": 2.0,
-        "max_retry_delay": timedelta(minutes=30),
-    },
+    retry_delay=timedelta(minutes=1),
+    max_retry_delay=timedelta(minutes=30),
 )
 def retention_expiry() -> None:
     queues = broker_queues()
@@ -87,29 +76,19 @@ def retention_expiry() -> None:
         context = get_current_context()
         # A run triggered from the UI has no logical date, hence no data interval.
         now = context.get("data_interval_end") or context["dag_run"].run_after
-        finish_shard(
-            expire_shard(shard, now_ms=int(now.timestamp() * 1000), dry_run=_dry_run(context))
-        )
+        finish_shard(expire_shard(shard, now_ms=int(now.timestamp() * 1000), dry_run=dry_run()))
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def report(planned: dict[str, list[dict]]) -> dict:
-        from airflow.sdk.exceptions import AirflowFailException
-
         from tierflow.tasks.retention import summarize_shards
         from tierflow.tasks.shards import PartitionsFailedError
 
         shards, outcomes = lane_outcomes("expire", planned)
-        try:
-            return summarize_shards(shards, outcomes, dry_run=_dry_run(get_current_context()))
-        except PartitionsFailedError as exc:  # a retry of report cannot fix it
-            raise AirflowFailException(str(exc)) from exc
+        with fail_for_good(PartitionsFailedError):  # a retry of report cannot fix it
+            return summarize_shards(shards, outcomes, dry_run=dry_run())
 
     planned = plan()
     map_over_lanes(expire, "expire", pick_lanes(planned, all_lanes)) >> report(planned)
-
-
-def _dry_run(context: dict) -> bool:
-    return bool(context["params"]["dry_run"])
 
 
 retention_expiry()

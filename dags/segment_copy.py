@@ -31,12 +31,9 @@ Pools: `tierflow_copy` bounds shard tasks, `tierflow_spark` the Spark jobs
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
-import pendulum
-from airflow.sdk import dag
-
+from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.staged_pipeline import wire_staged_pipeline
 
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "rewrite_segments.py"
@@ -44,21 +41,11 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "rewrite_segmen
 LEASE_TTL_S = 900
 
 
-@dag(
-    dag_id="segment_copy",
+@tierflow_dag(
+    "segment_copy",
     schedule="*/5 * * * *",
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "copy", "spark"],
-    default_args={
-        "owner": "tierflow",
-        "retries": 3,
-        "retry_delay": timedelta(seconds=30),
-        "retry_exponential_backoff": 2.0,
-        "max_retry_delay": timedelta(minutes=10),
-    },
 )
 def segment_copy() -> None:
     wire_staged_pipeline(

@@ -21,11 +21,10 @@ Clearing a failed `complete` task finishes it too.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from airflow.sdk import Param, get_current_context, task
 
-import pendulum
-from airflow.sdk import Param, dag, get_current_context, task
-from airflow.sdk.exceptions import AirflowFailException
+from tierflow.airflow_dags.defaults import tierflow_dag
+from tierflow.airflow_dags.task_helpers import fail_for_good, run_param
 
 
 def _actor() -> str:
@@ -33,12 +32,9 @@ def _actor() -> str:
     return f"airflow:topic_disablement:{get_current_context()['run_id']}"
 
 
-@dag(
-    dag_id="topic_disablement",
+@tierflow_dag(
+    "topic_disablement",
     schedule=None,
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "kip-950"],
     params={
@@ -65,13 +61,6 @@ def _actor() -> str:
             "delete: delete all remote data now. Ignored for enable.",
         ),
     },
-    default_args={
-        "owner": "tierflow",
-        "retries": 3,
-        "retry_delay": timedelta(seconds=30),
-        "retry_exponential_backoff": 2.0,
-        "max_retry_delay": timedelta(minutes=10),
-    },
 )
 def topic_disablement() -> None:
     @task
@@ -79,13 +68,9 @@ def topic_disablement() -> None:
         from tierflow.metadata.errors import MetadataError
         from tierflow.tasks.disablement import apply_request
 
-        params = get_current_context()["params"]
-        try:
-            return apply_request(
-                params["topic"], params["action"], params["policy"], actor=_actor()
-            )
-        except MetadataError as exc:  # a rejected request: retrying cannot make it valid
-            raise AirflowFailException(str(exc)) from exc
+        topic, action, policy = run_param("topic"), run_param("action"), run_param("policy")
+        with fail_for_good(MetadataError):  # a rejected request: retrying cannot make it valid
+            return apply_request(topic, action, policy, actor=_actor())
 
     @task
     def complete(outcome: dict) -> dict:

@@ -1,0 +1,58 @@
+"""What every tierflow DAG shares, set once: the owner, retries with exponential backoff, the
+start date, no catchup and one run at a time (a run must finish before the next plans again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pendulum
+from airflow.sdk import dag
+from airflow.sdk.definitions.dag import ScheduleArg
+
+START_DATE = pendulum.datetime(2026, 1, 1, tz="UTC")
+
+
+def default_args(
+    *,
+    retries: int = 3,
+    retry_delay: timedelta = timedelta(seconds=30),
+    max_retry_delay: timedelta = timedelta(minutes=10),
+) -> dict[str, Any]:
+    """Every task's retries: the delay doubles from ``retry_delay`` up to ``max_retry_delay``."""
+    return {
+        "owner": "tierflow",
+        "retries": retries,
+        "retry_delay": retry_delay,
+        "retry_exponential_backoff": 2.0,
+        "max_retry_delay": max_retry_delay,
+    }
+
+
+def tierflow_dag(
+    dag_id: str,
+    *,
+    schedule: ScheduleArg,
+    doc_md: str | None,
+    tags: list[str],
+    params: dict[str, Any] | None = None,
+    retries: int = 3,
+    retry_delay: timedelta = timedelta(seconds=30),
+    max_retry_delay: timedelta = timedelta(minutes=10),
+) -> Callable:
+    """The ``@dag`` decorator with what every tierflow DAG shares; the rest is the DAG's own."""
+    return dag(
+        dag_id=dag_id,
+        schedule=schedule,
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        doc_md=doc_md,
+        tags=tags,
+        params=params,
+        default_args=default_args(
+            retries=retries, retry_delay=retry_delay, max_retry_delay=max_retry_delay
+        ),
+    )
