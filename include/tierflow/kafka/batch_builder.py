@@ -81,14 +81,12 @@ def build_batch(
     if compression not in CODEC_NAMES:
         raise ValueError(f"unknown compression codec id {compression}")
     _check_producer_fields(producer_id, producer_epoch, base_sequence, transactional)
-    builder = DefaultRecordBatchBuilder(
-        magic=2,
-        compression_type=compression,
-        is_transactional=transactional,
+    builder = _builder(
+        compression,
+        transactional=transactional,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
-        batch_size=_NO_BATCH_LIMIT,
     )
     for delta, record in enumerate(records):
         builder.append(
@@ -134,29 +132,17 @@ def build_control_batch(
     """
     if producer_id < 0 or producer_epoch < 0:
         raise ValueError("a transaction marker needs a producer id and epoch")
-    builder = DefaultRecordBatchBuilder(
-        magic=2,
-        compression_type=CODEC_NONE,
-        is_transactional=True,
+    control_type = CONTROL_TYPE_COMMIT if commit else CONTROL_TYPE_ABORT
+    # EndTransactionMarker: key = (version int16, type int16), value = (version, coordinatorEpoch)
+    builder = _builder(
+        CODEC_NONE,
+        transactional=True,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=-1,
-        batch_size=_NO_BATCH_LIMIT,
     )
-    control_type = CONTROL_TYPE_COMMIT if commit else CONTROL_TYPE_ABORT
-    # EndTransactionMarker: key = (version int16, type int16), value = (version, coordinatorEpoch)
-    builder.append(
-        0,
-        timestamp=timestamp,
-        key=struct.pack(">hh", 0, control_type),
-        value=struct.pack(">hi", 0, coordinator_epoch),
-        headers=[],
-    )
-    buf = bytearray(builder.build())
-    _set_attribute_flag(buf, _CONTROL_FLAG)
-    _recompute_crc(buf)
-    _stamp_broker_fields(buf, base_offset, leader_epoch)
-    return bytes(buf)
+    value = struct.pack(">hi", 0, coordinator_epoch)
+    return _control_batch(builder, base_offset, leader_epoch, control_type, value, timestamp)
 
 
 def build_raft_control_batch(
@@ -166,15 +152,44 @@ def build_raft_control_batch(
 
     The Raft client writes these as non-transactional control batches without a producer.
     """
-    builder = DefaultRecordBatchBuilder(
+    builder = _builder(
+        CODEC_NONE, transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1
+    )
+    return _control_batch(builder, base_offset, leader_epoch, control_type, value, timestamp)
+
+
+def _builder(
+    compression: int,
+    *,
+    transactional: bool,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+) -> DefaultRecordBatchBuilder:
+    """kafka-python's magic-2 builder, with no size limit: the caller decides what one batch is."""
+    return DefaultRecordBatchBuilder(
         magic=2,
-        compression_type=CODEC_NONE,
-        is_transactional=False,
-        producer_id=-1,
-        producer_epoch=-1,
-        base_sequence=-1,
+        compression_type=compression,
+        is_transactional=transactional,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
         batch_size=_NO_BATCH_LIMIT,
     )
+
+
+def _control_batch(
+    builder: DefaultRecordBatchBuilder,
+    base_offset: int,
+    leader_epoch: int,
+    control_type: int,
+    value: bytes,
+    timestamp: int,
+) -> bytes:
+    """One control record (key = version 0 + ``control_type``), flagged as control.
+
+    kafka-python never sets the control flag, so it is patched in and the CRC recomputed.
+    """
     builder.append(
         0, timestamp=timestamp, key=struct.pack(">hh", 0, control_type), value=value, headers=[]
     )
