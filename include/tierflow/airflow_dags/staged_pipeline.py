@@ -13,6 +13,7 @@ fails, so the next steps go ahead for the rest and on-call clears just that shar
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, Context, TriggerRule, get_current_context, task
@@ -29,6 +30,7 @@ from tierflow.airflow_dags.shard_tasks import (
     map_over_lanes,
     pick_lanes,
 )
+from tierflow.airflow_dags.task_helpers import fail_for_good
 from tierflow.assets import REMOTE_SEGMENTS
 
 SPARK_POOL = "tierflow_spark"
@@ -54,9 +56,27 @@ def wire_staged_pipeline(
 ) -> None:
     """Wire the pipeline into the DAG being defined (call inside a ``@dag`` function)."""
     extra = dict(extra_params or {})
-    batch_task = f"plan_{verb}"
     queues = broker_queues()
     all_lanes = lanes(queues)
+    with_spark = _spark_task(operation, verb, spark_app)
+    planned = _plan_task(operation, extra, queues, all_lanes)()
+    picked = pick_lanes(planned, all_lanes)
+    prepared = map_over_lanes(_prepare_task(operation, pool, extra), "prepare", picked)
+    batch = _plan_batch_task(operation, verb)(planned)
+    prepared >> batch
+    worker = _in_worker_task(operation, verb)(batch)
+    _choose_task(verb)(batch) >> [with_spark, worker]
+    finalize = _finalize_task(operation, pool)
+    finalized = map_over_lanes(finalize, "finalize", picked, batch=batch)
+    for lane_finalize in finalized:
+        [with_spark, worker] >> lane_finalize
+    summary = _summarize_task(operation)(planned)
+    finalized >> summary
+    announce_new_segments(summary)
+
+
+def _plan_task(operation: str, extra: dict, queues: dict[int, str], all_lanes: list[str]) -> Any:
+    """plan: the partitions with work, cut into shards, grouped by lane."""
 
     @task
     def plan() -> dict[str, list[dict]]:
@@ -65,6 +85,12 @@ def wire_staged_pipeline(
 
         shards = plan_shards(staged(operation), _params(extra), queues=queues)
         return by_lane(shards, all_lanes)
+
+    return plan
+
+
+def _prepare_task(operation: str, pool: str, extra: dict) -> Any:
+    """prepare (mapped over a lane's shards): each partition ready for the batch."""
 
     @task(pool=pool, map_index_template="{{ shard_label }}")
     def prepare(shard: dict) -> None:
@@ -79,7 +105,13 @@ def wire_staged_pipeline(
             )
         )
 
-    @task(task_id=batch_task, trigger_rule=TriggerRule.ALL_DONE)
+    return prepare
+
+
+def _plan_batch_task(operation: str, verb: str) -> Any:
+    """plan_<verb>: one batch of every prepared partition's jobs, Spark or the worker."""
+
+    @task(task_id=f"plan_{verb}", trigger_rule=TriggerRule.ALL_DONE)
     def plan_batch(planned: dict[str, list[dict]]) -> dict:
         from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import plan_batch as plan_the_batch
@@ -88,12 +120,21 @@ def wire_staged_pipeline(
         run_key = get_current_context()["run_id"]
         return plan_the_batch(staged(operation), outcomes, run_key=run_key, settings=None)
 
+    return plan_batch
+
+
+def _choose_task(verb: str) -> Any:
     @task.branch(task_id=f"choose_{verb}")
     def choose(batch: dict) -> str:
         return f"{verb}_with_spark" if batch["use_spark"] else f"{verb}_in_worker"
 
-    pull = f"ti.xcom_pull(task_ids='{batch_task}')"
-    with_spark = StagedSparkSubmitOperator(
+    return choose
+
+
+def _spark_task(operation: str, verb: str, spark_app: Path) -> StagedSparkSubmitOperator:
+    """<verb>_with_spark: the batch's jobs file through spark-submit, paths from plan_<verb>."""
+    pull = f"ti.xcom_pull(task_ids='plan_{verb}')"
+    return StagedSparkSubmitOperator(
         task_id=f"{verb}_with_spark",
         application=str(spark_app),
         conn_id="spark_default",
@@ -109,12 +150,22 @@ def wire_staged_pipeline(
         conf={"spark.pyspark.python": f"{{{{ {pull}['python'] }}}}", "spark.ui.enabled": "false"},
     )
 
+
+def _in_worker_task(operation: str, verb: str) -> Any:
+    """<verb>_in_worker: a batch too small for Spark, run in this worker."""
+
     @task(task_id=f"{verb}_in_worker")
     def in_worker(batch: dict) -> dict:
         from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import run_in_worker
 
         return run_in_worker(staged(operation), batch)
+
+    return in_worker
+
+
+def _finalize_task(operation: str, pool: str) -> Any:
+    """finalize (mapped over a lane's shards): verify and record, whatever the batch did."""
 
     @task(pool=pool, trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ shard_label }}")
     def finalize(shard: dict, batch: dict) -> None:
@@ -127,39 +178,28 @@ def wire_staged_pipeline(
         outcome = ti.xcom_pull(task_ids=prepare_task, key=OUTCOME, map_indexes=ti.map_index)
         finish_shard(finalize_shard(staged(operation), outcome, batch))
 
+    return finalize
+
+
+def _summarize_task(operation: str) -> Any:
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def summarize(planned: dict[str, list[dict]]) -> dict:
-        from airflow.sdk.exceptions import AirflowFailException
-
         from tierflow.tasks.staged import PartitionsFailedError
         from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import summarize as summarize_run
 
         shards, prepares = lane_outcomes("prepare", planned)
         _, finalizes = lane_outcomes("finalize", planned)
-        try:
+        with fail_for_good(PartitionsFailedError):  # a retry of summarize cannot fix it
             return summarize_run(staged(operation), shards, prepares, finalizes)
-        except PartitionsFailedError as exc:  # a retry of summarize cannot fix it
-            raise AirflowFailException(str(exc)) from exc
 
-    @task(outlets=[Asset(REMOTE_SEGMENTS)])
-    def announce_new_segments(summary: dict) -> None:
-        """Updates the remote-segments Asset (the index cache DAG runs on it), only if any."""
-        from airflow.sdk.exceptions import AirflowSkipException
+    return summarize
 
-        if not summary["segments"]:
-            raise AirflowSkipException("no new remote segments")
 
-    planned = plan()
-    picked = pick_lanes(planned, all_lanes)
-    prepared = map_over_lanes(prepare, "prepare", picked)
-    batch = plan_batch(planned)
-    prepared >> batch
-    worker = in_worker(batch)
-    choose(batch) >> [with_spark, worker]
-    finalized = map_over_lanes(finalize, "finalize", picked, batch=batch)
-    for lane_finalize in finalized:
-        [with_spark, worker] >> lane_finalize
-    summary = summarize(planned)
-    finalized >> summary
-    announce_new_segments(summary)
+@task(outlets=[Asset(REMOTE_SEGMENTS)])
+def announce_new_segments(summary: dict) -> None:
+    """Updates the remote-segments Asset (the index cache DAG runs on it), only if any."""
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    if not summary["segments"]:
+        raise AirflowSkipException("no new remote segments")
