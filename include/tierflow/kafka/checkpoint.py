@@ -68,22 +68,12 @@ def read_checkpoint(path: str | Path, version: int, parse_entry: Callable[[str],
     lines = read_text_lines(path)
     if not lines:
         return []
-    try:
-        found = parse_int(lines[0], 32)
-    except ValueError as exc:
-        raise CorruptCheckpointError(
-            path, None, f"malformed version line {lines[0]!r}", line=1
-        ) from exc
+    found = _header_int(path, lines, 1, "version")
     if found != version:
         raise CorruptCheckpointError(path, None, f"unrecognized version {found}", line=1)
     if len(lines) < 2:
         return []
-    try:
-        expected = parse_int(lines[1], 32)
-    except ValueError as exc:
-        raise CorruptCheckpointError(
-            path, None, f"malformed count line {lines[1]!r}", line=2
-        ) from exc
+    expected = _header_int(path, lines, 2, "count")
     entries: list[T] = []
     for number, line in enumerate(lines[2:], start=3):
         try:
@@ -97,6 +87,17 @@ def read_checkpoint(path: str | Path, version: int, parse_entry: Callable[[str],
             path, None, f"expected {expected} entries but found {len(entries)}", line=2
         )
     return entries
+
+
+def _header_int(path: str | Path, lines: list[str], number: int, what: str) -> int:
+    """The int32 on header line ``number`` (1-based): the version or the entry count."""
+    line = lines[number - 1]
+    try:
+        return parse_int(line, 32)
+    except ValueError as exc:
+        raise CorruptCheckpointError(
+            path, None, f"malformed {what} line {line!r}", line=number
+        ) from exc
 
 
 def checkpoint_bytes(version: int, lines: Iterable[str]) -> bytes:

@@ -18,6 +18,11 @@ from tierflow.kafka.naming import (
 from tierflow.kafka.record_batch import BatchHeader, iter_batches
 
 
+def _sibling(suffix: str) -> property:
+    """A read-only path property: the segment's file with ``suffix``, named like its ``.log``."""
+    return property(lambda segment: segment._file(suffix))
+
+
 @dataclass(frozen=True)
 class LogSegment:
     base_offset: int
@@ -31,21 +36,10 @@ class LogSegment:
     def _file(self, suffix: str) -> Path:
         return self.directory / f"{offset_prefix(self.base_offset)}{suffix}"
 
-    @property
-    def log_path(self) -> Path:
-        return self._file(LOG_SUFFIX)
-
-    @property
-    def index_path(self) -> Path:
-        return self._file(INDEX_SUFFIX)
-
-    @property
-    def time_index_path(self) -> Path:
-        return self._file(TIME_INDEX_SUFFIX)
-
-    @property
-    def txn_index_path(self) -> Path:
-        return self._file(TXN_INDEX_SUFFIX)
+    log_path = _sibling(LOG_SUFFIX)
+    index_path = _sibling(INDEX_SUFFIX)
+    time_index_path = _sibling(TIME_INDEX_SUFFIX)
+    txn_index_path = _sibling(TXN_INDEX_SUFFIX)
 
     def size_in_bytes(self) -> int:
         return self.log_path.stat().st_size

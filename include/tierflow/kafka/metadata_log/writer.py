@@ -47,9 +47,7 @@ def partition_record(
 ) -> ApiData:
     """A new partition: the ISR defaults to all replicas and the leader to the first one."""
     return r.PartitionRecord(
-        version=version,
-        partition_id=partition,
-        topic_id=from_kafka_uuid(topic_id),
+        **_partition_key(topic_id, partition, version),
         replicas=list(replicas),
         isr=list(replicas if isr is None else isr),
         removing_replicas=[],
@@ -72,13 +70,16 @@ def partition_change(
 ) -> ApiData:
     """A delta: fields left at None (and ``leader`` at NO_LEADER_CHANGE) are not written."""
     return r.PartitionChangeRecord(
-        version=version,
-        partition_id=partition,
-        topic_id=from_kafka_uuid(topic_id),
+        **_partition_key(topic_id, partition, version),
         leader=leader,
         isr=None if isr is None else list(isr),
         replicas=None if replicas is None else list(replicas),
     )
+
+
+def _partition_key(topic_id: str, partition: int, version: int) -> dict[str, object]:
+    """The fields that name the partition in both PartitionRecord and PartitionChangeRecord."""
+    return {"version": version, "partition_id": partition, "topic_id": from_kafka_uuid(topic_id)}
 
 
 def remove_topic_record(topic_id: str) -> ApiData:
