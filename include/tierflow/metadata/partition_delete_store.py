@@ -7,9 +7,8 @@ retried); tierflow uses them so an interrupted removal is finished by the next r
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
@@ -17,7 +16,7 @@ from tierflow.metadata.errors import InvalidStateTransition, MetadataError
 from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.models import RemotePartitionDelete
 from tierflow.metadata.states import PARTITION_DELETE_SOURCES, RemotePartitionDeleteState
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, partition_key, update_one
 
 
 class PartitionDeleteStore(StoreBase):
@@ -28,19 +27,19 @@ class PartitionDeleteStore(StoreBase):
         returns False; marking a delete already STARTED or FINISHED is invalid."""
         marked = RemotePartitionDeleteState.DELETE_PARTITION_MARKED
         self._require_partition(topic_id, partition)
+        key = partition_key(RemotePartitionDelete, topic_id, partition)
         for _ in range(MAX_ATTEMPTS):
             try:
                 with self._write() as connection:
-                    again = connection.execute(
-                        update(RemotePartitionDelete)
-                        .where(*_delete_key(topic_id, partition))
-                        .where(col(RemotePartitionDelete.state) == marked.value)
-                        .values(marks=col(RemotePartitionDelete.marks) + 1)
-                    )
-                    if again.rowcount == 1:
+                    if update_one(
+                        connection,
+                        RemotePartitionDelete,
+                        (*key, col(RemotePartitionDelete.state) == marked.value),
+                        {"marks": col(RemotePartitionDelete.marks) + 1},
+                    ):
                         return False
                     current = connection.execute(
-                        select(RemotePartitionDelete.state).where(*_delete_key(topic_id, partition))
+                        select(RemotePartitionDelete.state).where(*key)
                     ).scalar()
                     if current is not None:
                         raise InvalidStateTransition(
@@ -89,14 +88,13 @@ class PartitionDeleteStore(StoreBase):
                 return False
             if src is None or src not in PARTITION_DELETE_SOURCES[dst]:
                 raise InvalidStateTransition("partition_delete", entity_id, src, dst)
+            read = (
+                *partition_key(RemotePartitionDelete, topic_id, partition),
+                col(RemotePartitionDelete.state) == src.value,
+            )
+            values = {"state": dst.value, "event_timestamp_ms": now_ms}
             with self._write() as connection:
-                result = connection.execute(
-                    update(RemotePartitionDelete)
-                    .where(*_delete_key(topic_id, partition))
-                    .where(col(RemotePartitionDelete.state) == src.value)
-                    .values(state=dst.value, event_timestamp_ms=now_ms)
-                )
-                if result.rowcount != 1:
+                if not update_one(connection, RemotePartitionDelete, read, values):
                     continue
                 append_event(
                     connection,
@@ -112,8 +110,7 @@ class PartitionDeleteStore(StoreBase):
         raise MetadataError(f"partition delete {entity_id}: gave up after {MAX_ATTEMPTS} races")
 
     def partition_delete(self, topic_id: str, partition: int) -> RemotePartitionDelete | None:
-        with self._session() as session:
-            return session.get(RemotePartitionDelete, (topic_id, partition))
+        return self._get(RemotePartitionDelete, (topic_id, partition))
 
     def partition_deletes(
         self, *, states: Iterable[RemotePartitionDeleteState] | None = None
@@ -122,15 +119,5 @@ class PartitionDeleteStore(StoreBase):
         if states is not None:
             names = [RemotePartitionDeleteState(state).value for state in states]
             query = query.where(col(RemotePartitionDelete.state).in_(names))
-        query = query.order_by(
-            col(RemotePartitionDelete.topic_id), col(RemotePartitionDelete.partition)
-        )
-        with self._session() as session:
-            return list(session.exec(query).all())
-
-
-def _delete_key(topic_id: str, partition: int) -> tuple[Any, Any]:
-    return (
-        col(RemotePartitionDelete.topic_id) == topic_id,
-        col(RemotePartitionDelete.partition) == partition,
-    )
+        order = (col(RemotePartitionDelete.topic_id), col(RemotePartitionDelete.partition))
+        return self._all(query.order_by(*order))

@@ -17,7 +17,13 @@ from sqlmodel import col, select
 from tierflow.metadata.errors import LeaseLostError, MetadataError
 from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.models import Partition
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, wall_clock_ms
+from tierflow.metadata.store_base import (
+    MAX_ATTEMPTS,
+    StoreBase,
+    partition_key,
+    update_one,
+    wall_clock_ms,
+)
 
 PARTITION_REGISTERED = "REGISTERED"
 PARTITION_OFFSETS_ADVANCED = "OFFSETS_ADVANCED"
@@ -39,17 +45,12 @@ def hold_lease(connection: Connection, lease: Lease) -> None:
     locks the partition row: a takeover either commits before it (and this fails) or waits
     until the caller's transaction has committed (and then sees what it wrote).
     """
-    result = connection.execute(
-        update(Partition)
-        .where(
-            col(Partition.topic_id) == lease.topic_id,
-            col(Partition.partition) == lease.partition,
-            col(Partition.lease_owner) == lease.owner,
-            col(Partition.lease_expires_ms) == lease.token,
-        )
-        .values(lease_owner=lease.owner)
+    held = (
+        *partition_key(Partition, lease.topic_id, lease.partition),
+        col(Partition.lease_owner) == lease.owner,
+        col(Partition.lease_expires_ms) == lease.token,
     )
-    if result.rowcount != 1:
+    if not update_one(connection, Partition, held, {"lease_owner": lease.owner}):
         raise LeaseLostError(
             f"partition {lease.topic_id}-{lease.partition}: the lease of {lease.owner!r} was "
             "taken over by another attempt (a cleared or later run) or expired; not writing"
@@ -111,9 +112,7 @@ class PartitionRegistry(StoreBase):
         query = select(Partition)
         if topic_id is not None:
             query = query.where(col(Partition.topic_id) == topic_id)
-        query = query.order_by(col(Partition.topic_id), col(Partition.partition))
-        with self._session() as session:
-            return list(session.exec(query).all())
+        return self._all(query.order_by(col(Partition.topic_id), col(Partition.partition)))
 
     def acquire_lease(
         self, topic_id: str, partition: int, owner: str, *, now_ms: int, ttl_ms: int
@@ -129,7 +128,7 @@ class PartitionRegistry(StoreBase):
         if ttl_ms <= 0:
             raise ValueError(f"lease ttl_ms must be positive, got {ttl_ms}")
         expires = now_ms + ttl_ms
-        where = (col(Partition.topic_id) == topic_id, col(Partition.partition) == partition)
+        where = partition_key(Partition, topic_id, partition)
         current = col(Partition.lease_expires_ms)
         ours = col(Partition.lease_owner) == owner
         with self._write() as connection:
@@ -166,17 +165,15 @@ class PartitionRegistry(StoreBase):
         """Give the lease up if ``owner`` holds it (that taking of it, with ``token``); True
         when it did. A taken-over attempt releasing with its token leaves the new one alone."""
         conditions = [
-            col(Partition.topic_id) == topic_id,
-            col(Partition.partition) == partition,
+            *partition_key(Partition, topic_id, partition),
             col(Partition.lease_owner) == owner,
         ]
         if token is not None:
             conditions.append(col(Partition.lease_expires_ms) == token)
         with self._write() as connection:
-            result = connection.execute(
-                update(Partition).where(*conditions).values(lease_owner=None, lease_expires_ms=None)
+            return update_one(
+                connection, Partition, conditions, {"lease_owner": None, "lease_expires_ms": None}
             )
-            return result.rowcount == 1
 
     def advance_log_start_offset(
         self, topic_id: str, partition: int, offset: int, *, actor: str, now_ms: int
@@ -229,18 +226,13 @@ class PartitionRegistry(StoreBase):
             changed = {name: [getattr(existing, name), offset]}
             if log_start and existing.local_log_start_offset < offset:
                 changed["local_log_start_offset"] = [existing.local_log_start_offset, offset]
+            read = (
+                *partition_key(Partition, topic_id, partition),
+                col(Partition.log_start_offset) == existing.log_start_offset,
+                local == existing.local_log_start_offset,
+            )
             with self._write() as connection:
-                result = connection.execute(
-                    update(Partition)
-                    .where(
-                        col(Partition.topic_id) == topic_id,
-                        col(Partition.partition) == partition,
-                        col(Partition.log_start_offset) == existing.log_start_offset,
-                        local == existing.local_log_start_offset,
-                    )
-                    .values(values)
-                )
-                if result.rowcount != 1:
+                if not update_one(connection, Partition, read, values):
                     continue  # moved concurrently; re-read and decide again
                 append_event(
                     connection,
@@ -264,17 +256,11 @@ class PartitionRegistry(StoreBase):
         changed: dict[str, list[int]] = {}
         with self._write() as connection:
             for name, value in wanted.items():
-                column = getattr(Partition, name)
-                result = connection.execute(
-                    update(Partition)
-                    .where(
-                        col(Partition.topic_id) == existing.topic_id,
-                        col(Partition.partition) == existing.partition,
-                        column < value,
-                    )
-                    .values({name: value})
+                below = (
+                    *partition_key(Partition, existing.topic_id, existing.partition),
+                    col(getattr(Partition, name)) < value,
                 )
-                if result.rowcount == 1:
+                if update_one(connection, Partition, below, {name: value}):
                     changed[name] = [getattr(existing, name), value]
             if changed:
                 append_event(

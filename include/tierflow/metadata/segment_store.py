@@ -27,7 +27,7 @@ from tierflow.metadata.models import (
 )
 from tierflow.metadata.partition_registry import Lease, hold_lease
 from tierflow.metadata.states import SEGMENT_SOURCES, RemoteLogSegmentState
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, partition_key, update_one
 
 
 class SegmentObject(NamedTuple):
@@ -83,6 +83,17 @@ _SUMMARY_QUERY = text(
 ).bindparams(bindparam("s", expanding=True))
 
 
+class _Move(NamedTuple):
+    """A segment transition as decided from the row read: the UPDATE's values, and the object
+    rows to store when it finishes a copy (None for every other transition)."""
+
+    segment: RemoteLogSegment
+    src: RemoteLogSegmentState
+    dst: RemoteLogSegmentState
+    values: dict[str, Any]
+    object_rows: list[dict[str, Any]] | None
+
+
 class EpochEntryLike(Protocol):
     epoch: int
     start_offset: int
@@ -117,19 +128,9 @@ class SegmentStore(StoreBase):
         nothing is written unless it is still the partition's current lease (LeaseLostError).
         """
         epochs = _leader_epoch_pairs(segment_id, segment_leader_epochs)
-        last_epoch = epochs[-1][0]
-        if leader_epoch is not None and leader_epoch != last_epoch:
-            raise ValueError(
-                f"segment {segment_id}: leader_epoch {leader_epoch} is not the last of "
-                f"segment_leader_epochs ({last_epoch})"
-            )
-        if not 0 <= start_offset <= end_offset:
-            raise ValueError(
-                f"segment {segment_id}: need 0 <= start_offset ({start_offset}) <= "
-                f"end_offset ({end_offset})"
-            )
-        if segment_size_bytes < 0:
-            raise ValueError(f"segment {segment_id}: negative size {segment_size_bytes}")
+        _check_new_segment(
+            segment_id, epochs, leader_epoch, start_offset, end_offset, segment_size_bytes
+        )
         topic = self.topic_by_id(topic_id)
         self._require_partition(topic_id, partition)
         row = {
@@ -139,7 +140,7 @@ class SegmentStore(StoreBase):
             "start_offset": start_offset,
             "end_offset": end_offset,
             "max_timestamp_ms": max_timestamp_ms,
-            "leader_epoch": last_epoch,
+            "leader_epoch": epochs[-1][0],
             "segment_leader_epochs": json.dumps([list(pair) for pair in epochs]),
             "segment_size_bytes": segment_size_bytes,
             "state": RemoteLogSegmentState.COPY_SEGMENT_STARTED.value,
@@ -153,31 +154,35 @@ class SegmentStore(StoreBase):
         existing = self._find_segment(segment_id)
         if existing is None:
             try:
-                with self._write() as connection:
-                    if lease is not None:
-                        hold_lease(connection, lease)
-                    connection.execute(insert(RemoteLogSegment).values(**row))
-                    append_event(
-                        connection,
-                        entity=EventEntity.SEGMENT,
-                        topic_id=topic_id,
-                        partition=partition,
-                        segment_id=segment_id,
-                        to_state=RemoteLogSegmentState.COPY_SEGMENT_STARTED,
-                        actor=actor,
-                        now_ms=now_ms,
-                        details={
-                            "start_offset": start_offset,
-                            "end_offset": end_offset,
-                            "segment_size_bytes": segment_size_bytes,
-                        },
-                    )
+                self._insert_started(row, actor=actor, lease=lease)
                 return self.segment(segment_id)
             except IntegrityError:
                 existing = self._find_segment(segment_id)
                 if existing is None:
                     raise
         return _same_segment_or_raise(existing, row)
+
+    def _insert_started(self, row: dict[str, Any], *, actor: str, lease: Lease | None) -> None:
+        """The COPY_SEGMENT_STARTED row and its event: one transaction, fenced by ``lease``."""
+        with self._write() as connection:
+            if lease is not None:
+                hold_lease(connection, lease)
+            connection.execute(insert(RemoteLogSegment).values(**row))
+            append_event(
+                connection,
+                entity=EventEntity.SEGMENT,
+                topic_id=row["topic_id"],
+                partition=row["partition"],
+                segment_id=row["segment_id"],
+                to_state=RemoteLogSegmentState.COPY_SEGMENT_STARTED,
+                actor=actor,
+                now_ms=row["created_ms"],
+                details={
+                    "start_offset": row["start_offset"],
+                    "end_offset": row["end_offset"],
+                    "segment_size_bytes": row["segment_size_bytes"],
+                },
+            )
 
     def transition_segment(
         self,
@@ -219,35 +224,40 @@ class SegmentStore(StoreBase):
             values: dict[str, Any] = {"state": dst.value, "event_timestamp_ms": now_ms}
             if custom_metadata is not None:
                 values["custom_metadata"] = custom_metadata
-            with self._write() as connection:
-                if lease is not None:
-                    hold_lease(connection, lease)
-                result = connection.execute(
-                    update(RemoteLogSegment)
-                    .where(
-                        col(RemoteLogSegment.segment_id) == segment_id,
-                        col(RemoteLogSegment.state) == src.value,
-                    )
-                    .values(**values)
-                )
-                if result.rowcount != 1:
-                    continue  # another worker moved it first; re-read and decide again
-                if finished:
-                    _store_finished_copy(connection, current, object_rows)
-                append_event(
-                    connection,
-                    entity=EventEntity.SEGMENT,
-                    topic_id=current.topic_id,
-                    partition=current.partition,
-                    segment_id=segment_id,
-                    from_state=src,
-                    to_state=dst,
-                    actor=actor,
-                    now_ms=now_ms,
-                    details={"objects": len(object_rows)} if finished else None,
-                )
+            move = _Move(current, src, dst, values, object_rows if finished else None)
+            if self._apply_move(move, actor=actor, now_ms=now_ms, lease=lease):
                 return True
+            # another worker moved it first; re-read and decide again
         raise MetadataError(f"segment {segment_id}: gave up after {MAX_ATTEMPTS} races")
+
+    def _apply_move(self, move: _Move, *, actor: str, now_ms: int, lease: Lease | None) -> bool:
+        """One transaction: the UPDATE naming the state read, then (on COPY_SEGMENT_FINISHED)
+        the objects and the highest remote offset, then the event. False if the UPDATE lost."""
+        segment = move.segment
+        with self._write() as connection:
+            if lease is not None:
+                hold_lease(connection, lease)
+            where = (
+                col(RemoteLogSegment.segment_id) == segment.segment_id,
+                col(RemoteLogSegment.state) == move.src.value,
+            )
+            if not update_one(connection, RemoteLogSegment, where, move.values):
+                return False
+            if move.object_rows is not None:
+                _store_finished_copy(connection, segment, move.object_rows)
+            append_event(
+                connection,
+                entity=EventEntity.SEGMENT,
+                topic_id=segment.topic_id,
+                partition=segment.partition,
+                segment_id=segment.segment_id,
+                from_state=move.src,
+                to_state=move.dst,
+                actor=actor,
+                now_ms=now_ms,
+                details=None if move.object_rows is None else {"objects": len(move.object_rows)},
+            )
+        return True
 
     def update_segment_object(
         self,
@@ -268,16 +278,14 @@ class SegmentStore(StoreBase):
         """
         kind_name = _object_rows(segment_id, [(kind, key, size, sha256)])[0]["kind"]
         current = self.segment(segment_id)
+        where = (
+            col(RemoteSegmentObject.segment_id) == segment_id,
+            col(RemoteSegmentObject.kind) == kind_name,
+        )
         with self._write() as connection:
-            result = connection.execute(
-                update(RemoteSegmentObject)
-                .where(
-                    col(RemoteSegmentObject.segment_id) == segment_id,
-                    col(RemoteSegmentObject.kind) == kind_name,
-                )
-                .values(key=key, size=size, sha256=sha256)
-            )
-            if result.rowcount != 1:
+            if not update_one(
+                connection, RemoteSegmentObject, where, {"key": key, "size": size, "sha256": sha256}
+            ):
                 raise MetadataError(
                     f"segment {segment_id}: no {kind_name} object recorded to update"
                 )
@@ -305,8 +313,7 @@ class SegmentStore(StoreBase):
             .where(col(RemoteSegmentObject.segment_id) == segment_id)
             .order_by(col(RemoteSegmentObject.kind))
         )
-        with self._session() as session:
-            return list(session.exec(query).all())
+        return self._all(query)
 
     def segments(
         self,
@@ -317,8 +324,7 @@ class SegmentStore(StoreBase):
     ) -> list[RemoteLogSegment]:
         """The partition's segments by start offset (then age); all states unless filtered."""
         query = select(RemoteLogSegment).where(
-            col(RemoteLogSegment.topic_id) == topic_id,
-            col(RemoteLogSegment.partition) == partition,
+            *partition_key(RemoteLogSegment, topic_id, partition),
         )
         if states is not None:
             names = [RemoteLogSegmentState(state).value for state in states]
@@ -328,8 +334,7 @@ class SegmentStore(StoreBase):
             col(RemoteLogSegment.created_ms),
             col(RemoteLogSegment.segment_id),
         )
-        with self._session() as session:
-            return list(session.exec(query).all())
+        return self._all(query)
 
     def segment_summaries(
         self, topic_id: str, partition: int, *, states: Iterable[RemoteLogSegmentState]
@@ -358,8 +363,7 @@ class SegmentStore(StoreBase):
             select(col(obj.key), col(obj.segment_id), col(obj.kind), col(obj.size))
             .join(seg, col(seg.segment_id) == col(obj.segment_id))
             .where(
-                col(seg.topic_id) == topic_id,
-                col(seg.partition) == partition,
+                *partition_key(seg, topic_id, partition),
                 col(seg.state) == RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value,
             )
         )
@@ -390,8 +394,7 @@ class SegmentStore(StoreBase):
         drops when finished segments start being deleted.
         """
         query = select(func.max(RemoteLogSegment.end_offset)).where(
-            col(RemoteLogSegment.topic_id) == topic_id,
-            col(RemoteLogSegment.partition) == partition,
+            *partition_key(RemoteLogSegment, topic_id, partition),
             col(RemoteLogSegment.state) == RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value,
         )
         with self._session() as session:
@@ -399,8 +402,7 @@ class SegmentStore(StoreBase):
         return -1 if highest is None else int(highest)
 
     def _find_segment(self, segment_id: str) -> RemoteLogSegment | None:
-        with self._session() as session:
-            return session.get(RemoteLogSegment, segment_id)
+        return self._get(RemoteLogSegment, segment_id)
 
 
 def _leader_epoch_pairs(
@@ -423,6 +425,31 @@ def _leader_epoch_pairs(
                 f"segment {segment_id}: segment_leader_epochs not ascending at epoch {next_epoch}"
             )
     return pairs
+
+
+def _check_new_segment(
+    segment_id: str,
+    epochs: list[tuple[int, int]],
+    leader_epoch: int | None,
+    start_offset: int,
+    end_offset: int,
+    size: int,
+) -> None:
+    """What RemoteLogSegmentMetadata checks: the leader epoch is the last of the segment's
+    epochs, the offsets are ordered and the size is not negative."""
+    last_epoch = epochs[-1][0]
+    if leader_epoch is not None and leader_epoch != last_epoch:
+        raise ValueError(
+            f"segment {segment_id}: leader_epoch {leader_epoch} is not the last of "
+            f"segment_leader_epochs ({last_epoch})"
+        )
+    if not 0 <= start_offset <= end_offset:
+        raise ValueError(
+            f"segment {segment_id}: need 0 <= start_offset ({start_offset}) <= "
+            f"end_offset ({end_offset})"
+        )
+    if size < 0:
+        raise ValueError(f"segment {segment_id}: negative size {size}")
 
 
 def _object_rows(
@@ -456,8 +483,7 @@ def _store_finished_copy(
     connection.execute(
         update(Partition)
         .where(
-            col(Partition.topic_id) == segment.topic_id,
-            col(Partition.partition) == segment.partition,
+            *partition_key(Partition, segment.topic_id, segment.partition),
             col(Partition.highest_remote_offset) < segment.end_offset,
         )
         .values(highest_remote_offset=segment.end_offset)

@@ -9,11 +9,13 @@ whose first statement is a conditional UPDATE (or INSERT) naming what it read.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine
-from sqlmodel import Session
+from sqlalchemy import ColumnElement, Connection, Engine, update
+from sqlmodel import Session, SQLModel, col
+from sqlmodel.sql.expression import SelectOfScalar
 
 from tierflow.metadata.errors import UnknownPartitionError, UnknownTopicError
 from tierflow.metadata.models import Partition, Topic
@@ -22,24 +24,39 @@ from tierflow.metadata.models import Partition, Topic
 # UPDATE; states only move forward, so a handful of attempts always suffices.
 MAX_ATTEMPTS = 8
 
+Row = TypeVar("Row")
+
 
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class StoreBase:
+def partition_key(model: Any, topic_id: str, partition: int) -> tuple[ColumnElement[bool], ...]:
+    """The WHERE conditions naming one partition's rows of ``model`` (any table keyed by
+    topic id and partition)."""
+    return (col(model.topic_id) == topic_id, col(model.partition) == partition)
+
+
+def update_one(
+    connection: Connection,
+    model: type[SQLModel],
+    where: tuple[ColumnElement[bool], ...] | list[ColumnElement[bool]],
+    values: Mapping[str, Any],
+) -> bool:
+    """One conditional UPDATE in the caller's transaction; True if it changed exactly one row.
+
+    ``where`` names what the caller read (a state, an epoch, an offset), so of racing writers
+    only one matches: a False is the caller's cue to re-read or give up.
+    """
+    result = connection.execute(update(model).where(*where).values(dict(values)))
+    return result.rowcount == 1
+
+
+class EngineBase:
+    """Sessions and write transactions over ``engine``: the metadata store's and the diskless
+    coordinator's, which share the database and its rules (see the module doc)."""
+
     engine: Engine
-
-    def topic_by_id(self, topic_id: str) -> Topic:
-        with self._session() as session:
-            found = session.get(Topic, topic_id)
-        if found is None:
-            raise UnknownTopicError(f"unknown topic id {topic_id!r}")
-        return found
-
-    def partition(self, topic_id: str, partition: int) -> Partition | None:
-        with self._session() as session:
-            return session.get(Partition, (topic_id, partition))
 
     def _session(self) -> Session:
         # Rows are handed out after the session closes; keep their loaded values.
@@ -50,6 +67,30 @@ class StoreBase:
         """A write transaction; callers make a write their first statement (see module doc)."""
         with self.engine.begin() as connection:
             yield connection
+
+    def _get(self, model: type[Row], key: object) -> Row | None:
+        """The row of ``model`` with primary key ``key``, or None."""
+        with self._session() as session:
+            return session.get(model, key)
+
+    def _first(self, query: SelectOfScalar[Row]) -> Row | None:
+        with self._session() as session:
+            return session.exec(query).first()
+
+    def _all(self, query: SelectOfScalar[Row]) -> list[Row]:
+        with self._session() as session:
+            return list(session.exec(query).all())
+
+
+class StoreBase(EngineBase):
+    def topic_by_id(self, topic_id: str) -> Topic:
+        found = self._get(Topic, topic_id)
+        if found is None:
+            raise UnknownTopicError(f"unknown topic id {topic_id!r}")
+        return found
+
+    def partition(self, topic_id: str, partition: int) -> Partition | None:
+        return self._get(Partition, (topic_id, partition))
 
     def _require_partition(self, topic_id: str, partition: int) -> Partition:
         found = self.partition(topic_id, partition)

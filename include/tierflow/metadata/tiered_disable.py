@@ -6,7 +6,7 @@ any store (they use its write transactions), each one conditional UPDATE plus it
 
 from __future__ import annotations
 
-from sqlalchemy import exists, update
+from sqlalchemy import exists
 from sqlmodel import col
 
 from tierflow.metadata.errors import (
@@ -17,7 +17,7 @@ from tierflow.metadata.errors import (
 from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, partition_key, update_one
 from tierflow.metadata.topic_registry import write_topic_config
 
 HIGHEST_REMOTE_OFFSET_RESET = "HIGHEST_REMOTE_OFFSET_RESET"
@@ -97,27 +97,21 @@ def reset_highest_remote_offset(
     if existing.highest_remote_offset < 0:
         return False
     live = exists().where(
-        col(RemoteLogSegment.topic_id) == topic_id,
-        col(RemoteLogSegment.partition) == partition,
+        *partition_key(RemoteLogSegment, topic_id, partition),
         col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
     )
     disabling = exists().where(
         col(Topic.topic_id) == topic_id,
         col(Topic.tiered_state) == TieredState.DISABLING.value,
     )
+    read = (
+        *partition_key(Partition, topic_id, partition),
+        col(Partition.highest_remote_offset) == existing.highest_remote_offset,
+        disabling,
+        ~live,
+    )
     with store._write() as connection:
-        result = connection.execute(
-            update(Partition)
-            .where(
-                col(Partition.topic_id) == topic_id,
-                col(Partition.partition) == partition,
-                col(Partition.highest_remote_offset) == existing.highest_remote_offset,
-                disabling,
-                ~live,
-            )
-            .values(highest_remote_offset=-1)
-        )
-        if result.rowcount != 1:
+        if not update_one(connection, Partition, read, {"highest_remote_offset": -1}):
             return False
         append_event(
             connection,

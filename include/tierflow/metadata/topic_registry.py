@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
@@ -20,7 +20,7 @@ from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.log_config import FIELD_NAMES, TopicConfig
 from tierflow.metadata.models import Partition, RemotePartitionDelete, Topic
 from tierflow.metadata.states import TieredState, is_valid_tiered_transition
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, update_one
 from tierflow.metadata.tierable import refuse_internal_topic
 from tierflow.storage.keys import validate_topic_id, validate_topic_name
 
@@ -59,22 +59,19 @@ def write_topic_config(
         for field in FIELD_NAMES
         if getattr(old, field) != getattr(new, field)
     }
+    read = (
+        col(Topic.topic_id) == existing.topic_id,
+        col(Topic.tiered_state) == src.value,
+        col(Topic.tiered_epoch) == existing.tiered_epoch,
+    )
+    values = {
+        "tiered_state": dst.value,
+        "tiered_epoch": epoch,
+        "updated_ms": now_ms,
+        **dataclasses.asdict(new),
+    }
     with store._write() as connection:
-        result = connection.execute(
-            update(Topic)
-            .where(
-                col(Topic.topic_id) == existing.topic_id,
-                col(Topic.tiered_state) == src.value,
-                col(Topic.tiered_epoch) == existing.tiered_epoch,
-            )
-            .values(
-                tiered_state=dst.value,
-                tiered_epoch=epoch,
-                updated_ms=now_ms,
-                **dataclasses.asdict(new),
-            )
-        )
-        if result.rowcount != 1:
+        if not update_one(connection, Topic, read, values):
             return False
         append_event(
             connection,
@@ -125,13 +122,10 @@ class TopicRegistry(StoreBase):
     def finish_tiered_disable(self, topic_id: str, *, actor: str, now_ms: int) -> bool:
         """DISABLING -> DISABLED once the lifecycle has dealt with the remote data."""
         src, dst = TieredState.DISABLING, TieredState.DISABLED
+        read = (col(Topic.topic_id) == topic_id, col(Topic.tiered_state) == src.value)
         with self._write() as connection:
-            result = connection.execute(
-                update(Topic)
-                .where(col(Topic.topic_id) == topic_id, col(Topic.tiered_state) == src.value)
-                .values(tiered_state=dst.value, updated_ms=now_ms)
-            )
-            if result.rowcount == 1:
+            values = {"tiered_state": dst.value, "updated_ms": now_ms}
+            if update_one(connection, Topic, read, values):
                 append_event(
                     connection,
                     entity=EventEntity.TOPIC,
@@ -164,13 +158,9 @@ class TopicRegistry(StoreBase):
                 "delete; only a deleted topic's name can be retired"
             )
         retired = retired_topic_name(topic.name, topic_id)
+        read = (col(Topic.topic_id) == topic_id, col(Topic.name) == topic.name)
         with self._write() as connection:
-            result = connection.execute(
-                update(Topic)
-                .where(col(Topic.topic_id) == topic_id, col(Topic.name) == topic.name)
-                .values(name=retired, updated_ms=now_ms)
-            )
-            if result.rowcount != 1:
+            if not update_one(connection, Topic, read, {"name": retired, "updated_ms": now_ms}):
                 return False  # retired concurrently
             append_event(
                 connection,
@@ -194,8 +184,7 @@ class TopicRegistry(StoreBase):
             .where(col(Partition.partition).not_in(marked))
             .order_by(col(Partition.partition))
         )
-        with self._session() as session:
-            return list(session.exec(query).all())
+        return self._all(query)
 
     def topic(self, name: str) -> Topic:
         found = self._find_topic(name)
@@ -204,19 +193,16 @@ class TopicRegistry(StoreBase):
         return found
 
     def topics(self) -> list[Topic]:
-        with self._session() as session:
-            return list(session.exec(select(Topic).order_by(col(Topic.name))).all())
+        return self._all(select(Topic).order_by(col(Topic.name)))
 
     def _find_topic(self, name: str) -> Topic | None:
-        with self._session() as session:
-            return session.exec(select(Topic).where(col(Topic.name) == name)).first()
+        return self._first(select(Topic).where(col(Topic.name) == name))
 
     def _insert_topic(
         self, name: str, topic_id: str, configs: dict[str, Any], *, actor: str, now_ms: int
     ) -> Topic | None:
         """Insert a new topic; None if another process registered the name first."""
-        with self._session() as session:
-            clash = session.get(Topic, topic_id)
+        clash = self._get(Topic, topic_id)
         if clash is not None:
             raise TopicConflictError(f"topic id {topic_id} already belongs to topic {clash.name}")
         config = TopicConfig().with_changes(configs)
