@@ -24,6 +24,16 @@ KEY = sa.String(64)  # Kafka Uuid text (22 chars) with room to spare
 
 
 def upgrade() -> None:
+    _create_topics()
+    _create_partitions()
+    _create_remote_log_segments()
+    _create_remote_segment_objects()
+    _create_remote_partition_deletes()
+    _create_metadata_events()
+
+
+def _create_topics() -> None:
+    """One row per Kafka topic: its tiering configs and tiered-storage state."""
     op.create_table(
         "topics",
         sa.Column("topic_id", KEY, nullable=False),
@@ -42,6 +52,10 @@ def upgrade() -> None:
         sa.UniqueConstraint("name", name="uq_topics_name"),
         if_not_exists=True,
     )
+
+
+def _create_partitions() -> None:
+    """One row per partition: its offsets and its lease."""
     op.create_table(
         "partitions",
         sa.Column("topic_id", KEY, nullable=False),
@@ -57,6 +71,10 @@ def upgrade() -> None:
         ),
         if_not_exists=True,
     )
+
+
+def _create_remote_log_segments() -> None:
+    """One row per remote segment (RemoteLogSegmentMetadata), indexed by offset and by state."""
     op.create_table(
         "remote_log_segments",
         sa.Column("segment_id", KEY, nullable=False),
@@ -95,6 +113,10 @@ def upgrade() -> None:
         ["topic_id", "partition", "state"],
         if_not_exists=True,
     )
+
+
+def _create_remote_segment_objects() -> None:
+    """The objects (log, indexes, ...) a remote segment was uploaded as."""
     op.create_table(
         "remote_segment_objects",
         sa.Column("segment_id", KEY, nullable=False),
@@ -110,6 +132,10 @@ def upgrade() -> None:
         ),
         if_not_exists=True,
     )
+
+
+def _create_remote_partition_deletes() -> None:
+    """Partitions whose remote data is being deleted (Kafka's partition delete states)."""
     op.create_table(
         "remote_partition_deletes",
         sa.Column("topic_id", KEY, nullable=False),
@@ -125,6 +151,10 @@ def upgrade() -> None:
         ),
         if_not_exists=True,
     )
+
+
+def _create_metadata_events() -> None:
+    """The audit trail of state changes, looked up by partition or segment."""
     op.create_table(
         "metadata_events",
         sa.Column(

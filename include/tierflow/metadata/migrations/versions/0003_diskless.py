@@ -28,6 +28,14 @@ ROW_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 def upgrade() -> None:
+    _create_diskless_topics()
+    _create_diskless_logs()
+    _create_diskless_wal_objects()
+    _create_diskless_batches()
+
+
+def _create_diskless_topics() -> None:
+    """Which topics are diskless, and their timestamp type."""
     op.create_table(
         "diskless_topics",
         sa.Column("topic_id", KEY, nullable=False),
@@ -39,6 +47,10 @@ def upgrade() -> None:
         ),
         if_not_exists=True,
     )
+
+
+def _create_diskless_logs() -> None:
+    """Per partition: log start offset, WAL start offset, high watermark."""
     op.create_table(
         "diskless_logs",
         sa.Column("topic_id", KEY, nullable=False),
@@ -57,6 +69,10 @@ def upgrade() -> None:
         ),
         if_not_exists=True,
     )
+
+
+def _create_diskless_wal_objects() -> None:
+    """One row per WAL segment object, indexed for the delete and age scans."""
     op.create_table(
         "diskless_wal_objects",
         sa.Column("object_id", ROW_ID, autoincrement=True, nullable=False),
@@ -85,6 +101,10 @@ def upgrade() -> None:
         ["state", "created_ms"],
         if_not_exists=True,
     )
+
+
+def _create_diskless_batches() -> None:
+    """Batch coordinates in WAL objects and the offsets the coordinator assigned."""
     op.create_table(
         "diskless_batches",
         sa.Column("batch_id", ROW_ID, autoincrement=True, nullable=False),
