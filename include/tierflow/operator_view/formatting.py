@@ -6,6 +6,7 @@ so nothing shown has to be trusted over the store.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
@@ -47,16 +48,16 @@ def utc(ms: int, *, millis: bool = False) -> str:
 
 def retention_ms(value: int) -> str:
     """Kafka's retention.ms values: -1 unlimited, -2 the matching retention.* setting."""
-    if value == -1:
-        return "unlimited"
-    if value == -2:
-        return "= retention.ms"
-    return human_duration(value)
+    return _retention(value, "retention.ms", human_duration)
 
 
 def retention_bytes(value: int) -> str:
+    return _retention(value, "retention.bytes", human_bytes)
+
+
+def _retention(value: int, setting: str, human: Callable[[int], str]) -> str:
     if value == -1:
         return "unlimited"
     if value == -2:
-        return "= retention.bytes"
-    return human_bytes(value)
+        return f"= {setting}"
+    return human(value)

@@ -56,28 +56,38 @@ def stuck_segments(
         rows = list(session.exec(query).all())
     actors = _actors_of_states(store, rows)
     leases = _leases(store, {(row.topic_id, row.partition) for row in rows})
-    found = []
-    for row in rows:
-        actor = actors.get(row.segment_id, row.owner)
-        lease = leases.get((row.topic_id, row.partition))
-        found.append(
-            StuckSegment(
-                topic=names[row.topic_id],
-                partition=row.partition,
-                segment_id=row.segment_id,
-                state=row.state,
-                start_offset=row.start_offset,
-                end_offset=row.end_offset,
-                size_bytes=row.segment_size_bytes,
-                since_ms=row.event_timestamp_ms,
-                age_ms=now_ms - row.event_timestamp_ms,
-                actor=actor,
-                task_instance=task_instance_of(actor),
-                lease_owner=lease.lease_owner if lease else None,
-                lease_live=copy_lease_live(lease, now_ms),
-            )
+    return [
+        _stuck_segment(
+            row,
+            names[row.topic_id],
+            actors.get(row.segment_id, row.owner),
+            leases.get((row.topic_id, row.partition)),
+            now_ms,
         )
-    return found
+        for row in rows
+    ]
+
+
+def _stuck_segment(
+    row: RemoteLogSegment, topic: str, actor: str, lease: Partition | None, now_ms: int
+) -> StuckSegment:
+    """One stuck segment as the page shows it: ``actor`` moved it into its state, ``lease``
+    is its partition's copy lease (a live one: the copy may still be running)."""
+    return StuckSegment(
+        topic=topic,
+        partition=row.partition,
+        segment_id=row.segment_id,
+        state=row.state,
+        start_offset=row.start_offset,
+        end_offset=row.end_offset,
+        size_bytes=row.segment_size_bytes,
+        since_ms=row.event_timestamp_ms,
+        age_ms=now_ms - row.event_timestamp_ms,
+        actor=actor,
+        task_instance=task_instance_of(actor),
+        lease_owner=lease.lease_owner if lease else None,
+        lease_live=copy_lease_live(lease, now_ms),
+    )
 
 
 def count_stuck(
