@@ -1,16 +1,18 @@
 """An inline SVG step chart of remote size and copy lag: no script, no downloads.
 
 The gauges change only at events, so each line is drawn as steps (flat until the next event).
-Both series are bytes and share one axis.
+Both series are bytes and share one axis. This module does the arithmetic; ``chart.html``
+draws it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from html import escape
+from dataclasses import dataclass
 
-from tierflow.operator_view.formatting import human_bytes, utc
+from tierflow.operator_view.formatting import human_bytes
 from tierflow.operator_view.model import HistoryPoint
+from tierflow.operator_view.templating import render
 
 WIDTH, HEIGHT = 960, 240
 LEFT, RIGHT, TOP, BOTTOM = 78, 16, 14, 40
@@ -19,11 +21,45 @@ SERIES = (
     ("remote_copy_lag_bytes", "Copy lag (RemoteCopyLagBytes)", "#dd6b20"),
 )
 GRID_LINES = 4
+LEGEND_STEP = 300  # between the series' legends
+
+
+@dataclass(frozen=True)
+class Line:
+    """One series: its step path and where its legend starts."""
+
+    field: str
+    label: str
+    colour: str
+    path: str
+    legend_x: int
+
+
+@dataclass(frozen=True)
+class Chart:
+    """What ``chart.html`` draws, in the SVG's own units."""
+
+    first: HistoryPoint
+    last: HistoryPoint
+    points: int
+    grid: list[tuple[float, str]]  # (y, the bytes it stands for)
+    lines: list[Line]
+    width: int = WIDTH
+    height: int = HEIGHT
+    left: int = LEFT
+    right_x: int = WIDTH - RIGHT
+    bottom_y: int = HEIGHT - BOTTOM
 
 
 def history_chart(points: Sequence[HistoryPoint]) -> str:
+    """The chart alone (the page includes ``chart.html`` with ``chart_figure`` itself)."""
+    return render("chart.html", chart=chart_figure(points))
+
+
+def chart_figure(points: Sequence[HistoryPoint]) -> Chart | None:
+    """None without points: there is nothing to draw."""
     if not points:
-        return '<p class="empty">No segment has been copied or deleted yet.</p>'
+        return None
     first, last = points[0].time_ms, points[-1].time_ms
     start, span = first, max(last - first, 1)
     top_value = max(max(p.remote_log_size_bytes, p.remote_copy_lag_bytes) for p in points)
@@ -36,41 +72,18 @@ def history_chart(points: Sequence[HistoryPoint]) -> str:
     def y(value: int) -> float:
         return TOP + plot_h - value / top_value * plot_h
 
-    parts = [
-        f'<svg id="history-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} '
-        f'{HEIGHT}" width="100%" style="max-width:{WIDTH}px;height:auto" role="img" '
-        f'aria-label="Remote size and copy lag over time" data-points="{len(points)}" '
-        f'data-last-remote-size="{points[-1].remote_log_size_bytes}" '
-        f'data-last-copy-lag="{points[-1].remote_copy_lag_bytes}">'
+    values = [round(top_value * i / GRID_LINES) for i in range(GRID_LINES + 1)]
+    lines = [
+        Line(field, label, colour, _steps(points, x, y, field), LEFT + index * LEGEND_STEP)
+        for index, (field, label, colour) in enumerate(SERIES)
     ]
-    for i in range(GRID_LINES + 1):
-        value = round(top_value * i / GRID_LINES)
-        level = y(value)
-        parts.append(
-            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{level:.1f}" y2="{level:.1f}" '
-            'stroke="#e2e8f0"/>'
-            f'<text x="{LEFT - 6}" y="{level + 4:.1f}" text-anchor="end" font-size="11" '
-            f'fill="#4a5568">{escape(human_bytes(value))}</text>'
-        )
-    for label, anchor, at in ((utc(start), "start", LEFT), (utc(last), "end", WIDTH - RIGHT)):
-        parts.append(
-            f'<text x="{at}" y="{HEIGHT - BOTTOM + 16}" text-anchor="{anchor}" font-size="11" '
-            f'fill="#4a5568">{escape(label)}</text>'
-        )
-    for index, (field, label, colour) in enumerate(SERIES):
-        path = _steps(points, x, y, field)
-        parts.append(
-            f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="2" '
-            f'data-series="{field}"><title>{escape(label)}</title></path>'
-        )
-        legend_x = LEFT + index * 300
-        parts.append(
-            f'<rect x="{legend_x}" y="{HEIGHT - 14}" width="14" height="4" fill="{colour}"/>'
-            f'<text x="{legend_x + 20}" y="{HEIGHT - 9}" font-size="12" fill="#1a202c">'
-            f"{escape(label)}</text>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    return Chart(
+        first=points[0],
+        last=points[-1],
+        points=len(points),
+        grid=[(y(value), human_bytes(value)) for value in values],
+        lines=lines,
+    )
 
 
 def _steps(
