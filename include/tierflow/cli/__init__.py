@@ -17,6 +17,18 @@ from tierflow.cli import (
     status_commands,
     topic_commands,
 )
+from tierflow.cli.common import CommandError
+from tierflow.cli.spec import (
+    OWNER,
+    Command,
+    Group,
+    add_commands,
+    arg,
+    config_option,
+    flag,
+    partition_option,
+    topic_option,
+)
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.metadata.engine import InvalidStoreURLError, StoreUnavailableError
 from tierflow.runtime import redact
@@ -65,6 +77,121 @@ Ctrl-C stops every component and the tasks they run.
 """
 
 
+DEMO = Command(
+    "demo",
+    commands.demo,
+    help="generate a broker log dir, copy it through Airflow, verify every byte",
+    description="Generate a realistic broker log directory under <data>/demo (replacing "
+    "any previous demo there), register its topics with tiering on, run the segment_copy "
+    "DAG through Airflow's dag.test(), read every tiered segment back and compare it "
+    "byte for byte with the local file.",
+    args=(arg("--data-dir", help="where to put the demo [<data>/demo]"),),
+)
+
+TOPICS = Group(
+    "topics",
+    help="register topics and their tiering configs",
+    dest="topics_command",
+    commands=(
+        Command(
+            "register",
+            commands.topics_register,
+            help="register a topic found in the log dirs (idempotent)",
+            description="Register a topic, or update its configs. The topic id is read from "
+            "the partition.metadata files in the log dirs unless --topic-id is given.",
+            args=(
+                arg("name"),
+                arg("--topic-id", help="Kafka topic id (22-character base64)"),
+                config_option(
+                    "a Kafka topic config, e.g. remote.storage.enable=true, retention.ms=86400000"
+                ),
+            ),
+        ),
+        Command("list", commands.topics_list, help="list registered topics"),
+        topic_commands.SYNC,
+    ),
+)
+
+LIFECYCLE = (
+    Command(
+        "copy",
+        commands.copy,
+        help="copy eligible segments now (what the segment_copy DAG does)",
+        description="Copy every eligible segment of tiered partitions. Safe to interrupt and "
+        "rerun: abandoned attempts are cleaned up first.",
+        args=(
+            topic_option(),
+            partition_option(),
+            OWNER,
+            flag("--dry-run", "list what would be copied"),
+        ),
+    ),
+    Command(
+        "verify",
+        commands.verify,
+        help="read tiered segments back and compare them with the local files",
+        args=(topic_option(),),
+    ),
+    Command(
+        "events",
+        commands.events,
+        help="show the state-transition history",
+        args=(topic_option(), arg("--segment"), arg("--limit", type=int, default=50)),
+    ),
+    Group(
+        "db",
+        help="metadata store schema",
+        dest="db_command",
+        commands=(Command("upgrade", commands.db_upgrade, help="apply Alembic migrations"),),
+    ),
+)
+
+AIRFLOW = Group(
+    "airflow",
+    help="drive a local Airflow (used by demo and tests)",
+    dest="airflow_command",
+    commands=(
+        Command(
+            "apply-settings",
+            commands.airflow_apply_settings,
+            help="apply airflow_settings.yaml",
+            args=(arg("--file", default=None, help="[<checkout>/airflow_settings.yaml]"),),
+        ),
+        Command(
+            "test-dag",
+            commands.airflow_test_dag,
+            help="run one DAG run with dag.test()",
+            args=(
+                arg("dag_id"),
+                arg("--conf", default="{}", help="run conf as JSON"),
+                arg(
+                    "--logical-date",
+                    help="ISO date-time of the run (e.g. 2026-11-18T02:00:00+00:00), as a "
+                    "backfill sets it",
+                ),
+            ),
+        ),
+        Command(
+            "serve",
+            commands.airflow_serve,
+            help="run a local Airflow 3 with tierflow's DAGs (what `make airflow` does)",
+            description=SERVE_DESCRIPTION,
+            raw=True,
+            args=(
+                arg(
+                    "--port",
+                    type=int,
+                    default=None,
+                    help="port of the UI and REST API on 127.0.0.1; 0 picks a free one "
+                    "[8080 if free, else a free one]",
+                ),
+                arg("--home", default=None, help="AIRFLOW_HOME [<data>/airflow-home]"),
+            ),
+        ),
+    ),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tierflow",
@@ -73,106 +200,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every step")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    demo = sub.add_parser(
-        "demo",
-        help="generate a broker log dir, copy it through Airflow, verify every byte",
-        description="Generate a realistic broker log directory under <data>/demo (replacing "
-        "any previous demo there), register its topics with tiering on, run the segment_copy "
-        "DAG through Airflow's dag.test(), read every tiered segment back and compare it "
-        "byte for byte with the local file.",
-    )
-    demo.add_argument("--data-dir", help="where to put the demo [<data>/demo]")
-    demo.set_defaults(func=commands.demo)
-
-    topics = sub.add_parser("topics", help="register topics and their tiering configs")
-    topics_sub = topics.add_subparsers(dest="topics_command", required=True, metavar="ACTION")
-    register = topics_sub.add_parser(
-        "register",
-        help="register a topic found in the log dirs (idempotent)",
-        description="Register a topic, or update its configs. The topic id is read from the "
-        "partition.metadata files in the log dirs unless --topic-id is given.",
-    )
-    register.add_argument("name")
-    register.add_argument("--topic-id", help="Kafka topic id (22-character base64)")
-    register.add_argument(
-        "--config",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a Kafka topic config, e.g. remote.storage.enable=true, retention.ms=86400000",
-    )
-    register.set_defaults(func=commands.topics_register)
-    topics_list = topics_sub.add_parser("list", help="list registered topics")
-    topics_list.set_defaults(func=commands.topics_list)
-    topic_commands.register_sync(topics_sub)
-
-    copy = sub.add_parser(
-        "copy",
-        help="copy eligible segments now (what the segment_copy DAG does)",
-        description="Copy every eligible segment of tiered partitions. Safe to interrupt and "
-        "rerun: abandoned attempts are cleaned up first.",
-    )
-    copy.add_argument("--topic")
-    copy.add_argument("--partition", type=int)
-    copy.add_argument("--owner", help="lease owner; a rerun with the same owner resumes at once")
-    copy.add_argument("--dry-run", action="store_true", help="list what would be copied")
-    copy.set_defaults(func=commands.copy)
-
-    verify = sub.add_parser(
-        "verify", help="read tiered segments back and compare them with the local files"
-    )
-    verify.add_argument("--topic")
-    verify.set_defaults(func=commands.verify)
-
-    events = sub.add_parser("events", help="show the state-transition history")
-    events.add_argument("--topic")
-    events.add_argument("--segment")
-    events.add_argument("--limit", type=int, default=50)
-    events.set_defaults(func=commands.events)
-
-    db = sub.add_parser("db", help="metadata store schema")
-    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
-    db_sub.add_parser("upgrade", help="apply Alembic migrations").set_defaults(
-        func=commands.db_upgrade
-    )
-
-    fetch_commands.register(sub)
-    status_commands.register(sub)
-    key_commands.register(sub)
-    topic_commands.register(sub)
-    reconcile_commands.register(sub)
-    diskless_commands.register(sub)
-    cluster_commands.register(sub)
-
-    airflow = sub.add_parser("airflow", help="drive a local Airflow (used by demo and tests)")
-    airflow_sub = airflow.add_subparsers(dest="airflow_command", required=True, metavar="ACTION")
-    apply = airflow_sub.add_parser("apply-settings", help="apply airflow_settings.yaml")
-    apply.add_argument("--file", default=None, help="[<checkout>/airflow_settings.yaml]")
-    apply.set_defaults(func=commands.airflow_apply_settings)
-    test_dag = airflow_sub.add_parser("test-dag", help="run one DAG run with dag.test()")
-    test_dag.add_argument("dag_id")
-    test_dag.add_argument("--conf", default="{}", help="run conf as JSON")
-    test_dag.add_argument(
-        "--logical-date",
-        help="ISO date-time of the run (e.g. 2026-11-18T02:00:00+00:00), as a backfill sets it",
-    )
-    test_dag.set_defaults(func=commands.airflow_test_dag)
-    serve = airflow_sub.add_parser(
-        "serve",
-        help="run a local Airflow 3 with tierflow's DAGs (what `make airflow` does)",
-        description=SERVE_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    serve.add_argument(
-        "--port",
-        type=int,
-        default=None,
-        help="port of the UI and REST API on 127.0.0.1; 0 picks a free one "
-        "[8080 if free, else a free one]",
-    )
-    serve.add_argument("--home", default=None, help="AIRFLOW_HOME [<data>/airflow-home]")
-    serve.set_defaults(func=commands.airflow_serve)
+    add_commands(sub, (DEMO, TOPICS, *LIFECYCLE))
+    for module in (
+        fetch_commands,
+        status_commands,
+        key_commands,
+        topic_commands,
+        reconcile_commands,
+        diskless_commands,
+        cluster_commands,
+    ):
+        module.register(sub)
+    add_commands(sub, (AIRFLOW,))
     return parser
 
 
@@ -184,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return int(args.func(args) or 0)
-    except (commands.CommandError, *SETTINGS_ERRORS) as exc:
+    except (CommandError, *SETTINGS_ERRORS) as exc:
         print(f"tierflow: error: {_redacted(str(exc))}", file=sys.stderr)
         return 2
 

@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tierflow.cli.commands import CommandError
+from tierflow.cli.common import CommandError, as_command_error
+from tierflow.cli.spec import Command, Group, add_commands, json_flag, topic_option
 from tierflow.cluster.brokers import BrokerIdError
 from tierflow.cluster.describe import ClusterDescription, PartitionDescription, describe_cluster
 from tierflow.cluster.replicas import DuplicateReplicaError
@@ -41,33 +42,11 @@ With many partitions the table has one row per topic; --topic shows each partiti
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``cluster`` to the ``tierflow`` command."""
-    cluster = sub.add_parser("cluster", help="brokers, replicas and partition leaders")
-    cluster_sub = cluster.add_subparsers(dest="cluster_command", required=True, metavar="ACTION")
-    describe = cluster_sub.add_parser(
-        "describe",
-        help="each partition's leader, replicas, ISR and diverged replicas",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    describe.add_argument("--topic", help="only this topic, one row per partition")
-    describe.add_argument("--json", action="store_true", help="print JSON for scripts")
-    describe.set_defaults(func=cluster_describe)
-
-
 def cluster_describe(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    try:
+    errors = (BrokerIdError, DuplicateReplicaError, ClusterMetadataError, KafkaFormatError, OSError)
+    with as_command_error(*errors):
         described = describe_cluster(settings, args.topic)
-    except (
-        BrokerIdError,
-        DuplicateReplicaError,
-        ClusterMetadataError,
-        KafkaFormatError,
-        OSError,
-    ) as exc:
-        raise CommandError(str(exc)) from exc
     if args.topic and not described.partitions:
         raise CommandError(f"no partition of topic {args.topic!r} in the log dirs")
     if args.json:
@@ -153,3 +132,28 @@ def _brokers(ids: tuple[int, ...]) -> str:
 
 def _or_dash(value: int | None) -> str:
     return "-" if value is None else str(value)
+
+
+CLUSTER = Group(
+    "cluster",
+    help="brokers, replicas and partition leaders",
+    dest="cluster_command",
+    commands=(
+        Command(
+            "describe",
+            cluster_describe,
+            help="each partition's leader, replicas, ISR and diverged replicas",
+            description=DESCRIPTION,
+            raw=True,
+            args=(
+                topic_option("only this topic, one row per partition"),
+                json_flag("print JSON for scripts"),
+            ),
+        ),
+    ),
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``cluster`` to the ``tierflow`` command."""
+    add_commands(sub, (CLUSTER,))

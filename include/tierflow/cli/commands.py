@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config, pipe_width
 from tierflow.cli.report import partition_table
 from tierflow.cluster.brokers import BrokerIdError
 from tierflow.cluster.leaders import leader_logs
@@ -45,8 +45,7 @@ if TYPE_CHECKING:
     from tierflow.airflow_server import LocalAirflow
     from tierflow.kafka.log_dir import PartitionLog
 
-# Pipes and CI logs get a fixed width rather than rich's 80-column fallback.
-console = Console(width=None if sys.stdout.isatty() else 110)
+console = Console(width=pipe_width(110))
 
 KNOWN_ERRORS = (
     KafkaFormatError,
@@ -59,10 +58,6 @@ KNOWN_ERRORS = (
     CopyFailedError,
     FileNotFoundError,
 )
-
-
-class CommandError(Exception):
-    """An error for the operator: printed as one line, exit status 2."""
 
 
 def _settings() -> Settings:
@@ -89,10 +84,10 @@ REGISTER_ERRORS = (
 
 def topics_register(args: argparse.Namespace) -> int:
     settings = _settings()
-    try:
+    with as_command_error(*KNOWN_ERRORS, *REGISTER_ERRORS):
         # The name first: a hostile one must not even be looked up in the log dirs.
         validate_topic_name(args.name)
-        configs = dict(_parse_config(item) for item in args.config)
+        configs = dict(parse_config(item) for item in args.config)
         topic_id = args.topic_id
         if topic_id is None:
             topic_id = _topic_id_from_log_dirs(settings, args.name)
@@ -103,25 +98,14 @@ def topics_register(args: argparse.Namespace) -> int:
             now_ms=wall_clock_ms(),
             **parse_kafka_configs(configs),
         )
-    except (*KNOWN_ERRORS, *REGISTER_ERRORS) as exc:
-        raise CommandError(str(exc)) from exc
     console.print(f"registered {topic.name} ({topic.topic_id}), tiered state {topic.tiered_state}")
     return 0
 
 
-def _parse_config(item: str) -> tuple[str, str]:
-    key, sep, value = item.partition("=")
-    if not sep:
-        raise CommandError(f"--config {item!r}: expected KEY=VALUE")
-    return key.strip(), value.strip()
-
-
 def _leader_partition_logs(settings: Settings) -> list[PartitionLog]:
     """Every partition's leader replica (tierflow.cluster): the one copy and verify read."""
-    try:
+    with as_command_error(ClusterMetadataError, BrokerIdError, DuplicateReplicaError):
         return [found.log for found in leader_logs(settings)]
-    except (ClusterMetadataError, BrokerIdError, DuplicateReplicaError) as exc:
-        raise CommandError(str(exc)) from exc
 
 
 def _topic_id_from_log_dirs(settings: Settings, name: str) -> str:
@@ -154,12 +138,9 @@ def topics_list(args: argparse.Namespace) -> int:
 
 
 def copy(args: argparse.Namespace) -> int:
-    import os
-    import socket
-
     settings = _settings()
     store, rsm = open_store(settings), open_storage(settings)
-    owner = args.owner or f"cli:{socket.gethostname()}:{os.getpid()}"
+    owner = args.owner or cli_actor()
     logs = [
         log_
         for log_ in _leader_partition_logs(settings)

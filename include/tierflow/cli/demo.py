@@ -16,6 +16,7 @@ from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.cli.report import human_bytes, partition_table
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
+from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
 from tierflow.metadata.store import MetadataStore
@@ -38,7 +39,25 @@ def demo_settings(base: Path) -> Settings:
 def run_demo(project: Path, base: Path, console: Console) -> int:
     settings = demo_settings(base)
     started = time.monotonic()
+    store, logs = _generate(settings, console)
+    state = _copy_through_airflow(project, base, settings, console)
 
+    console.print("[bold]3/4[/bold] Reading every tiered segment back from the bucket")
+    rsm = open_storage(settings)
+    checks = []
+    for log_ in logs:
+        checks.extend(verify_partition(log_, store.topic(log_.topic), store, rsm))
+
+    console.print("[bold]4/4[/bold] Summary")
+    console.print(partition_table(store, logs, checks))
+    _print_summary(store, checks, settings, started, console)
+    identical = sum(1 for c in checks if c.identical)
+    ok = state == "success" and checks and identical == len(checks)
+    return 0 if ok else 1
+
+
+def _generate(settings: Settings, console: Console) -> tuple[MetadataStore, list[PartitionLog]]:
+    """Step 1: a broker log dir, its topics registered with tiering on."""
     console.print(f"[bold]1/4[/bold] Generating a broker log directory in {settings.log_dirs[0]}")
     generate_log_dir(settings.log_dirs[0])
     logs = partition_logs(settings.log_dirs)
@@ -54,8 +73,11 @@ def run_demo(project: Path, base: Path, console: Console) -> int:
     console.print(
         f"     registered {', '.join(n for n, _ in topics)} with remote.storage.enable=true"
     )
+    return store, logs
 
-    airflow_home = base / "airflow"
+
+def _copy_through_airflow(project: Path, base: Path, settings: Settings, console: Console) -> str:
+    """Step 2: the segment_copy DAG, run by Airflow itself; its final state."""
     log_file = base / "segment_copy-dag.log"
     console.print(
         f"[bold]2/4[/bold] Running the segment_copy DAG through Airflow (dag.test): Spark "
@@ -65,21 +87,22 @@ def run_demo(project: Path, base: Path, console: Console) -> int:
     state = run_dag_in_subprocess(
         "segment_copy",
         project=project,
-        airflow_home=airflow_home,
+        airflow_home=base / "airflow",
         extra_env=settings.as_env(),
         log_file=log_file,
     )
     console.print(f"     DAG run finished: {state}")
+    return state
 
-    console.print("[bold]3/4[/bold] Reading every tiered segment back from the bucket")
-    rsm = open_storage(settings)
-    checks = []
-    for log_ in logs:
-        checks.extend(verify_partition(log_, store.topic(log_.topic), store, rsm))
+
+def _print_summary(
+    store: MetadataStore,
+    checks: list[SegmentCheck],
+    settings: Settings,
+    started: float,
+    console: Console,
+) -> None:
     identical = sum(1 for c in checks if c.identical)
-
-    console.print("[bold]4/4[/bold] Summary")
-    console.print(partition_table(store, logs, checks))
     remote_bytes = sum(c.size_in_bytes for c in checks)
     stored = stored_bytes(store, checks)
     console.print(
@@ -96,8 +119,6 @@ def run_demo(project: Path, base: Path, console: Console) -> int:
             console.print(
                 f"[red]{check.topic}-{check.partition} {check.segment_id}: {check.detail}"
             )
-    ok = state == "success" and checks and identical == len(checks)
-    return 0 if ok else 1
 
 
 def stored_bytes(store: MetadataStore, checks: list[SegmentCheck]) -> int:

@@ -27,7 +27,17 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from tierflow.cli.commands import CommandError
+from tierflow.cli.common import CommandError, as_command_error, pipe_width
+from tierflow.cli.spec import (
+    Command,
+    OneOf,
+    add_commands,
+    arg,
+    flag,
+    json_flag,
+    partition_option,
+    topic_option,
+)
 from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
@@ -56,108 +66,6 @@ _ERRORS = (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``fetch``, ``dump-segment`` and ``metadata`` to the ``tierflow`` command."""
-    _register_fetch(sub)
-    _register_dump(sub)
-    _register_metadata(sub)
-
-
-def _register_fetch(sub: argparse._SubParsersAction) -> None:
-    fetch = sub.add_parser(
-        "fetch",
-        help="read batches of a tiered partition from remote storage",
-        description="Read record batches from remote storage the way a broker serves a "
-        "consumer from the remote tier (KIP-405): find the segment for the offset's leader "
-        "epoch, look the position up in its offset index and read only the byte ranges "
-        "needed. Prints each batch like kafka-dump-log, then how many remote bytes were read.",
-    )
-    fetch.add_argument("--topic", required=True, help="topic name")
-    fetch.add_argument("--partition", type=int, required=True, help="partition number")
-    start = fetch.add_mutually_exclusive_group(required=True)
-    start.add_argument("--offset", type=int, help="start at the batch containing this offset")
-    start.add_argument(
-        "--timestamp",
-        type=int,
-        metavar="MS",
-        help="start at the first record with a timestamp at or after this (epoch ms)",
-    )
-    fetch.add_argument(
-        "--max-bytes",
-        type=int,
-        default=1 << 20,
-        metavar="B",
-        help="stop before a batch that would exceed this many bytes; the first batch is "
-        "always returned whole, however large [1048576]",
-    )
-    fetch.add_argument(
-        "--print-records",
-        action="store_true",
-        help="also print every record with its key and payload (decoded as UTF-8)",
-    )
-    fetch.add_argument(
-        "--epochs",
-        choices=("auto", "log", "remote"),
-        default="auto",
-        help="leader-epoch cache to resolve offsets with: the partition's "
-        "leader-epoch-checkpoint in the log dirs (log), one rebuilt from the remote "
-        "segments (remote), or log when the partition is in the log dirs (auto) [auto]",
-    )
-    fetch.set_defaults(func=fetch_command)
-
-
-def _register_dump(sub: argparse._SubParsersAction) -> None:
-    dump = sub.add_parser(
-        "dump-segment",
-        help="print a segment's batches like kafka-dump-log (local file or remote segment)",
-        description="Print every record batch of a segment as Kafka's kafka-dump-log does. "
-        "Give a local .log path, or --segment-id (optionally with --topic/--partition as a "
-        "check) for a tiered segment, which is streamed from remote storage.",
-    )
-    dump.add_argument("path", nargs="?", type=Path, help="a local .log segment file")
-    dump.add_argument("--topic", help="topic of the remote segment (checked against the store)")
-    dump.add_argument(
-        "--partition", type=int, help="partition of the remote segment (checked, like --topic)"
-    )
-    dump.add_argument("--segment-id", help="id of a remote segment, as `tierflow metadata` shows")
-    dump.add_argument(
-        "--deep-iteration",
-        action="store_true",
-        help="print a line per record (offset, timestamp, sizes, sequence, header keys)",
-    )
-    dump.add_argument(
-        "--print-records",
-        "--print-data-log",
-        dest="print_records",
-        action="store_true",
-        help="print a line per record including key and payload (implies --deep-iteration)",
-    )
-    dump.set_defaults(func=dump_segment_command)
-
-
-def _register_metadata(sub: argparse._SubParsersAction) -> None:
-    metadata = sub.add_parser(
-        "metadata",
-        help="list remote segments per partition with their states",
-        description="List the remote log segments of each partition, as Kafka's "
-        "RemoteLogMetadataFormatter does for __remote_log_metadata: segment id, offsets, "
-        "leader epochs, size, state, whether it serves reads (referenced), tiered epoch and "
-        "the time of its last state change.",
-    )
-    metadata.add_argument("--topic", help="only this topic [all registered topics]")
-    metadata.add_argument("--partition", type=int, help="only this partition [all]")
-    metadata.add_argument(
-        "--state",
-        action="append",
-        choices=[state.value for state in RemoteLogSegmentState],
-        help="only segments in this state; repeat for several [all states]",
-    )
-    metadata.add_argument(
-        "--json", action="store_true", help="print JSON (one object per partition) for scripts"
-    )
-    metadata.set_defaults(func=metadata_command)
-
-
 # -- fetch ---------------------------------------------------------------------------------
 
 
@@ -165,7 +73,7 @@ def fetch_command(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     store, rsm = open_store(settings), open_storage(settings)
     epochs, log_end = _leader_epochs(settings, args.topic, args.partition, args.epochs)
-    try:
+    with as_command_error(*_ERRORS, ValueError):
         with _status(f"fetching {args.topic}-{args.partition} from remote storage"):
             result = fetch_remote(
                 store,
@@ -193,8 +101,6 @@ def fetch_command(args: argparse.Namespace) -> int:
             if args.print_records:
                 for line in record_lines(dumped, print_payload=True):
                     out.print(line, highlight=False, markup=False)
-    except (*_ERRORS, ValueError) as exc:
-        raise CommandError(str(exc)) from exc
     out.print(
         f"{len(result.batches)} batches, {result.size_in_bytes} bytes, offsets "
         f"{result.first_offset}-{result.next_offset - 1}, next offset {result.next_offset}; "
@@ -240,7 +146,7 @@ def dump_segment_command(args: argparse.Namespace) -> int:
     if (args.path is None) == (args.segment_id is None):
         raise CommandError("give either a local .log path or --segment-id, not both or neither")
     deep = args.deep_iteration or args.print_records
-    try:
+    with as_command_error(*_ERRORS):
         if args.path is not None:
             source, start, size, chunks = _local_segment(args.path)
         else:
@@ -254,8 +160,6 @@ def dump_segment_command(args: argparse.Namespace) -> int:
             if deep:
                 for line in record_lines(dumped, print_payload=args.print_records):
                     out.print(line, highlight=False, markup=False)
-    except _ERRORS as exc:
-        raise CommandError(str(exc)) from exc
     return 0
 
 
@@ -321,10 +225,8 @@ def _with_progress(chunks: Iterator[bytes], total: int) -> Iterator[bytes]:
 
 def metadata_command(args: argparse.Namespace) -> int:
     store = open_store(Settings.from_env())
-    try:
+    with as_command_error(UnknownTopicError):
         topics = [store.topic(args.topic)] if args.topic else store.topics()
-    except UnknownTopicError as exc:
-        raise CommandError(str(exc)) from exc
     partitions = [
         (topic, part)
         for topic in topics
@@ -427,8 +329,8 @@ def _utc(ms: int) -> str:
 
 
 def _out() -> Console:
-    # Pipes and test captures get a width that fits a whole dump line and the metadata table.
-    return Console(width=None if sys.stdout.isatty() else 240, soft_wrap=True)
+    # Wide enough for a whole dump line and the metadata table.
+    return Console(width=pipe_width(240), soft_wrap=True)
 
 
 def _err() -> Console:
@@ -453,3 +355,103 @@ def _progress_over(items: list, description: str) -> Iterable:
 def _tracked(items: list, description: str) -> Iterator:
     with Progress(console=_err(), transient=True) as progress:
         yield from progress.track(items, description=description)
+
+
+# -- the commands --------------------------------------------------------------------------
+
+FETCH = Command(
+    "fetch",
+    fetch_command,
+    help="read batches of a tiered partition from remote storage",
+    description="Read record batches from remote storage the way a broker serves a "
+    "consumer from the remote tier (KIP-405): find the segment for the offset's leader "
+    "epoch, look the position up in its offset index and read only the byte ranges "
+    "needed. Prints each batch like kafka-dump-log, then how many remote bytes were read.",
+    args=(
+        topic_option("topic name", required=True),
+        partition_option("partition number", required=True),
+        OneOf(
+            (
+                arg("--offset", type=int, help="start at the batch containing this offset"),
+                arg(
+                    "--timestamp",
+                    type=int,
+                    metavar="MS",
+                    help="start at the first record with a timestamp at or after this (epoch ms)",
+                ),
+            )
+        ),
+        arg(
+            "--max-bytes",
+            type=int,
+            default=1 << 20,
+            metavar="B",
+            help="stop before a batch that would exceed this many bytes; the first batch is "
+            "always returned whole, however large [1048576]",
+        ),
+        flag(
+            "--print-records",
+            "also print every record with its key and payload (decoded as UTF-8)",
+        ),
+        arg(
+            "--epochs",
+            choices=("auto", "log", "remote"),
+            default="auto",
+            help="leader-epoch cache to resolve offsets with: the partition's "
+            "leader-epoch-checkpoint in the log dirs (log), one rebuilt from the remote "
+            "segments (remote), or log when the partition is in the log dirs (auto) [auto]",
+        ),
+    ),
+)
+
+DUMP_SEGMENT = Command(
+    "dump-segment",
+    dump_segment_command,
+    help="print a segment's batches like kafka-dump-log (local file or remote segment)",
+    description="Print every record batch of a segment as Kafka's kafka-dump-log does. "
+    "Give a local .log path, or --segment-id (optionally with --topic/--partition as a "
+    "check) for a tiered segment, which is streamed from remote storage.",
+    args=(
+        arg("path", nargs="?", type=Path, help="a local .log segment file"),
+        topic_option("topic of the remote segment (checked against the store)"),
+        partition_option("partition of the remote segment (checked, like --topic)"),
+        arg("--segment-id", help="id of a remote segment, as `tierflow metadata` shows"),
+        flag(
+            "--deep-iteration",
+            "print a line per record (offset, timestamp, sizes, sequence, header keys)",
+        ),
+        arg(
+            "--print-records",
+            "--print-data-log",
+            dest="print_records",
+            action="store_true",
+            help="print a line per record including key and payload (implies --deep-iteration)",
+        ),
+    ),
+)
+
+METADATA = Command(
+    "metadata",
+    metadata_command,
+    help="list remote segments per partition with their states",
+    description="List the remote log segments of each partition, as Kafka's "
+    "RemoteLogMetadataFormatter does for __remote_log_metadata: segment id, offsets, "
+    "leader epochs, size, state, whether it serves reads (referenced), tiered epoch and "
+    "the time of its last state change.",
+    args=(
+        topic_option("only this topic [all registered topics]"),
+        partition_option("only this partition [all]"),
+        arg(
+            "--state",
+            action="append",
+            choices=[state.value for state in RemoteLogSegmentState],
+            help="only segments in this state; repeat for several [all states]",
+        ),
+        json_flag("print JSON (one object per partition) for scripts"),
+    ),
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``fetch``, ``dump-segment`` and ``metadata`` to the ``tierflow`` command."""
+    add_commands(sub, (FETCH, DUMP_SEGMENT, METADATA))

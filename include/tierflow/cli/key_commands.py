@@ -14,7 +14,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 
-from tierflow.cli.commands import CommandError
+from tierflow.cli.common import CommandError, as_command_error
+from tierflow.cli.spec import (
+    KEYRING,
+    Arg,
+    Command,
+    Group,
+    OneOf,
+    add_commands,
+    arg,
+    flag,
+    topic_option,
+)
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.metadata.store_base import wall_clock_ms
 from tierflow.transform.errors import KeyRingError
@@ -24,86 +35,9 @@ from tierflow.transform.keyring import KEYRING_FILE, MIN_BITS, KeyRing
 console = Console(soft_wrap=True, highlight=False)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    keys = sub.add_parser(
-        "keys",
-        help="manage the encryption key ring (RSA keys that wrap segment data keys)",
-        description="The key ring file lists RSA key pairs by id and names the active one; "
-        "new segments get data keys wrapped under the active key. TIERFLOW_KEYRING points at "
-        "the file and turns encryption on.",
-    )
-    keys_sub = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
-
-    generate = keys_sub.add_parser(
-        "generate",
-        help="create a new key ring with one fresh key pair",
-        description=f"Write <id>-public.pem, <id>-private.pem and {KEYRING_FILE} into DIR. "
-        "The PEM files are also valid for Aiven's plugin (SPKI public, PKCS#8 private).",
-    )
-    generate.add_argument("--dir", required=True, type=Path, help="directory for the new ring")
-    generate.add_argument("--key-id", required=True, help="id of the key (no ':')")
-    generate.add_argument("--bits", type=int, default=MIN_BITS, help=f"RSA size [{MIN_BITS}]")
-    generate.set_defaults(func=keys_generate)
-
-    add = keys_sub.add_parser(
-        "add",
-        help="add a key pair to the ring (generate one, or give PEM files)",
-        description="Add a key pair under a new id. Existing ids are never replaced, so "
-        "segments written under them stay readable.",
-    )
-    _keyring_option(add)
-    add.add_argument("--key-id", required=True, help="id of the new key (no ':')")
-    source = add.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        "--generate", action="store_true", help="generate a fresh pair beside the ring file"
-    )
-    source.add_argument("--public-key-file", type=Path, help="PEM public key (X.509 SPKI)")
-    add.add_argument(
-        "--private-key-file", type=Path, help="PEM private key (PKCS#8) for --public-key-file"
-    )
-    add.add_argument("--bits", type=int, default=MIN_BITS, help=f"with --generate [{MIN_BITS}]")
-    add.add_argument(
-        "--activate", action="store_true", help="make it the active key for new segments"
-    )
-    add.set_defaults(func=keys_add)
-
-    activate = keys_sub.add_parser(
-        "activate",
-        help="switch the active key id (new segments use it)",
-        description="Switch the active key. Old keys stay on the ring for reading; run "
-        "rewrap-keys to move old segments under the new key.",
-    )
-    _keyring_option(activate)
-    activate.add_argument("key_id", help="a key id already on the ring")
-    activate.set_defaults(func=keys_activate)
-
-    listing = keys_sub.add_parser("list", help="show the key ids and which one is active")
-    _keyring_option(listing)
-    listing.set_defaults(func=keys_list)
-
-    rewrap = sub.add_parser(
-        "rewrap-keys",
-        help="re-wrap old segments' data keys under the active key (manifests only)",
-        description="For every COPY_SEGMENT_FINISHED segment whose data key is wrapped under "
-        "another key id, unwrap it with that (still present) key and wrap it under the active "
-        "one, rewriting only the .rsm-manifest object; chunk data is not touched. The store's "
-        "row for the manifest is updated. Safe to interrupt and rerun. Uses TIERFLOW_KEYRING.",
-    )
-    rewrap.add_argument("--topic", help="only this topic")
-    rewrap.set_defaults(func=rewrap_keys)
-
-
-def _keyring_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--keyring", type=Path, help="key ring file [TIERFLOW_KEYRING]", default=None
-    )
-
-
 def _settings() -> Settings:
-    try:
+    with as_command_error(InvalidSettingError):
         return Settings.from_env()
-    except InvalidSettingError as exc:
-        raise CommandError(str(exc)) from exc
 
 
 def _ring_path(args: argparse.Namespace) -> Path:
@@ -114,17 +48,13 @@ def _ring_path(args: argparse.Namespace) -> Path:
 
 
 def _load(args: argparse.Namespace) -> KeyRing:
-    try:
+    with as_command_error(KeyRingError):
         return KeyRing.load(_ring_path(args))
-    except KeyRingError as exc:
-        raise CommandError(str(exc)) from exc
 
 
 def keys_generate(args: argparse.Namespace) -> int:
-    try:
+    with as_command_error(KeyRingError):
         ring = KeyRing.generate(args.dir, args.key_id, bits=args.bits)
-    except KeyRingError as exc:
-        raise CommandError(str(exc)) from exc
     console.print(f"created {ring.path} with active key {ring.active_key_id!r}")
     console.print(f"turn encryption on with TIERFLOW_KEYRING={ring.path}")
     return 0
@@ -132,7 +62,7 @@ def keys_generate(args: argparse.Namespace) -> int:
 
 def keys_add(args: argparse.Namespace) -> int:
     ring = _load(args)
-    try:
+    with as_command_error(KeyRingError):
         if args.generate:
             if args.private_key_file is not None:
                 raise CommandError("--private-key-file goes with --public-key-file")
@@ -142,8 +72,6 @@ def keys_add(args: argparse.Namespace) -> int:
                 args.key_id, args.public_key_file, args.private_key_file, activate=args.activate
             )
         ring.save()
-    except KeyRingError as exc:
-        raise CommandError(str(exc)) from exc
     state = "active" if ring.active_key_id == args.key_id else "not active"
     console.print(f"added key {args.key_id!r} to {ring.path} ({state})")
     return 0
@@ -151,11 +79,9 @@ def keys_add(args: argparse.Namespace) -> int:
 
 def keys_activate(args: argparse.Namespace) -> int:
     ring = _load(args)
-    try:
+    with as_command_error(KeyRingError):
         ring.activate(args.key_id)
         ring.save()
-    except KeyRingError as exc:
-        raise CommandError(str(exc)) from exc
     console.print(f"active key is now {args.key_id!r}; run 'tierflow rewrap-keys' for old ones")
     return 0
 
@@ -178,10 +104,8 @@ def rewrap_keys(args: argparse.Namespace) -> int:
     settings = _settings()
     if settings.keyring is None:
         raise CommandError("rewrap-keys needs the key ring: set TIERFLOW_KEYRING")
-    try:
+    with as_command_error(KeyRingError):
         rsm = open_storage(settings)
-    except KeyRingError as exc:
-        raise CommandError(str(exc)) from exc
     if not isinstance(rsm, ChunkedRemoteStorageManager):
         raise CommandError("rewrap-keys works on the chunked layout (TIERFLOW_STORAGE_LAYOUT)")
     store = open_store(settings)
@@ -205,3 +129,92 @@ def rewrap_keys(args: argparse.Namespace) -> int:
     for segment_id, error in summary.failed:
         console.print(f"  [red]failed[/red] {segment_id}: {escape(error)}")
     return 1 if summary.failed else 0
+
+
+# -- the commands --------------------------------------------------------------------------
+
+
+def _key_id(help: str) -> Arg:
+    return arg("--key-id", required=True, help=help)
+
+
+def _bits(help: str) -> Arg:
+    return arg("--bits", type=int, default=MIN_BITS, help=help)
+
+
+KEYS = Group(
+    "keys",
+    help="manage the encryption key ring (RSA keys that wrap segment data keys)",
+    description="The key ring file lists RSA key pairs by id and names the active one; "
+    "new segments get data keys wrapped under the active key. TIERFLOW_KEYRING points at "
+    "the file and turns encryption on.",
+    dest="keys_command",
+    commands=(
+        Command(
+            "generate",
+            keys_generate,
+            help="create a new key ring with one fresh key pair",
+            description=f"Write <id>-public.pem, <id>-private.pem and {KEYRING_FILE} into DIR. "
+            "The PEM files are also valid for Aiven's plugin (SPKI public, PKCS#8 private).",
+            args=(
+                arg("--dir", required=True, type=Path, help="directory for the new ring"),
+                _key_id("id of the key (no ':')"),
+                _bits(f"RSA size [{MIN_BITS}]"),
+            ),
+        ),
+        Command(
+            "add",
+            keys_add,
+            help="add a key pair to the ring (generate one, or give PEM files)",
+            description="Add a key pair under a new id. Existing ids are never replaced, so "
+            "segments written under them stay readable.",
+            args=(
+                KEYRING,
+                _key_id("id of the new key (no ':')"),
+                OneOf(
+                    (
+                        flag("--generate", "generate a fresh pair beside the ring file"),
+                        arg("--public-key-file", type=Path, help="PEM public key (X.509 SPKI)"),
+                    )
+                ),
+                arg(
+                    "--private-key-file",
+                    type=Path,
+                    help="PEM private key (PKCS#8) for --public-key-file",
+                ),
+                _bits(f"with --generate [{MIN_BITS}]"),
+                flag("--activate", "make it the active key for new segments"),
+            ),
+        ),
+        Command(
+            "activate",
+            keys_activate,
+            help="switch the active key id (new segments use it)",
+            description="Switch the active key. Old keys stay on the ring for reading; run "
+            "rewrap-keys to move old segments under the new key.",
+            args=(KEYRING, arg("key_id", help="a key id already on the ring")),
+        ),
+        Command(
+            "list",
+            keys_list,
+            help="show the key ids and which one is active",
+            args=(KEYRING,),
+        ),
+    ),
+)
+
+REWRAP = Command(
+    "rewrap-keys",
+    rewrap_keys,
+    help="re-wrap old segments' data keys under the active key (manifests only)",
+    description="For every COPY_SEGMENT_FINISHED segment whose data key is wrapped under "
+    "another key id, unwrap it with that (still present) key and wrap it under the active "
+    "one, rewriting only the .rsm-manifest object; chunk data is not touched. The store's "
+    "row for the manifest is updated. Safe to interrupt and rerun. Uses TIERFLOW_KEYRING.",
+    args=(topic_option("only this topic"),),
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``keys`` and ``rewrap-keys`` to the ``tierflow`` command."""
+    add_commands(sub, (KEYS, REWRAP))

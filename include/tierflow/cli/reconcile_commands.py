@@ -10,15 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 
 from rich import box
 from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from tierflow.cli.commands import CommandError
+from tierflow.cli.common import CommandError, pipe_width
 from tierflow.cli.report import human_bytes
+from tierflow.cli.spec import Command, add_commands, arg, flag, json_flag, topic_option
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.lifecycle.reconcile import (
     Finding,
@@ -63,31 +63,6 @@ skipping offsets. Partitions of deleted topics still being removed are left to t
 
 Exit status: 0 clean, 1 anomalies found (dry run) or remaining (--apply), 2 errors.
 """
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``reconcile`` to the ``tierflow`` command."""
-    parser = sub.add_parser(
-        "reconcile",
-        help="compare the bucket with the store: orphans, stale rows, missing objects",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--apply",
-        action="store_true",
-        help="fix what is safe to fix (default: a dry run that changes nothing)",
-    )
-    parser.add_argument(
-        "--grace",
-        type=parse_duration,
-        metavar="DURATION",
-        help="delete orphan objects only when last written longer ago than this, e.g. 24h, "
-        "30m, 90s, 7d, or 0 [TIERFLOW_RECONCILE_GRACE_S, 24h]",
-    )
-    parser.add_argument("--topic", action="append", help="only this topic (repeatable) [all]")
-    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
-    parser.set_defaults(func=reconcile_command)
 
 
 def parse_duration(text: str) -> int:
@@ -201,5 +176,31 @@ def _totals(plan: ReconcilePlan, report: ReconcileReport | None) -> str:
 
 
 def _out() -> Console:
-    # Pipes and test captures get a width that fits the whole table on one line per row.
-    return Console(width=None if sys.stdout.isatty() else 240, soft_wrap=True, highlight=False)
+    # Wide enough for the whole table on one line per row.
+    return Console(width=pipe_width(240), soft_wrap=True, highlight=False)
+
+
+RECONCILE = Command(
+    "reconcile",
+    reconcile_command,
+    help="compare the bucket with the store: orphans, stale rows, missing objects",
+    description=DESCRIPTION,
+    raw=True,
+    args=(
+        flag("--apply", "fix what is safe to fix (default: a dry run that changes nothing)"),
+        arg(
+            "--grace",
+            type=parse_duration,
+            metavar="DURATION",
+            help="delete orphan objects only when last written longer ago than this, e.g. 24h, "
+            "30m, 90s, 7d, or 0 [TIERFLOW_RECONCILE_GRACE_S, 24h]",
+        ),
+        topic_option("only this topic (repeatable) [all]", action="append"),
+        json_flag("print the findings as JSON"),
+    ),
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``reconcile`` to the ``tierflow`` command."""
+    add_commands(sub, (RECONCILE,))

@@ -15,7 +15,16 @@ import json
 
 from rich.table import Table
 
-from tierflow.cli.commands import CommandError
+from tierflow.cli.common import as_command_error
+from tierflow.cli.spec import (
+    Command,
+    add_commands,
+    arg,
+    flag,
+    json_flag,
+    partition_option,
+    topic_option,
+)
 from tierflow.cli.status_tables import (
     BROKER_COLUMNS,
     COLUMNS,
@@ -45,61 +54,8 @@ from tierflow.operator_view.snapshot import snapshot_from_settings
 DEFAULT_EVENTS = 10
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``status`` to the ``tierflow`` command."""
-    status = sub.add_parser(
-        "status",
-        help="sizes, lags, offsets, next retention run, stuck segments, latest events",
-        description="The Tiered storage page of the Airflow UI as tables. Per partition of "
-        "the registered topics: local segments and bytes (from the log dirs), remote segments "
-        "and bytes by state, Kafka's RemoteCopyLagBytes/Segments (local segments above the "
-        "highest remote offset, less the active one), RemoteDeleteLagBytes/Segments (deletes "
-        "started, not finished), RemoteLogSizeBytes, RemoteLogMetadataCount, the log start, "
-        "local log start and highest remote offsets; per topic the same summed, with its "
-        "tiered state, epoch and retention. Then what the next retention_expiry run (02:00 "
-        "UTC) would delete, segments stuck in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED "
-        "with the task instance that started them, and the latest events. '-' means the "
-        "partition is not in the log dirs. At cluster scale the partitions are summed per "
-        "topic (and per broker, with several); --topic or --partition lists them one by one, "
-        "a page at a time, with the retention plan of that page.",
-    )
-    status.add_argument(
-        "--topic", help="only this topic, and list its partitions [all topics, summed]"
-    )
-    status.add_argument(
-        "--partition", type=int, help="only partitions with this number, listed [all]"
-    )
-    status.add_argument(
-        "--page", type=int, default=1, help="which page of the listed partitions [1]"
-    )
-    status.add_argument(
-        "--limit",
-        type=int,
-        default=DEFAULT_LIMIT,
-        help=f"partitions a page, at most {MAX_LIMIT} [{DEFAULT_LIMIT}]",
-    )
-    status.add_argument(
-        "--stuck-after",
-        type=int,
-        metavar="SECONDS",
-        help="a segment in a STARTED state for longer is stuck [TIERFLOW_STALE_COPY_GRACE_S]",
-    )
-    status.add_argument(
-        "--events", type=int, default=DEFAULT_EVENTS, help=f"latest events [{DEFAULT_EVENTS}]"
-    )
-    status.add_argument(
-        "--history",
-        action="store_true",
-        help="also remote size and copy lag over time (the page's chart)",
-    )
-    status.add_argument(
-        "--json", action="store_true", help="print the same figures as JSON, for scripts"
-    )
-    status.set_defaults(func=status_command)
-
-
 def status_command(args: argparse.Namespace) -> int:
-    try:
+    with as_command_error(UnknownTopicError, ValueError):
         options = ViewOptions(
             topic=args.topic,
             partition=args.partition,
@@ -110,8 +66,6 @@ def status_command(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
         snapshot = snapshot_from_settings(Settings.from_env(), options)
-    except (UnknownTopicError, ValueError) as exc:
-        raise CommandError(str(exc)) from exc
     if args.json:
         print(json.dumps(snapshot.as_dict(), indent=2))
         return 0
@@ -184,6 +138,50 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
             )
         )
     return found
+
+
+STATUS = Command(
+    "status",
+    status_command,
+    help="sizes, lags, offsets, next retention run, stuck segments, latest events",
+    description="The Tiered storage page of the Airflow UI as tables. Per partition of "
+    "the registered topics: local segments and bytes (from the log dirs), remote segments "
+    "and bytes by state, Kafka's RemoteCopyLagBytes/Segments (local segments above the "
+    "highest remote offset, less the active one), RemoteDeleteLagBytes/Segments (deletes "
+    "started, not finished), RemoteLogSizeBytes, RemoteLogMetadataCount, the log start, "
+    "local log start and highest remote offsets; per topic the same summed, with its "
+    "tiered state, epoch and retention. Then what the next retention_expiry run (02:00 "
+    "UTC) would delete, segments stuck in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED "
+    "with the task instance that started them, and the latest events. '-' means the "
+    "partition is not in the log dirs. At cluster scale the partitions are summed per "
+    "topic (and per broker, with several); --topic or --partition lists them one by one, "
+    "a page at a time, with the retention plan of that page.",
+    args=(
+        topic_option("only this topic, and list its partitions [all topics, summed]"),
+        partition_option("only partitions with this number, listed [all]"),
+        arg("--page", type=int, default=1, help="which page of the listed partitions [1]"),
+        arg(
+            "--limit",
+            type=int,
+            default=DEFAULT_LIMIT,
+            help=f"partitions a page, at most {MAX_LIMIT} [{DEFAULT_LIMIT}]",
+        ),
+        arg(
+            "--stuck-after",
+            type=int,
+            metavar="SECONDS",
+            help="a segment in a STARTED state for longer is stuck [TIERFLOW_STALE_COPY_GRACE_S]",
+        ),
+        arg("--events", type=int, default=DEFAULT_EVENTS, help=f"latest events [{DEFAULT_EVENTS}]"),
+        flag("--history", "also remote size and copy lag over time (the page's chart)"),
+        json_flag("print the same figures as JSON, for scripts"),
+    ),
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``status`` to the ``tierflow`` command."""
+    add_commands(sub, (STATUS,))
 
 
 __all__ = ["COLUMNS", "register"]

@@ -5,12 +5,11 @@ Every figure is printed exact (bytes, offsets, milliseconds), as ``--json`` has 
 
 from __future__ import annotations
 
-import sys
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from tierflow.cli.common import pipe_width
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metrics import SummedMetrics, TopicMetrics
 from tierflow.operator_view.formatting import utc
@@ -33,16 +32,20 @@ REMOTE_COLUMNS = (
     ("remote", _S.COPY_SEGMENT_FINISHED),
     ("deleting", _S.DELETE_SEGMENT_STARTED),
 )
-COLUMNS = (
-    "topic",
-    "partition",
-    "broker",
+# The figures a partition row, a topic row and a broker row all have (summed for the latter).
+FIGURE_COLUMNS = (
     "local",
     *(name for name, _state in REMOTE_COLUMNS),
     "copy lag",
     "delete lag",
     "remote size",
     "metadata",
+)
+COLUMNS = (
+    "topic",
+    "partition",
+    "broker",
+    *FIGURE_COLUMNS,
     "highest remote",
     "log start",
     "local start",
@@ -57,12 +60,7 @@ CAPTION = (
 TOPIC_COLUMNS = (
     "topic",
     "partitions",
-    "local",
-    *(name for name, _state in REMOTE_COLUMNS),
-    "copy lag",
-    "delete lag",
-    "remote size",
-    "metadata",
+    *FIGURE_COLUMNS,
     "tiered/epoch",
     "retention ms/bytes",
     "local retention ms/bytes",
@@ -101,16 +99,7 @@ EVENT_COLUMNS = (
     "task instance",
 )
 HISTORY_COLUMNS = ("time", "remote size", "copy lag")
-BROKER_COLUMNS = (
-    "broker",
-    "partitions",
-    "local",
-    *(name for name, _state in REMOTE_COLUMNS),
-    "copy lag",
-    "delete lag",
-    "remote size",
-    "metadata",
-)
+BROKER_COLUMNS = ("broker", "partitions", *FIGURE_COLUMNS)
 
 
 def partition_row(m: PartitionView) -> list[str]:
@@ -118,12 +107,7 @@ def partition_row(m: PartitionView) -> list[str]:
         m.topic,
         str(m.partition),
         optional(m.broker),
-        _pair(m.local_bytes, m.local_segments),
-        *(_pair(m.remote[state].bytes, m.remote[state].segments) for _n, state in REMOTE_COLUMNS),
-        _pair(m.remote_copy_lag_bytes, m.remote_copy_lag_segments),
-        _pair(m.remote_delete_lag_bytes, m.remote_delete_lag_segments),
-        str(m.remote_log_size_bytes),
-        str(m.remote_log_metadata_count),
+        *_figures(m),
         str(m.highest_remote_offset),
         str(m.log_start_offset),
         str(m.local_log_start_offset),
@@ -198,14 +182,18 @@ def broker_row(b: BrokerView) -> list[str]:
 
 def _summed(s: SummedMetrics) -> list[str]:
     """The columns a topic row and a broker row share: their partitions' figures summed."""
+    return [str(s.partitions), *_figures(s)]
+
+
+def _figures(m: SummedMetrics | PartitionView) -> list[str]:
+    """The FIGURE_COLUMNS of one partition, or of several summed."""
     return [
-        str(s.partitions),
-        _pair(s.local_bytes, s.local_segments),
-        *(_pair(s.remote[state].bytes, s.remote[state].segments) for _n, state in REMOTE_COLUMNS),
-        _pair(s.remote_copy_lag_bytes, s.remote_copy_lag_segments),
-        _pair(s.remote_delete_lag_bytes, s.remote_delete_lag_segments),
-        str(s.remote_log_size_bytes),
-        str(s.remote_log_metadata_count),
+        _pair(m.local_bytes, m.local_segments),
+        *(_pair(m.remote[state].bytes, m.remote[state].segments) for _n, state in REMOTE_COLUMNS),
+        _pair(m.remote_copy_lag_bytes, m.remote_copy_lag_segments),
+        _pair(m.remote_delete_lag_bytes, m.remote_delete_lag_segments),
+        str(m.remote_log_size_bytes),
+        str(m.remote_log_metadata_count),
     ]
 
 
@@ -259,8 +247,8 @@ LEFT_ALIGNED = frozenset(
 
 
 def console() -> Console:
-    # Pipes and test captures get a width that fits the whole table on one line per row.
-    return Console(width=None if sys.stdout.isatty() else 320, soft_wrap=True)
+    # Wide enough for the whole table on one line per row.
+    return Console(width=pipe_width(320), soft_wrap=True)
 
 
 def optional(value: int | None) -> str:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import sys
 
 from rich.table import Table
 
-from tierflow.cli.commands import KNOWN_ERRORS, CommandError, console
+from tierflow.cli.commands import KNOWN_ERRORS, console
+from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config
+from tierflow.cli.spec import Command, Group, add_commands, arg, config_option, flag, json_flag
 from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError, read_cluster_topic_configs
 from tierflow.kafka.metadata_log import find_metadata_image
@@ -39,72 +39,15 @@ from tierflow.tasks.disablement import apply_request, complete_request
 ERRORS = (*KNOWN_ERRORS, MetadataError, PartitionRemovalError)
 
 
-def _actor() -> str:
-    return f"cli:{socket.gethostname()}:{os.getpid()}"
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    delete = sub.add_parser(
-        "delete-topic",
-        help="mark a deleted Kafka topic so its remote data is removed",
-        description="Record that Kafka deleted TOPIC: every partition of its topic id is "
-        "marked DELETE_PARTITION_MARKED and the name is freed for a new topic. The hourly "
-        "remote_partition_removal DAG (or 'tierflow remove-partitions --yes') then deletes "
-        "the remote data. Without --yes, only shows what would be removed. Repeating it is "
-        "harmless.",
-    )
-    delete.add_argument("topic")
-    delete.add_argument("--topic-id", help="which incarnation, when the name was reused")
-    delete.add_argument("--yes", action="store_true", help="mark it (otherwise a dry run)")
-    delete.add_argument("--json", action="store_true", help="print the result as JSON")
-    delete.set_defaults(func=delete_topic_command)
-
-    remove = sub.add_parser(
-        "remove-partitions",
-        help="remove the remote data of marked partitions now (what the hourly DAG does)",
-        description="Carry every DELETE_PARTITION_MARKED or _STARTED partition to "
-        "DELETE_PARTITION_FINISHED: delete each segment through DELETE_SEGMENT_STARTED/FINISHED "
-        "and sweep the partition's prefix. Safe to interrupt and rerun. Without --yes, only "
-        "lists the pending partitions.",
-    )
-    remove.add_argument("--yes", action="store_true", help="delete (otherwise a dry run)")
-    remove.set_defaults(func=remove_partitions_command)
-
-    tiering = sub.add_parser(
-        "tiering",
-        help="turn tiered storage off (KIP-950) or on for a topic",
-        description="What the topic_disablement DAG does, synchronously. disable moves the "
-        "topic ENABLED -> DISABLING -> DISABLED: with --policy retain the remote data stays "
-        "readable until retention expires it; with --policy delete it is deleted now (needs "
-        "--yes). Rerunning an interrupted disable with the same policy finishes it.",
-    )
-    actions = tiering.add_subparsers(dest="tiering_command", required=True, metavar="ACTION")
-    disable = actions.add_parser("disable", help="turn tiered storage off")
-    disable.add_argument("topic")
-    disable.add_argument(
-        "--policy",
-        choices=("retain", "delete"),
-        default="retain",
-        help="remote.log.disable.policy [retain]",
-    )
-    disable.add_argument("--yes", action="store_true", help="required with --policy delete")
-    disable.set_defaults(func=tiering_command, action="disable")
-    enable = actions.add_parser("enable", help="turn tiered storage on again")
-    enable.add_argument("topic")
-    enable.set_defaults(func=tiering_command, action="enable", policy="retain", yes=True)
-
-
 def delete_topic_command(args: argparse.Namespace) -> int:
     store = open_store(Settings.from_env())
-    try:
+    with as_command_error(*ERRORS):
         if args.yes:
             result = delete_topic(
-                store, args.topic, topic_id=args.topic_id, actor=_actor(), now_ms=wall_clock_ms()
+                store, args.topic, topic_id=args.topic_id, actor=cli_actor(), now_ms=wall_clock_ms()
             )
         else:
             result = plan_topic_deletion(store, args.topic, topic_id=args.topic_id)
-    except ERRORS as exc:
-        raise CommandError(str(exc)) from exc
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
         return 0
@@ -146,16 +89,14 @@ def remove_partitions_command(args: argparse.Namespace) -> int:
     if not args.yes:
         console.print("dry run: nothing changed; add --yes to remove them")
         return 0
-    try:
+    with as_command_error(PartitionRemovalError):
         reports = remove_marked_partitions(
             store,
             open_storage(settings),
             open_objects(settings),
             prefix=settings.storage_prefix,
-            actor=_actor(),
+            actor=cli_actor(),
         )
-    except PartitionRemovalError as exc:
-        raise CommandError(str(exc)) from exc
     segments = sum(len(r.deleted) for r in reports)
     console.print(f"removed {len(reports)} partition(s), {segments} segment(s) deleted")
     return 0
@@ -168,51 +109,18 @@ def tiering_command(args: argparse.Namespace) -> int:
             "its log start offset to the local log start; add --yes to go ahead"
         )
     settings = Settings.from_env()
-    actor = _actor()
-    try:
+    actor = cli_actor()
+    with as_command_error(*ERRORS):
         outcome = apply_request(
             args.topic, args.action, args.policy, actor=actor, settings=settings
         )
         if args.action == "disable":
             outcome = complete_request(args.topic, actor=actor, settings=settings)
-    except ERRORS as exc:
-        raise CommandError(str(exc)) from exc
     console.print(
         f"{outcome['topic']}: tiered state {outcome['state']} "
         f"(policy {outcome['policy']}, tiered epoch {outcome.get('tiered_epoch', '-')})"
     )
     return 0
-
-
-def register_sync(topics_sub: argparse._SubParsersAction) -> None:
-    """``tierflow topics sync``, under the ``topics`` command."""
-    sync = topics_sub.add_parser(
-        "sync",
-        help="register every topic Kafka has, with its configs (rerun to update)",
-        description="Register every topic with a partition in the log dirs (all brokers' "
-        "dirs), or, when TIERFLOW_KAFKA_BOOTSTRAP is set, every topic of that cluster. Each "
-        "config is the topic's own override (the KRaft metadata log's ConfigRecords, or the "
-        "cluster's DescribeConfigs), else the --config default, else the value already "
-        "registered (Kafka's default, remote.storage.enable=false, for a new topic): a source "
-        "that says nothing never turns tiering off. An explicit remote.storage.enable=false "
-        "does, and is printed as a warning. A rerun updates what changed, lists each change "
-        "(key: old -> new), and reports each topic as created, updated or unchanged; --dry-run "
-        "shows the same without writing. Like Kafka, it never tiers internal topics "
-        "(__consumer_offsets, __transaction_state, ...), the metadata topics or compacted "
-        "topics: those are reported as skipped.",
-    )
-    sync.add_argument(
-        "--config",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a default for topics that do not set KEY, e.g. remote.storage.enable=true",
-    )
-    sync.add_argument(
-        "--dry-run", action="store_true", help="show what would change, write nothing"
-    )
-    sync.add_argument("--json", action="store_true", help="print the outcomes as JSON")
-    sync.set_defaults(func=topics_sync_command)
 
 
 def _kafka_topics(settings: Settings) -> tuple[list[KafkaTopic], str]:
@@ -227,20 +135,18 @@ def _kafka_topics(settings: Settings) -> tuple[list[KafkaTopic], str]:
 
 def topics_sync_command(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    try:
-        defaults = dict(_parse_default(item) for item in args.config)
+    with as_command_error(*ERRORS, ClusterMetadataError):
+        defaults = dict(parse_config(item) for item in args.config)
         parse_kafka_configs(defaults)  # a bad default is the operator's error, not a topic's
         topics, source = _kafka_topics(settings)
         outcomes = sync_topics(
             open_store(settings),
             topics,
             defaults=defaults,
-            actor=_actor(),
+            actor=cli_actor(),
             now_ms=wall_clock_ms(),
             dry_run=args.dry_run,
         )
-    except (*ERRORS, ClusterMetadataError) as exc:
-        raise CommandError(str(exc)) from exc
     if args.json:
         print(json.dumps([o.as_dict() for o in outcomes], indent=2))
         for warning in (w for o in outcomes for w in o.warnings):
@@ -248,13 +154,6 @@ def topics_sync_command(args: argparse.Namespace) -> int:
     else:
         _print_sync(outcomes, source, dry_run=args.dry_run)
     return 1 if any(o.action == FAILED for o in outcomes) else 0
-
-
-def _parse_default(item: str) -> tuple[str, str]:
-    key, sep, value = item.partition("=")
-    if not sep:
-        raise CommandError(f"--config {item!r}: expected KEY=VALUE")
-    return key.strip(), value.strip()
 
 
 def _print_sync(outcomes: list[SyncOutcome], source: str, *, dry_run: bool) -> None:
@@ -292,3 +191,97 @@ def _changes_text(outcome: SyncOutcome) -> str:
         own = [f"{k}={c['new']}" for k, c in outcome.changes.items() if kafka.get(k) != c["new"]]
         return "\n".join(own) or "Kafka's defaults"
     return "\n".join(f"{k}: {c['old']} -> {c['new']}" for k, c in outcome.changes.items())
+
+
+# -- the commands --------------------------------------------------------------------------
+
+COMMANDS = (
+    Command(
+        "delete-topic",
+        delete_topic_command,
+        help="mark a deleted Kafka topic so its remote data is removed",
+        description="Record that Kafka deleted TOPIC: every partition of its topic id is "
+        "marked DELETE_PARTITION_MARKED and the name is freed for a new topic. The hourly "
+        "remote_partition_removal DAG (or 'tierflow remove-partitions --yes') then deletes "
+        "the remote data. Without --yes, only shows what would be removed. Repeating it is "
+        "harmless.",
+        args=(
+            arg("topic"),
+            arg("--topic-id", help="which incarnation, when the name was reused"),
+            flag("--yes", "mark it (otherwise a dry run)"),
+            json_flag("print the result as JSON"),
+        ),
+    ),
+    Command(
+        "remove-partitions",
+        remove_partitions_command,
+        help="remove the remote data of marked partitions now (what the hourly DAG does)",
+        description="Carry every DELETE_PARTITION_MARKED or _STARTED partition to "
+        "DELETE_PARTITION_FINISHED: delete each segment through DELETE_SEGMENT_STARTED/FINISHED "
+        "and sweep the partition's prefix. Safe to interrupt and rerun. Without --yes, only "
+        "lists the pending partitions.",
+        args=(flag("--yes", "delete (otherwise a dry run)"),),
+    ),
+    Group(
+        "tiering",
+        help="turn tiered storage off (KIP-950) or on for a topic",
+        description="What the topic_disablement DAG does, synchronously. disable moves the "
+        "topic ENABLED -> DISABLING -> DISABLED: with --policy retain the remote data stays "
+        "readable until retention expires it; with --policy delete it is deleted now (needs "
+        "--yes). Rerunning an interrupted disable with the same policy finishes it.",
+        dest="tiering_command",
+        commands=(
+            Command(
+                "disable",
+                tiering_command,
+                help="turn tiered storage off",
+                args=(
+                    arg("topic"),
+                    arg(
+                        "--policy",
+                        choices=("retain", "delete"),
+                        default="retain",
+                        help="remote.log.disable.policy [retain]",
+                    ),
+                    flag("--yes", "required with --policy delete"),
+                ),
+                defaults={"action": "disable"},
+            ),
+            Command(
+                "enable",
+                tiering_command,
+                help="turn tiered storage on again",
+                args=(arg("topic"),),
+                defaults={"action": "enable", "policy": "retain", "yes": True},
+            ),
+        ),
+    ),
+)
+
+# ``tierflow topics sync``, under the ``topics`` command.
+SYNC = Command(
+    "sync",
+    topics_sync_command,
+    help="register every topic Kafka has, with its configs (rerun to update)",
+    description="Register every topic with a partition in the log dirs (all brokers' "
+    "dirs), or, when TIERFLOW_KAFKA_BOOTSTRAP is set, every topic of that cluster. Each "
+    "config is the topic's own override (the KRaft metadata log's ConfigRecords, or the "
+    "cluster's DescribeConfigs), else the --config default, else the value already "
+    "registered (Kafka's default, remote.storage.enable=false, for a new topic): a source "
+    "that says nothing never turns tiering off. An explicit remote.storage.enable=false "
+    "does, and is printed as a warning. A rerun updates what changed, lists each change "
+    "(key: old -> new), and reports each topic as created, updated or unchanged; --dry-run "
+    "shows the same without writing. Like Kafka, it never tiers internal topics "
+    "(__consumer_offsets, __transaction_state, ...), the metadata topics or compacted "
+    "topics: those are reported as skipped.",
+    args=(
+        config_option("a default for topics that do not set KEY, e.g. remote.storage.enable=true"),
+        flag("--dry-run", "show what would change, write nothing"),
+        json_flag("print the outcomes as JSON"),
+    ),
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``delete-topic``, ``remove-partitions`` and ``tiering`` to the ``tierflow`` command."""
+    add_commands(sub, COMMANDS)

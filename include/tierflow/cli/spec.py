@@ -1,0 +1,126 @@
+"""Subcommands as data: each command module lists what its commands are (name, help, options,
+function), and ``add_commands`` makes the argparse calls, always in the same way.
+
+argparse stays (not click or typer): the help text, usage lines and error messages of every
+command are part of the CLI's contract, and both would print them differently.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One ``add_argument`` call: its names and keyword options."""
+
+    names: tuple[str, ...]
+    options: Mapping[str, Any]
+
+
+def arg(*names: str, **options: Any) -> Arg:
+    return Arg(names, options)
+
+
+def flag(name: str, help: str | None = None) -> Arg:
+    """A switch that is off unless given."""
+    return arg(name, action="store_true", help=help)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Options of which exactly one must be given (a required mutually exclusive group)."""
+
+    args: tuple[Arg, ...]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command that runs ``func``; ``raw`` keeps the description's own line breaks."""
+
+    name: str
+    func: Handler
+    help: str
+    description: str | None = None
+    args: tuple[Arg | OneOf, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    raw: bool = False
+
+
+@dataclass(frozen=True)
+class Group:
+    """A command whose first argument is an ACTION: ``tierflow keys add``, ...; ``dest``
+    names the attribute the action is parsed into."""
+
+    name: str
+    help: str
+    dest: str
+    commands: tuple[Command | Group, ...]
+    description: str | None = None
+
+
+def add_commands(sub: argparse._SubParsersAction, commands: Iterable[Command | Group]) -> None:
+    """Add each command (or group of actions) to ``sub``, in the order given (the help's)."""
+    for command in commands:
+        if isinstance(command, Group):
+            parser = _add_parser(sub, command.name, command.help, command.description)
+            actions = parser.add_subparsers(dest=command.dest, required=True, metavar="ACTION")
+            add_commands(actions, command.commands)
+        else:
+            _add_command(sub, command)
+
+
+def _add_command(sub: argparse._SubParsersAction, command: Command) -> None:
+    parser = _add_parser(sub, command.name, command.help, command.description, command.raw)
+    for item in command.args:
+        if isinstance(item, OneOf):
+            group = parser.add_mutually_exclusive_group(required=True)
+            for one in item.args:
+                group.add_argument(*one.names, **one.options)
+        else:
+            parser.add_argument(*item.names, **item.options)
+    parser.set_defaults(func=command.func, **command.defaults)
+
+
+def _add_parser(
+    sub: argparse._SubParsersAction,
+    name: str,
+    help: str,
+    description: str | None,
+    raw: bool = False,
+) -> argparse.ArgumentParser:
+    if raw:
+        formatter: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter
+    else:
+        formatter = argparse.HelpFormatter
+    return sub.add_parser(name, help=help, description=description, formatter_class=formatter)
+
+
+# -- options several commands share ----------------------------------------------------------
+
+
+def topic_option(help: str | None = None, **options: Any) -> Arg:
+    return arg("--topic", help=help, **options)
+
+
+def partition_option(help: str | None = None, **options: Any) -> Arg:
+    return arg("--partition", type=int, help=help, **options)
+
+
+def json_flag(help: str | None = None) -> Arg:
+    return flag("--json", help)
+
+
+def config_option(help: str) -> Arg:
+    """``--config KEY=VALUE``, repeatable: Kafka topic configs."""
+    return arg("--config", action="append", default=[], metavar="KEY=VALUE", help=help)
+
+
+OWNER = arg("--owner", help="lease owner; a rerun with the same owner resumes at once")
+KEYRING = arg("--keyring", type=Path, help="key ring file [TIERFLOW_KEYRING]", default=None)
