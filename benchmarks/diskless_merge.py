@@ -40,10 +40,10 @@ from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge import MergeOptions, MergePlan, finalize_merge, prepare_merge
 from tierflow.diskless.merge_executor import merge_partitions
 from tierflow.diskless.merge_job import MergeJob
+from tierflow.diskless.wal_reads import runs
 from tierflow.diskless.writer import WalWriter
 from tierflow.lifecycle.copy.rewrite import RewriteResult
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.diskless import runs
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.storage.factory import settings_object_store

@@ -21,6 +21,7 @@ from tierflow.config import Settings
 from tierflow.kafka.log_dir import LogDir, PartitionLog
 from tierflow.metadata.engine import HIDDEN, password_forms
 from tierflow.metadata.store import MetadataStore
+from tierflow.read.chunk_cache import chunk_cache_for
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.factory import open_remote_storage, settings_object_store
 from tierflow.storage.object_store import ObjectStore
@@ -53,7 +54,7 @@ def open_store(settings: Settings, *, migrate: bool = True) -> MetadataStore:
 def open_storage(settings: Settings) -> RemoteStorageManager:
     def make() -> RemoteStorageManager:
         mask_in_airflow(settings)
-        return open_remote_storage(settings)
+        return open_remote_storage(settings, cache=chunk_cache_for(settings))
 
     return shared(("storage",), settings, make)
 

@@ -35,7 +35,10 @@ def broker(tmp_path: Path) -> Tiered:
 
 
 def detect(t: Tiered, *extra_dirs: Path):
-    return find_deleted_topics(t.store, log_dirs=[*t.settings.log_dirs, *extra_dirs])
+    diskless = {d.topic_id for d in DisklessCoordinator.for_store(t.store).diskless_topics()}
+    return find_deleted_topics(
+        t.store, log_dirs=[*t.settings.log_dirs, *extra_dirs], diskless_topic_ids=diskless
+    )
 
 
 def kept_reason(report, name: str) -> str:

@@ -87,7 +87,7 @@ def test_delete_empties_remote_storage_and_keeps_local_data(tmp_path: Path) -> N
     fetch_remote(t.store, t.rsm, "orders", 0, offset=first.end_offset, index_cache=cache)
     assert first.segment_id in cache
 
-    report = disable(t, "delete", index_cache=cache)
+    report = disable(t, "delete", index_caches=(cache,))
 
     assert report.state is TieredState.DISABLED and report.log_start_offsets[0] == local_start
     assert all(live(t, "orders", p) == [] for p in (0, 1))

@@ -8,9 +8,10 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from tests.metadata.metadata_support import NOW, TOPIC, TOPIC_ID, sqlite_url
+from tierflow.diskless.models import DISKLESS_TABLES
 from tierflow.metadata import MetadataStore, migrate
 from tierflow.metadata.engine import create_store_engine
-from tierflow.metadata.models import TABLE_NAMES, VERSION_TABLE
+from tierflow.metadata.models import DISKLESS_TABLE_NAMES, TABLE_NAMES, VERSION_TABLE
 
 HEAD = "0003"
 REVISIONS = ["0001", "0002", "0003"]
@@ -144,3 +145,8 @@ def test_the_migration_renders_for_postgresql() -> None:
     assert f"CREATE TABLE {VERSION_TABLE}" in ddl
     assert "ALTER TABLE topics ALTER COLUMN name TYPE VARCHAR(512)" in ddl
     assert "ALTER TABLE metadata_events ALTER COLUMN actor TYPE TEXT" in ddl
+
+
+def test_the_schema_names_the_diskless_tables_its_migrations_create() -> None:
+    """metadata knows the diskless tables by name only; the names must be the models' names."""
+    assert {str(model.__tablename__) for model in DISKLESS_TABLES} == DISKLESS_TABLE_NAMES

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tierflow.diskless.coordinates import BatchCoordinate
 from tierflow.diskless.merge_segment import ProducerState, SegmentWriter
+from tierflow.diskless.wal_reads import read_run, runs
 from tierflow.faults import crash_point
 from tierflow.kafka.naming import (
     INDEX_SUFFIX,
@@ -36,7 +37,6 @@ from tierflow.kafka.naming import (
     offset_prefix,
 )
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
-from tierflow.read.diskless import read_run, runs
 from tierflow.rsm import (
     IndexType,
     LogSegmentData,

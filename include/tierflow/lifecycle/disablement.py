@@ -23,10 +23,10 @@ COPY_SEGMENT_STARTED rows (which no copy will ever clean up now) are deleted.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from tierflow.faults import crash_point
 from tierflow.lifecycle.clock import Clock
@@ -42,15 +42,18 @@ from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.tiered_disable import begin_tiered_disable, reset_highest_remote_offset
-from tierflow.read.index_cache import RemoteIndexCache as DiskIndexCache
-from tierflow.read.index_cache.memory import DEFAULT_INDEX_CACHE
-from tierflow.read.index_cache.memory import RemoteIndexCache as MemoryIndexCache
 from tierflow.rsm import RemoteStorageManager
 
 log = logging.getLogger(__name__)
 
 Policy = Literal["retain", "delete"]
-IndexCache = DiskIndexCache | MemoryIndexCache
+
+
+class IndexCache(Protocol):
+    """Kafka's indexCache.removeAll, as both read-path index caches (memory, disk) offer it."""
+
+    def remove_all(self, segment_ids: list[str]) -> None: ...
+
 
 _ABANDONED = (S.COPY_SEGMENT_STARTED, S.DELETE_SEGMENT_STARTED)
 _LIVE = (S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED)
@@ -133,7 +136,7 @@ def complete_disable(
     *,
     actor: str,
     clock: Clock,
-    index_cache: IndexCache | None = None,
+    index_caches: Sequence[IndexCache] = (),
     lease_ttl_s: int = 900,
 ) -> DisableReport:
     """Finish a DISABLING topic; DISABLED already is a no-op, ENABLED is an error."""
@@ -152,7 +155,7 @@ def complete_disable(
             else:
                 _clean_up_abandoned(store, rsm, topic, partition.partition, report, actor, clock)
     if policy == "delete":
-        _drop_cached(index_cache, _all_segment_ids(store, topic))
+        _drop_cached(index_caches, _all_segment_ids(store, topic))
     crash_point("disable.before_finish")
     report.finished = store.finish_tiered_disable(topic.topic_id, actor=actor, now_ms=clock())
     report.state = TieredState.DISABLED
@@ -248,12 +251,8 @@ def _all_segment_ids(store: MetadataStore, topic: Topic) -> list[str]:
     return [row.segment_id for row in rows]
 
 
-def _drop_cached(cache: IndexCache | None, segment_ids: Iterable[str]) -> None:
-    """indexCache.removeAll: the given cache and this process's shared in-memory one."""
-    ids = list(segment_ids)
-    for each in {id(c): c for c in (cache, DEFAULT_INDEX_CACHE) if c is not None}.values():
-        if isinstance(each, DiskIndexCache):
-            each.remove(ids)
-        else:
-            for segment_id in ids:
-                each.remove(segment_id)
+def _drop_cached(caches: Sequence[IndexCache], segment_ids: list[str]) -> None:
+    """indexCache.removeAll on every cache the caller reads through (the disk one, and the
+    process's shared in-memory one)."""
+    for cache in caches:
+        cache.remove_all(segment_ids)

@@ -102,7 +102,11 @@ def compare_type(
 
 
 def schema_diffs(engine: Engine) -> list[Any]:
-    """What Alembic's autogenerate would change to make the database match the models."""
+    """What Alembic's autogenerate would change to make the database match the models.
+
+    Compares the models imported so far: import ``tierflow.diskless.models`` first to check
+    the diskless tables too (the diskless package is a layer above this one).
+    """
     with engine.connect() as connection:
         context = MigrationContext.configure(
             connection,

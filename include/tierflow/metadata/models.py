@@ -15,7 +15,6 @@ from enum import StrEnum
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from tierflow.diskless.models import DISKLESS_TABLES
 from tierflow.metadata.log_config import TopicConfig
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState, TieredState
 
@@ -212,7 +211,13 @@ TABLES: tuple[type[SQLModel], ...] = (
     RemoteSegmentObject,
     RemotePartitionDelete,
     MetadataEvent,
-    *DISKLESS_TABLES,  # the diskless coordinator's (tierflow.diskless.models)
 )
-TABLE_NAMES: frozenset[str] = frozenset(str(model.__tablename__) for model in TABLES)
+# The migrations here create the diskless coordinator's tables too; their models belong to
+# tierflow.diskless.models (a layer above), so the schema knows them by name only.
+DISKLESS_TABLE_NAMES = frozenset(
+    {"diskless_topics", "diskless_logs", "diskless_wal_objects", "diskless_batches"}
+)
+TABLE_NAMES: frozenset[str] = (
+    frozenset(str(model.__tablename__) for model in TABLES) | DISKLESS_TABLE_NAMES
+)
 VERSION_TABLE = "tierflow_alembic_version"

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tierflow.config import Settings
+
 # load(first_chunk_id, last_chunk_id) -> the plaintext of those chunks, in order.
 ChunkLoader = Callable[[int, int], list[bytes]]
 
@@ -179,3 +181,15 @@ class ChunkCache:
             )
             if path.is_file() and ours:
                 path.unlink(missing_ok=True)
+
+
+def chunk_cache_for(settings: Settings) -> ChunkCache | None:
+    """The chunk cache the settings ask for (``chunk.cache.*``), or None when both sizes are 0."""
+    if not (settings.chunk_cache_bytes or settings.chunk_cache_disk_bytes):
+        return None
+    return ChunkCache(
+        settings.chunk_cache_bytes,
+        disk_dir=settings.chunk_cache_dir,
+        disk_bytes=settings.chunk_cache_disk_bytes,
+        prefetch_chunks=settings.chunk_prefetch,
+    )

@@ -13,9 +13,9 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tierflow.faults import crash_point
 from tierflow.rsm import (
@@ -38,10 +38,20 @@ from tierflow.transform.pipeline import ChunkTransform, LogTransform, index_blob
 from tierflow.transform.segment_metadata import derive_segment_metadata
 
 if TYPE_CHECKING:
-    from tierflow.read.chunk_cache import ChunkCache
     from tierflow.transform.keyring import KeyRing
 
 log = logging.getLogger(__name__)
+
+ChunkLoader = Callable[[int, int], list[bytes]]
+
+
+class ChunkCache(Protocol):
+    """What the chunked manager asks of a chunk cache (``tierflow.read.chunk_cache`` has one)."""
+
+    def get(self, segment: str, chunk_id: int, chunk_count: int, load: ChunkLoader) -> bytes: ...
+
+    def discard(self, segment: str) -> None: ...
+
 
 LOG, INDEXES, MANIFEST = "log", "indexes", "rsm-manifest"
 DEFAULT_CHUNK_SIZE = 4 << 20

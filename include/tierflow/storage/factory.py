@@ -27,6 +27,7 @@ from tierflow.storage.urls import shown_url
 
 if TYPE_CHECKING:
     from tierflow.config import Settings
+    from tierflow.storage.chunked import ChunkCache
     from tierflow.storage.s3_handover import S3ClientSpec
 
 
@@ -110,23 +111,19 @@ def retry_policy(settings: Settings) -> RetryPolicy:
 
 
 def open_remote_storage(
-    settings: Settings, *, s3_client: S3ClientSpec | None = None
+    settings: Settings,
+    *,
+    s3_client: S3ClientSpec | None = None,
+    cache: ChunkCache | None = None,
 ) -> RemoteStorageManager:
+    """The configured storage manager. ``cache`` is for readers (the read path builds one from
+    the settings, ``tierflow.runtime.open_storage`` passes it); uploads need none."""
     objects = settings_object_store(settings, s3_client=s3_client)
     if settings.storage_layout == "plain":
         return PlainRemoteStorageManager(objects, settings.storage_prefix)
-    from tierflow.read.chunk_cache import ChunkCache
     from tierflow.storage.chunked import ChunkedRemoteStorageManager
     from tierflow.transform.keyring import KeyRing
 
-    cache = None
-    if settings.chunk_cache_bytes or settings.chunk_cache_disk_bytes:
-        cache = ChunkCache(
-            settings.chunk_cache_bytes,
-            disk_dir=settings.chunk_cache_dir,
-            disk_bytes=settings.chunk_cache_disk_bytes,
-            prefetch_chunks=settings.chunk_prefetch,
-        )
     return ChunkedRemoteStorageManager(
         objects,
         settings.storage_prefix,

@@ -35,6 +35,7 @@ from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.tiered_disable import retained_to_delete
 from tierflow.read.index_cache import open_index_cache
+from tierflow.read.index_cache.memory import DEFAULT_INDEX_CACHE
 from tierflow.runtime import open_storage, open_store
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ def complete_request(topic_name: str, *, actor: str, settings: Settings | None =
         topic_name,
         actor=actor,
         clock=wall_clock_ms,
-        index_cache=open_index_cache(settings),
+        index_caches=(open_index_cache(settings), DEFAULT_INDEX_CACHE),
         lease_ttl_s=settings.copy_lease_ttl_s,
     )
     log.info(

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 
 from tierflow.config import Settings
+from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.removal.mark import delete_topic, plan_topic_deletion
 from tierflow.lifecycle.removal.remove import MARKED, STARTED, remove_partition
@@ -40,7 +41,10 @@ def detect_deleted_topics(*, dry_run: bool, settings: Settings | None = None) ->
 
         # Asked by name: a full listing silently leaves out topics we may not describe.
         cluster = read_cluster_topics(settings.kafka_bootstrap, topics=candidate_topic_names(store))
-    detection = find_deleted_topics(store, log_dirs=settings.log_dirs, cluster=cluster)
+    diskless = {t.topic_id for t in DisklessCoordinator.for_store(store).diskless_topics()}
+    detection = find_deleted_topics(
+        store, log_dirs=settings.log_dirs, cluster=cluster, diskless_topic_ids=diskless
+    )
     marked = []
     for gone in detection.deleted:
         log.warning(

@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.kafka.checkpoint import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -166,19 +165,21 @@ def find_deleted_topics(
     *,
     log_dirs: Sequence[Path | str],
     cluster: Mapping[str, str | None] | None = None,
+    diskless_topic_ids: Collection[str] = frozenset(),
 ) -> DetectionReport:
     """Decide which candidate topics are deleted; reads only, marks nothing.
 
     ``cluster`` is ``read_cluster_topics``'s answer (name -> id) when a bootstrap server is
     configured, else None. The log dirs are always scanned and must be available.
+    ``diskless_topic_ids`` are the diskless topics (the coordinator's, which sits above this
+    layer): they have no partition dirs, so only the cluster can judge them.
     """
     found = scan_log_dirs([Path(p) for p in log_dirs])
     candidates, already = _candidates(store)
     report = DetectionReport("log-dirs" if cluster is None else "cluster", kept=already)
-    diskless = {t.topic_id for t in DisklessCoordinator.for_store(store).diskless_topics()}
     for candidate in candidates:
         local = _local_evidence(candidate, found)
-        if cluster is None and candidate.topic_id in diskless:
+        if cluster is None and candidate.topic_id in diskless_topic_ids:
             verdict = KeptTopic(candidate.name, candidate.topic_id, DISKLESS_NO_LOG_DIRS)
         elif cluster is None:
             verdict = _judge_by_log_dirs(candidate, local)

@@ -117,6 +117,10 @@ class RemoteIndexCache:
 
     # -- maintenance ------------------------------------------------------------------------
 
+    def remove_all(self, segment_ids: list[str]) -> None:
+        """Kafka's removeAll, as the lifecycle's disablement asks for it."""
+        self.remove(segment_ids)
+
     def remove(self, segment_ids: Iterable[str]) -> int:
         """Drop the entries of these segments (Kafka's remove/removeAll); returns how many."""
         removed = 0

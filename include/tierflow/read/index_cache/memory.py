@@ -92,6 +92,11 @@ class RemoteIndexCache:
             if entry is not None:
                 self._weight -= entry.weight
 
+    def remove_all(self, segment_ids: list[str]) -> None:
+        """Kafka's removeAll: drop the entries of these segments."""
+        for segment_id in segment_ids:
+            self.remove(segment_id)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
