@@ -11,7 +11,7 @@ Beyond Kafka, which has no such check: it answers the commonest complaint about 
 * ``missing-object`` / ``size-mismatch`` (segments.py): a COPY_SEGMENT_FINISHED segment whose
   recorded objects are absent or have another size. Data loss: always report-only.
 
-Partitions whose removal is pending belong to partition_removal.py and are skipped.
+Partitions whose removal is pending belong to removal/remove.py and are skipped.
 ``apply_reconcile`` (apply.py) acts on the actionable findings only, re-checking each right
 before it acts. findings.py holds what is found, report.py what apply did with it.
 """

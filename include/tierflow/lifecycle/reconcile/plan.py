@@ -1,7 +1,7 @@
 """Planning: compare the bucket with the store, one registered partition at a time.
 
 Planning only reads. Partitions whose removal is pending (DELETE_PARTITION_MARKED or STARTED)
-belong to partition_removal.py: they are skipped, with one informational finding each.
+belong to removal/remove.py: they are skipped, with one informational finding each.
 """
 
 from __future__ import annotations

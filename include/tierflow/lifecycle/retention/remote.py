@@ -1,6 +1,6 @@
 """Remote retention (Kafka's RLMExpirationTask): load a partition's inputs, plan, execute.
 
-Planning is pure and lives in retention_plan.py; this module feeds it from the store (and the
+Planning is pure and lives in remote_plan.py; this module feeds it from the store (and the
 broker's log dir when there is one) and carries a plan out:
 
 1. the log start offset advances first (E6, Kafka's order), so no reader is ever sent to an
