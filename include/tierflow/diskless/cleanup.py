@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import delete, exists, update
+from sqlalchemy import delete, exists
 from sqlmodel import col, select
 
 from tierflow.diskless.models import DisklessBatch, WalObject, WalObjectState
 from tierflow.diskless.truncation import Truncation
+from tierflow.metadata.store_base import update_one
 
 _UPLOADING = WalObjectState.UPLOADING.value
 _DELETING = WalObjectState.DELETING.value
@@ -37,8 +38,7 @@ class ObjectCleanup(Truncation):
             )
             .order_by(col(WalObject.object_id))
         )
-        with self._session() as session:
-            return list(session.exec(query))
+        return self._all(query)
 
     def abandon_uncommitted(self, *, now_ms: int, grace_ms: int, limit: int = 1000) -> list[str]:
         """Mark uncommitted objects older than the grace period DELETING, due at once (nobody
@@ -48,16 +48,11 @@ class ObjectCleanup(Truncation):
         stale = self.uncommitted_objects(now_ms=now_ms, grace_ms=grace_ms)[:limit]
         abandoned: list[str] = []
         for found in stale:
+            read = (col(WalObject.object_id) == found.object_id, col(WalObject.state) == _UPLOADING)
+            due = {"state": _DELETING, "marked_for_deletion_ms": now_ms, "delete_after_ms": now_ms}
             with self._write() as connection:
-                result = connection.execute(
-                    update(WalObject)
-                    .where(
-                        col(WalObject.object_id) == found.object_id,
-                        col(WalObject.state) == _UPLOADING,
-                    )
-                    .values(state=_DELETING, marked_for_deletion_ms=now_ms, delete_after_ms=now_ms)
-                )
-            if result.rowcount == 1:
+                won = update_one(connection, WalObject, read, due)
+            if won:  # committed: neither a late commit nor another collector can take it back
                 abandoned.append(found.object_key)
         return abandoned
 
@@ -69,8 +64,7 @@ class ObjectCleanup(Truncation):
             .order_by(col(WalObject.delete_after_ms), col(WalObject.object_id))
             .limit(limit)
         )
-        with self._session() as session:
-            return list(session.exec(query))
+        return self._all(query)
 
     def forget_objects(self, keys: Iterable[str]) -> int:
         """Drop the rows of DELETING objects that storage confirmed deleted. A row still named

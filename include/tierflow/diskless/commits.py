@@ -13,10 +13,10 @@ base offset) would refuse a duplicate even if that reasoning were wrong.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, insert, update
+from sqlalchemy import Connection, Select, insert, update
 from sqlmodel import col, select
 
 from tierflow.diskless.coordinates import BatchCoordinate
@@ -30,6 +30,7 @@ from tierflow.diskless.models import (
 )
 from tierflow.diskless.registry import DisklessRegistry
 from tierflow.diskless.wal_object import PlacedBatch, check_runs
+from tierflow.metadata.store_base import partition_key
 from tierflow.storage.object_store import validate_key
 
 # A fetch reads coordinates in pages of this many rows until its byte budget is spent.
@@ -77,79 +78,28 @@ class Commits(DisklessRegistry):
             )
         check_runs(batches, found.total_size, key)
         timestamp_types = self._timestamp_types({b.topic_id for b in batches})
-        counts: dict[tuple[str, int], list[PlacedBatch]] = defaultdict(list)
-        for batch in batches:
-            counts[(batch.topic_id, batch.partition)].append(batch)
         used = sum(b.byte_size for b in batches)
-        with self._write() as connection:
-            object_id = connection.execute(
-                update(WalObject)
-                .where(
-                    col(WalObject.object_key) == key,
-                    col(WalObject.state) == WalObjectState.UPLOADING.value,
+        with self._write() as connection:  # one transaction: claim, offsets, batch rows
+            object_id = _claim_object(connection, key, used, now_ms)
+            assigned = _assign_offsets(connection, key, batches, now_ms)
+            rows = [
+                _batch_row(
+                    object_id,
+                    batch,
+                    assigned[batch.byte_offset],
+                    timestamp_types[batch.topic_id],
+                    now_ms,
                 )
-                .values(
-                    state=_state_after_commit(used),
-                    committed_ms=now_ms,
-                    used_size=used,
-                    marked_for_deletion_ms=None if used else now_ms,
-                    delete_after_ms=None if used else now_ms,
-                )
-                .returning(col(WalObject.object_id))
-            ).scalar_one_or_none()
-            if object_id is None:
-                raise CommitRejectedError(f"{key}: abandoned by the garbage collector meanwhile")
-            rows: list[dict[str, object]] = []
-            assigned: dict[int, tuple[int, int]] = {}  # byte offset -> (base offset, epoch)
-            for (topic_id, partition), run in sorted(counts.items()):
-                total = sum(b.offset_count for b in run)
-                raised = connection.execute(
-                    update(DisklessLog)
-                    .where(
-                        col(DisklessLog.topic_id) == topic_id,
-                        col(DisklessLog.partition) == partition,
-                    )
-                    .values(
-                        high_watermark=col(DisklessLog.high_watermark) + total,
-                        byte_size=col(DisklessLog.byte_size) + sum(b.byte_size for b in run),
-                        updated_ms=now_ms,
-                    )
-                    .returning(col(DisklessLog.high_watermark), col(DisklessLog.leader_epoch))
-                ).one_or_none()
-                if raised is None:
-                    raise UnknownDisklessPartitionError(
-                        f"{key}: no diskless partition {topic_id}-{partition}; nothing committed"
-                    )
-                next_offset, epoch = raised[0] - total, raised[1]
-                for batch in run:
-                    assigned[batch.byte_offset] = (next_offset, epoch)
-                    next_offset += batch.offset_count
-            for batch in batches:
-                base, epoch = assigned[batch.byte_offset]
-                rows.append(
-                    {
-                        "object_id": object_id,
-                        "byte_offset": batch.byte_offset,
-                        "byte_size": batch.byte_size,
-                        "topic_id": batch.topic_id,
-                        "partition": batch.partition,
-                        "base_offset": base,
-                        "last_offset": base + batch.offset_count - 1,
-                        "leader_epoch": epoch,
-                        "timestamp_type": timestamp_types[batch.topic_id],
-                        "batch_max_timestamp": batch.max_timestamp,
-                        "append_time_ms": now_ms,
-                    }
-                )
+                for batch in batches
+            ]
             if rows:
                 connection.execute(insert(DisklessBatch), rows)  # one executemany
         return [_coordinate({**row, "object_key": key}) for row in rows]
 
     def _timestamp_types(self, topic_ids: set[str]) -> dict[str, str]:
-        with self._session() as session:
-            found = session.exec(
-                select(DisklessTopic).where(col(DisklessTopic.topic_id).in_(sorted(topic_ids)))
-            ).all()
+        found = self._all(
+            select(DisklessTopic).where(col(DisklessTopic.topic_id).in_(sorted(topic_ids)))
+        )
         types = {t.topic_id: t.timestamp_type for t in found}
         missing = sorted(topic_ids - types.keys())
         if missing:
@@ -174,15 +124,13 @@ class Commits(DisklessRegistry):
     # -- reads ---------------------------------------------------------------------------
 
     def wal_object(self, key: str) -> WalObject | None:
-        with self._session() as session:
-            return session.exec(select(WalObject).where(col(WalObject.object_key) == key)).first()
+        return self._first(select(WalObject).where(col(WalObject.object_key) == key))
 
     def wal_objects(self, state: WalObjectState | None = None) -> list[WalObject]:
         query = select(WalObject)
         if state is not None:
             query = query.where(col(WalObject.state) == state.value)
-        with self._session() as session:
-            return list(session.exec(query.order_by(col(WalObject.object_id))))
+        return self._all(query.order_by(col(WalObject.object_id)))
 
     def object_batches(self, key: str) -> list[BatchCoordinate]:
         """The live batches of one object, in byte order (``describe`` per object)."""
@@ -200,28 +148,34 @@ class Commits(DisklessRegistry):
         ``max_bytes`` (at least one batch, like Kafka's minOneMessage)."""
         found: list[BatchCoordinate] = []
         total = 0
-        after = offset - 1  # batches whose last offset is > after
+        for batch in self._batches_after(topic_id, partition, offset - 1, FIND_PAGE_ROWS):
+            if found and total + batch.byte_size > max_bytes:
+                break
+            found.append(batch)
+            total += batch.byte_size
+            if total >= max_bytes:
+                break
+        return found
+
+    def _batches_after(
+        self, topic_id: str, partition: int, after: int, page_rows: int
+    ) -> Iterator[BatchCoordinate]:
+        """The partition's batches whose last offset is above ``after``, in offset order, read
+        ``page_rows`` at a time: a caller that stops early never loads a large backlog."""
         while True:
             query = (
                 _coordinates_query()
                 .where(
-                    col(DisklessBatch.topic_id) == topic_id,
-                    col(DisklessBatch.partition) == partition,
+                    *partition_key(DisklessBatch, topic_id, partition),
                     col(DisklessBatch.last_offset) > after,
                 )
                 .order_by(col(DisklessBatch.last_offset))
-                .limit(FIND_PAGE_ROWS)
+                .limit(page_rows)
             )
             page = self._coordinates(query)
-            for batch in page:
-                if found and total + batch.byte_size > max_bytes:
-                    return found
-                found.append(batch)
-                total += batch.byte_size
-                if total >= max_bytes:
-                    return found
-            if len(page) < FIND_PAGE_ROWS:
-                return found
+            yield from page
+            if len(page) < page_rows:
+                return
             after = page[-1].last_offset
 
     def partition_batches(
@@ -231,8 +185,7 @@ class Commits(DisklessRegistry):
         query = (
             _coordinates_query()
             .where(
-                col(DisklessBatch.topic_id) == topic_id,
-                col(DisklessBatch.partition) == partition,
+                *partition_key(DisklessBatch, topic_id, partition),
             )
             .order_by(col(DisklessBatch.base_offset))
         )
@@ -244,6 +197,86 @@ class Commits(DisklessRegistry):
         """Plain rows, not ORM objects: a fetch or a merge reads thousands of them."""
         with self.engine.connect() as connection:
             return [_coordinate(row) for row in connection.execute(query).mappings()]
+
+
+def _claim_object(connection: Connection, key: str, used: int, now_ms: int) -> int:
+    """UPLOADING -> COMMITTED (or DELETING when no batch is used): the commit's first
+    statement, which only one commit or the garbage collector can win. The object's id."""
+    object_id = connection.execute(
+        update(WalObject)
+        .where(
+            col(WalObject.object_key) == key,
+            col(WalObject.state) == WalObjectState.UPLOADING.value,
+        )
+        .values(
+            state=_state_after_commit(used),
+            committed_ms=now_ms,
+            used_size=used,
+            marked_for_deletion_ms=None if used else now_ms,
+            delete_after_ms=None if used else now_ms,
+        )
+        .returning(col(WalObject.object_id))
+    ).scalar_one_or_none()
+    if object_id is None:
+        raise CommitRejectedError(f"{key}: abandoned by the garbage collector meanwhile")
+    return int(object_id)
+
+
+def _assign_offsets(
+    connection: Connection, key: str, batches: Sequence[PlacedBatch], now_ms: int
+) -> dict[int, tuple[int, int]]:
+    """Raise each partition's high watermark by its batches' offset count, partitions in
+    (topic id, partition) order (no deadlock between commits); byte offset -> (base offset,
+    leader epoch) of every batch, from the range just below the raised high watermark."""
+    runs: dict[tuple[str, int], list[PlacedBatch]] = defaultdict(list)
+    for batch in batches:
+        runs[(batch.topic_id, batch.partition)].append(batch)
+    assigned: dict[int, tuple[int, int]] = {}
+    for (topic_id, partition), run in sorted(runs.items()):
+        total = sum(b.offset_count for b in run)
+        raised = connection.execute(
+            update(DisklessLog)
+            .where(*partition_key(DisklessLog, topic_id, partition))
+            .values(
+                high_watermark=col(DisklessLog.high_watermark) + total,
+                byte_size=col(DisklessLog.byte_size) + sum(b.byte_size for b in run),
+                updated_ms=now_ms,
+            )
+            .returning(col(DisklessLog.high_watermark), col(DisklessLog.leader_epoch))
+        ).one_or_none()
+        if raised is None:
+            raise UnknownDisklessPartitionError(
+                f"{key}: no diskless partition {topic_id}-{partition}; nothing committed"
+            )
+        next_offset, epoch = raised[0] - total, raised[1]
+        for batch in run:
+            assigned[batch.byte_offset] = (next_offset, epoch)
+            next_offset += batch.offset_count
+    return assigned
+
+
+def _batch_row(
+    object_id: int,
+    batch: PlacedBatch,
+    assigned: tuple[int, int],
+    timestamp_type: str,
+    now_ms: int,
+) -> dict[str, object]:
+    """The diskless_batches row of a committed batch; ``assigned`` is (base offset, epoch)."""
+    base, epoch = assigned
+    return {
+        "object_id": object_id,
+        "byte_offset": batch.byte_offset,
+        "byte_size": batch.byte_size,
+        "topic_id": batch.topic_id,
+        "partition": batch.partition,
+        "base_offset": base,
+        "last_offset": base + batch.offset_count - 1,
+        "leader_epoch": epoch,
+        "timestamp_type": timestamp_type,
+        "batch_max_timestamp": batch.max_timestamp,
+        "append_time_ms": now_ms,
+    }
 
 
 def _state_after_commit(used: int) -> str:

@@ -12,36 +12,23 @@ write transaction starts with a write, so SQLite queues writers instead of faili
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 
-from sqlalchemy import Connection, Engine, insert, update
+from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import col, select
 
 from tierflow.diskless.errors import NotDisklessTopicError, UnknownDisklessPartitionError
 from tierflow.diskless.models import TIMESTAMP_TYPES, DisklessLog, DisklessTopic
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.models import Topic
+from tierflow.metadata.store_base import EngineBase, partition_key, update_one
 
 DISKLESS_REGISTERED = "DISKLESS_REGISTERED"
 
 
-class CoordinatorBase:
-    engine: Engine
-
-    def _session(self) -> Session:
-        return Session(self.engine, expire_on_commit=False)
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """One transaction; callers make a write its first statement (see module doc)."""
-        with self.engine.begin() as connection:
-            yield connection
-
-
-class DisklessRegistry(CoordinatorBase):
+class DisklessRegistry(EngineBase):
     def register_topic(
         self,
         topic_id: str,
@@ -62,43 +49,14 @@ class DisklessRegistry(CoordinatorBase):
         between go to tiered storage. The timestamp type (``message.timestamp.type``) cannot
         change afterwards.
         """
-        if timestamp_type not in TIMESTAMP_TYPES:
-            raise ValueError(f"message.timestamp.type must be one of {TIMESTAMP_TYPES}")
-        if partitions < 1:
-            raise ValueError(f"a diskless topic needs at least one partition, not {partitions}")
         starts = dict(start_offsets or {})
         log_starts = dict(log_start_offsets or {})
-        for partition, offset in log_starts.items():
-            if not 0 <= offset <= starts.get(partition, 0):
-                raise ValueError(
-                    f"partition {partition}: log start offset {offset} must lie between 0 and "
-                    f"its first diskless offset {starts.get(partition, 0)}"
-                )
-        if any(offset < 0 for offset in starts.values()):
-            raise ValueError(f"negative start offset in {starts}")
-        with self._session() as session:
-            if session.get(Topic, topic_id) is None:
-                raise UnknownTopicError(f"unknown topic id {topic_id!r}: register it first")
+        _check_registration(partitions, timestamp_type, starts, log_starts)
+        if self._get(Topic, topic_id) is None:
+            raise UnknownTopicError(f"unknown topic id {topic_id!r}: register it first")
         existing = self.diskless_topic(topic_id)
         if existing is None:
-            try:
-                with self._write() as connection:
-                    connection.execute(
-                        insert(DisklessTopic).values(
-                            topic_id=topic_id, timestamp_type=timestamp_type, created_ms=now_ms
-                        )
-                    )
-                    append_event(
-                        connection,
-                        entity=EventEntity.TOPIC,
-                        topic_id=topic_id,
-                        to_state=DISKLESS_REGISTERED,
-                        actor=actor,
-                        now_ms=now_ms,
-                        details={"timestamp_type": timestamp_type},
-                    )
-            except IntegrityError:
-                pass  # registered concurrently
+            self._insert_topic(topic_id, timestamp_type, actor=actor, now_ms=now_ms)
             existing = self.require_diskless_topic(topic_id)
         if existing.timestamp_type != timestamp_type:
             raise ValueError(
@@ -112,6 +70,28 @@ class DisklessRegistry(CoordinatorBase):
                 log_start = log_starts.get(partition, start)
                 self._insert_log(topic_id, partition, start, log_start, now_ms)
         return existing
+
+    def _insert_topic(self, topic_id: str, timestamp_type: str, *, actor: str, now_ms: int) -> None:
+        """The diskless_topics row and its event, in one transaction; a concurrent
+        registration of the same topic wins instead (the caller re-reads)."""
+        try:
+            with self._write() as connection:
+                connection.execute(
+                    insert(DisklessTopic).values(
+                        topic_id=topic_id, timestamp_type=timestamp_type, created_ms=now_ms
+                    )
+                )
+                append_event(
+                    connection,
+                    entity=EventEntity.TOPIC,
+                    topic_id=topic_id,
+                    to_state=DISKLESS_REGISTERED,
+                    actor=actor,
+                    now_ms=now_ms,
+                    details={"timestamp_type": timestamp_type},
+                )
+        except IntegrityError:
+            pass  # registered concurrently
 
     def _insert_log(
         self, topic_id: str, partition: int, start: int, log_start: int, now_ms: int
@@ -134,8 +114,7 @@ class DisklessRegistry(CoordinatorBase):
             pass  # created concurrently: the same row
 
     def diskless_topic(self, topic_id: str) -> DisklessTopic | None:
-        with self._session() as session:
-            return session.get(DisklessTopic, topic_id)
+        return self._get(DisklessTopic, topic_id)
 
     def require_diskless_topic(self, topic_id: str) -> DisklessTopic:
         found = self.diskless_topic(topic_id)
@@ -144,13 +123,11 @@ class DisklessRegistry(CoordinatorBase):
         return found
 
     def diskless_topics(self) -> list[DisklessTopic]:
-        with self._session() as session:
-            return list(session.exec(select(DisklessTopic).order_by(col(DisklessTopic.topic_id))))
+        return self._all(select(DisklessTopic).order_by(col(DisklessTopic.topic_id)))
 
     def topic_id_of(self, name: str) -> str:
         """The id of the live topic called ``name``, which must be diskless."""
-        with self._session() as session:
-            topic = session.exec(select(Topic).where(col(Topic.name) == name)).first()
+        topic = self._first(select(Topic).where(col(Topic.name) == name))
         if topic is None:
             raise UnknownTopicError(f"unknown topic {name!r}")
         self.require_diskless_topic(topic.topic_id)
@@ -158,15 +135,13 @@ class DisklessRegistry(CoordinatorBase):
 
     def topic_row(self, topic_id: str) -> Topic:
         """The topic's row in the metadata store: its name and retention configs."""
-        with self._session() as session:
-            topic = session.get(Topic, topic_id)
+        topic = self._get(Topic, topic_id)
         if topic is None:
             raise UnknownTopicError(f"unknown topic id {topic_id!r}")
         return topic
 
     def log(self, topic_id: str, partition: int) -> DisklessLog:
-        with self._session() as session:
-            found = session.get(DisklessLog, (topic_id, partition))
+        found = self._get(DisklessLog, (topic_id, partition))
         if found is None:
             raise UnknownDisklessPartitionError(
                 f"no diskless partition {topic_id}-{partition}: register the topic as diskless"
@@ -178,23 +153,37 @@ class DisklessRegistry(CoordinatorBase):
         if topic_id is not None:
             query = query.where(col(DisklessLog.topic_id) == topic_id)
         order = (col(DisklessLog.topic_id), col(DisklessLog.partition))
-        with self._session() as session:
-            return list(session.exec(query.order_by(*order)))
+        return self._all(query.order_by(*order))
 
     def set_leader_epoch(self, topic_id: str, partition: int, epoch: int, *, now_ms: int) -> bool:
         """Move the partition's leader epoch forward (never back, as Kafka's epochs); batches
         committed from now on carry it. False when it already was at or past ``epoch``."""
+        older = (
+            *partition_key(DisklessLog, topic_id, partition),
+            col(DisklessLog.leader_epoch) < epoch,
+        )
         with self._write() as connection:
-            result = connection.execute(
-                update(DisklessLog)
-                .where(
-                    col(DisklessLog.topic_id) == topic_id,
-                    col(DisklessLog.partition) == partition,
-                    col(DisklessLog.leader_epoch) < epoch,
-                )
-                .values(leader_epoch=epoch, updated_ms=now_ms)
+            moved = update_one(
+                connection, DisklessLog, older, {"leader_epoch": epoch, "updated_ms": now_ms}
             )
-        if result.rowcount == 0:
+        if not moved:
             self.log(topic_id, partition)  # raises when the partition does not exist
-            return False
-        return True
+        return moved
+
+
+def _check_registration(
+    partitions: int, timestamp_type: str, starts: dict[int, int], log_starts: dict[int, int]
+) -> None:
+    """Refuse a registration whose arguments could never make valid logs."""
+    if timestamp_type not in TIMESTAMP_TYPES:
+        raise ValueError(f"message.timestamp.type must be one of {TIMESTAMP_TYPES}")
+    if partitions < 1:
+        raise ValueError(f"a diskless topic needs at least one partition, not {partitions}")
+    for partition, offset in log_starts.items():
+        if not 0 <= offset <= starts.get(partition, 0):
+            raise ValueError(
+                f"partition {partition}: log start offset {offset} must lie between 0 and "
+                f"its first diskless offset {starts.get(partition, 0)}"
+            )
+    if any(offset < 0 for offset in starts.values()):
+        raise ValueError(f"negative start offset in {starts}")

@@ -17,10 +17,11 @@ from collections.abc import Iterator, Sequence
 from sqlalchemy import Connection, Row, case, delete, func, update
 from sqlmodel import col, select
 
-from tierflow.diskless.commits import FIND_PAGE_ROWS, Commits, _coordinates_query
+from tierflow.diskless.commits import FIND_PAGE_ROWS, Commits
 from tierflow.diskless.coordinates import BatchCoordinate, PartitionBatches, PrefixDeletion
 from tierflow.diskless.errors import DisklessError
 from tierflow.diskless.models import DisklessBatch, DisklessLog, WalObject, WalObjectState
+from tierflow.metadata.store_base import partition_key, update_one
 
 _DELETING = WalObjectState.DELETING.value
 
@@ -45,62 +46,16 @@ class Truncation(Commits):
         """
         if delete_grace_ms < 0:
             raise ValueError("delete_grace_ms must not be negative")
-        where_log = (
-            col(DisklessLog.topic_id) == topic_id,
-            col(DisklessLog.partition) == partition,
-        )
-        in_partition = (
-            col(DisklessBatch.topic_id) == topic_id,
-            col(DisklessBatch.partition) == partition,
-        )
-        with self._write() as connection:
-            locked = connection.execute(
-                update(DisklessLog).where(*where_log).values(updated_ms=now_ms)
-            )
-            if locked.rowcount != 1:
+        where_log = partition_key(DisklessLog, topic_id, partition)
+        with self._write() as connection:  # one transaction, starting with the log row's lock
+            if not update_one(connection, DisklessLog, where_log, {"updated_ms": now_ms}):
                 self.log(topic_id, partition)  # raises UnknownDisklessPartitionError
-            straddling = connection.execute(
-                select(DisklessBatch.base_offset, DisklessBatch.last_offset).where(
-                    *in_partition,
-                    col(DisklessBatch.base_offset) < offset,
-                    col(DisklessBatch.last_offset) >= offset,
-                )
-            ).first()
-            if straddling is not None:
-                raise DisklessError(
-                    f"{topic_id}-{partition}: offset {offset} is inside the batch "
-                    f"{straddling[0]}-{straddling[1]}; cut at a batch boundary"
-                )
-            freed = connection.execute(
-                select(DisklessBatch.object_id, func.sum(DisklessBatch.byte_size), func.count())
-                .where(*in_partition, col(DisklessBatch.last_offset) < offset)
-                .group_by(col(DisklessBatch.object_id))
-                .order_by(col(DisklessBatch.object_id))
-            ).all()
-            count = sum(int(row[2]) for row in freed)
-            size = sum(int(row[1]) for row in freed)
-            marked: list[str] = []
-            if freed:
-                connection.execute(
-                    delete(DisklessBatch).where(
-                        *in_partition, col(DisklessBatch.last_offset) < offset
-                    )
-                )
-                marked = self._release(connection, freed, now_ms, now_ms + delete_grace_ms)
+            _refuse_straddling(connection, topic_id, partition, offset)
+            count, size, marked = self._delete_below(
+                connection, topic_id, partition, offset, now_ms, now_ms + delete_grace_ms
+            )
             log = connection.execute(select(DisklessLog).where(*where_log)).one()
-            new_log_start = max(log.log_start_offset, offset) if advance_log_start else None
-            new_wal_start = max(log.diskless_start_offset, offset)
-            if new_log_start is not None and new_log_start > log.high_watermark:
-                raise DisklessError(
-                    f"{topic_id}-{partition}: cannot move the log start offset to {offset}, "
-                    f"past the high watermark {log.high_watermark}"
-                )
-            values: dict[str, int] = {
-                "diskless_start_offset": min(new_wal_start, log.high_watermark),
-                "byte_size": log.byte_size - size,
-            }
-            if new_log_start is not None:
-                values["log_start_offset"] = new_log_start
+            values = _moved_starts(log, offset, size, advance_log_start)
             connection.execute(update(DisklessLog).where(*where_log).values(**values))
         return PrefixDeletion(
             topic_id=topic_id,
@@ -111,6 +66,33 @@ class Truncation(Commits):
             diskless_start_offset=values["diskless_start_offset"],
             objects_marked=marked,
         )
+
+    def _delete_below(
+        self,
+        connection: Connection,
+        topic_id: str,
+        partition: int,
+        offset: int,
+        now_ms: int,
+        deadline_ms: int,
+    ) -> tuple[int, int, list[str]]:
+        """Delete the batch rows wholly below ``offset`` and release their bytes in their
+        objects; (batches, bytes, keys of the objects emptied now)."""
+        below = (
+            *partition_key(DisklessBatch, topic_id, partition),
+            col(DisklessBatch.last_offset) < offset,
+        )
+        freed = connection.execute(
+            select(DisklessBatch.object_id, func.sum(DisklessBatch.byte_size), func.count())
+            .where(*below)
+            .group_by(col(DisklessBatch.object_id))
+            .order_by(col(DisklessBatch.object_id))
+        ).all()
+        if not freed:
+            return 0, 0, []
+        connection.execute(delete(DisklessBatch).where(*below))
+        marked = self._release(connection, freed, now_ms, deadline_ms)
+        return sum(int(row[2]) for row in freed), sum(int(row[1]) for row in freed), marked
 
     def _release(
         self, connection: Connection, freed: Sequence[Row], now_ms: int, deadline_ms: int
@@ -179,23 +161,7 @@ class Truncation(Commits):
     def _oldest_batches(self, topic_id: str, partition: int) -> Iterator[BatchCoordinate]:
         """The partition's batches in offset order, read a page at a time: a merge with a
         budget stops early instead of loading a large backlog's every row."""
-        after = -1
-        while True:
-            query = (
-                _coordinates_query()
-                .where(
-                    col(DisklessBatch.topic_id) == topic_id,
-                    col(DisklessBatch.partition) == partition,
-                    col(DisklessBatch.last_offset) > after,
-                )
-                .order_by(col(DisklessBatch.last_offset))
-                .limit(FIND_PAGE_ROWS)
-            )
-            page = self._coordinates(query)
-            yield from page
-            if len(page) < FIND_PAGE_ROWS:
-                return
-            after = page[-1].last_offset
+        return self._batches_after(topic_id, partition, -1, FIND_PAGE_ROWS)
 
     def drop_merged_batches(
         self,
@@ -217,3 +183,38 @@ class Truncation(Commits):
             delete_grace_ms=delete_grace_ms,
             advance_log_start=False,
         )
+
+
+def _refuse_straddling(connection: Connection, topic_id: str, partition: int, offset: int) -> None:
+    """Offsets are cut at batch boundaries: refuse an ``offset`` inside a batch."""
+    straddling = connection.execute(
+        select(DisklessBatch.base_offset, DisklessBatch.last_offset).where(
+            *partition_key(DisklessBatch, topic_id, partition),
+            col(DisklessBatch.base_offset) < offset,
+            col(DisklessBatch.last_offset) >= offset,
+        )
+    ).first()
+    if straddling is not None:
+        raise DisklessError(
+            f"{topic_id}-{partition}: offset {offset} is inside the batch "
+            f"{straddling[0]}-{straddling[1]}; cut at a batch boundary"
+        )
+
+
+def _moved_starts(log: Row, offset: int, size: int, advance_log_start: bool) -> dict[str, int]:
+    """The log row's new WAL start (never past the high watermark), byte size and, for
+    retention, log start offset, once the batches below ``offset`` (``size`` bytes) are gone."""
+    new_log_start = max(log.log_start_offset, offset) if advance_log_start else None
+    new_wal_start = max(log.diskless_start_offset, offset)
+    if new_log_start is not None and new_log_start > log.high_watermark:
+        raise DisklessError(
+            f"{log.topic_id}-{log.partition}: cannot move the log start offset to {offset}, "
+            f"past the high watermark {log.high_watermark}"
+        )
+    values: dict[str, int] = {
+        "diskless_start_offset": min(new_wal_start, log.high_watermark),
+        "byte_size": log.byte_size - size,
+    }
+    if new_log_start is not None:
+        values["log_start_offset"] = new_log_start
+    return values
