@@ -16,8 +16,7 @@ from tierflow.storage.fault_injection import (
     InvalidFaultPlanError,
 )
 from tierflow.storage.local import LocalDirectoryObjectStore
-from tierflow.storage.retry import RetryPolicy
-from tierflow.storage.retrying import RetryingObjectStore
+from tierflow.storage.retry import RetryingObjectStore, RetryPolicy
 from tierflow.storage.verification import verify_objects
 
 DATA = bytes(range(256)) * 40  # 10,240 bytes

@@ -21,8 +21,7 @@ from tierflow.storage.fault_injection import FaultPlan, FaultyObjectStore
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
-from tierflow.storage.retry import RetryPolicy
-from tierflow.storage.retrying import RetryingObjectStore
+from tierflow.storage.retry import RetryingObjectStore, RetryPolicy
 from tierflow.storage.urls import shown_url
 
 if TYPE_CHECKING:

@@ -9,6 +9,14 @@ base_delay * 2**n)] before retry n+1 ("full jitter": concurrent writers that fai
 not retry together). Permanent errors (access denied, no such bucket, a bad request) are raised
 at once, and so is the last transient one, named with the number of attempts it took: the
 exhausted error is no longer transient, so a retrying caller above never multiplies the bound.
+
+``RetryingObjectStore`` applies the same policy to any ObjectStore from outside, as a wrapper.
+The S3 store retries each of its requests itself (a part, a page, a resumed read), so it never
+needs it. The wrapper is for a store whose failures come from outside its own requests: the
+fault-injecting store the reliability tests put in front of a local bucket, and any backend
+added later without retries of its own. Every operation is idempotent, so sending it again is
+safe; a streamed upload is sent again only when its source was not consumed yet, because the
+chunks read so far cannot be read twice.
 """
 
 from __future__ import annotations
@@ -16,22 +24,17 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
-from botocore.exceptions import (
-    ClientError,
-    ConnectionClosedError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    IncompleteReadError,
-    ReadTimeoutError,
-    ResponseStreamingError,
-)
+from botocore import exceptions as botocore_errors
+from botocore.exceptions import ClientError
 from urllib3.exceptions import ProtocolError
 
-from tierflow.rsm import RemoteStorageError, TransientStorageError
+from tierflow.rsm import ObjectInfo, RemoteStorageError, TransientStorageError
+from tierflow.storage.object_store import READ_CHUNK, ObjectStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -54,12 +57,12 @@ _TRANSIENT_CODES = {
     "IncompleteBody",
 }
 _TRANSIENT_NETWORK = (
-    ConnectionClosedError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    IncompleteReadError,
-    ReadTimeoutError,
-    ResponseStreamingError,
+    botocore_errors.ConnectionClosedError,
+    botocore_errors.ConnectTimeoutError,
+    botocore_errors.EndpointConnectionError,
+    botocore_errors.IncompleteReadError,
+    botocore_errors.ReadTimeoutError,
+    botocore_errors.ResponseStreamingError,
     ProtocolError,
     ConnectionError,  # the builtin: resets and refusals below botocore's wrappers
     TimeoutError,
@@ -159,3 +162,87 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, RemoteStorageError):
         return exc.reason
     return f"{type(exc).__name__}: {exc}"
+
+
+class RetryingObjectStore:
+    """An ObjectStore sending each request to ``inner`` again on transient errors."""
+
+    def __init__(self, inner: ObjectStore, policy: RetryPolicy) -> None:
+        self.inner = inner
+        self.policy = policy
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def put_file(self, key: str, source: Path) -> ObjectInfo:
+        return retry_call(self.policy, key, "upload", lambda: self.inner.put_file(key, source))
+
+    def put_bytes(self, key: str, data: bytes) -> ObjectInfo:
+        return retry_call(self.policy, key, "upload", lambda: self.inner.put_bytes(key, data))
+
+    def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
+        source = _Tracked(chunks)
+        attempts = Attempts(self.policy, key, "upload")
+        while True:
+            try:
+                return self.inner.put_chunks(key, source)
+            except Exception as exc:
+                if source.started:
+                    raise
+                attempts.failed(exc)
+
+    def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
+        return retry_call(self.policy, key, "read", lambda: self.inner.read_range(key, start, end))
+
+    def iter_chunks(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
+        """Resumes after a failure at the byte where the stream broke off."""
+        attempts = Attempts(self.policy, key, "read")
+        position = 0
+        while True:
+            try:
+                skip = position
+                for chunk in self.inner.iter_chunks(key, chunk_size):
+                    if skip >= len(chunk):
+                        skip -= len(chunk)
+                        continue
+                    chunk, skip = chunk[skip:], 0
+                    position += len(chunk)
+                    yield chunk
+                return
+            except Exception as exc:
+                attempts.failed(exc)
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        return retry_call(self.policy, key, "stat", lambda: self.inner.stat(key))
+
+    def delete(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        first = keys[0] if keys else "(no keys)"
+        retry_call(self.policy, first, "delete", lambda: self.inner.delete(keys))
+
+    def list(self, prefix: str = "") -> Iterator[str]:
+        """Lists again after a failure, without yielding a key twice."""
+        attempts = Attempts(self.policy, prefix or "(bucket root)", "list")
+        seen: set[str] = set()
+        while True:
+            try:
+                for key in self.inner.list(prefix):
+                    if key not in seen:
+                        seen.add(key)
+                        yield key
+                return
+            except Exception as exc:
+                attempts.failed(exc)
+
+
+class _Tracked:
+    """An iterable that remembers whether anyone took a chunk from it."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = iter(chunks)
+        self.started = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._chunks:
+            self.started = True
+            yield chunk
