@@ -1,6 +1,7 @@
 """Kafka's tiered-storage gauges per topic and partition, computed from the store and log dirs.
 
-Names and meanings follow ``kafka.server:type=BrokerTopicMetrics`` (§1.9):
+Names and meanings follow ``kafka.server:type=BrokerTopicMetrics`` (codes like C11 refer to
+docs/kafka-behaviours.md):
 
 * ``RemoteCopyLagBytes`` / ``RemoteCopyLagSegments`` (C11): local segments not yet in remote
   storage, minus the active segment, which is never copied. "Not yet in remote storage" is

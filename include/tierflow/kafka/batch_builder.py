@@ -31,7 +31,7 @@ CODEC_NAMES = {
 CONTROL_TYPE_ABORT = 0
 CONTROL_TYPE_COMMIT = 1
 
-# Byte positions in a v2 batch (see reference §3.2). The CRC covers ATTRIBUTES.. end.
+# Byte positions in a v2 batch (Kafka's DefaultRecordBatch). The CRC covers ATTRIBUTES.. end.
 _BASE_OFFSET_AT = 0
 _LEADER_EPOCH_AT = 12
 _CRC_AT = 17

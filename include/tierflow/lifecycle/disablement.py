@@ -18,6 +18,8 @@ Both policies hold each partition's copy lease while they work (under one owner 
 attempts, so a rerun takes over a killed attempt's lease), so a copy that read the topic as
 ENABLED just before the request cannot upload under a segment being deleted, and abandoned
 COPY_SEGMENT_STARTED rows (which no copy will ever clean up now) are deleted.
+
+Codes like D4 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

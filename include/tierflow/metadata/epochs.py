@@ -2,6 +2,8 @@
 
 A fetch first asks which epoch an offset belongs to and then looks the segment up under that
 epoch, so a segment written by a diverged leader for the same offsets is never served.
+
+Codes like E9 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ A lease is taken by an owner; taking it again under the same owner takes it over
 cleared or later run replaces a killed one). Each taking gets a token, the lease's expiry, which
 is never the same twice for one owner: writes that name the token (``Lease``) are fenced, so an
 attempt whose lease was taken over, though still alive, can no longer write.
+
+Codes like L6 and E6 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Kept apart from TopicRegistry so the store's mixins stay untouched: these are functions over
 any store (they use its write transactions), each one conditional UPDATE plus its event.
+
+Codes like D3 and D4 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def begin_tiered_disable(
 
     Also DISABLED with retain -> DISABLING with delete: retain is Kafka's read-only state
     (remote.log.copy.disable=true, still remote-enabled), from which turning remote storage
-    off with delete.on.disable is allowed (§2.4, "from either ENABLED state").
+    off with delete.on.disable is allowed (D4, from either enabled state).
 
     Unlike ``register_topic`` (where repeating false is a silent no-op) a second request
     fails: TIERED_STORAGE_DISABLEMENT_IN_PROGRESS while DISABLING, InvalidConfigError once

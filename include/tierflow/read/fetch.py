@@ -9,6 +9,8 @@ the read continues into the next segment (end offset + 1, its epoch) when one ru
 
 By timestamp (R4): Kafka's findOffsetByTimestamp gives the first record at or after the
 timestamp, then the fetch proceeds from that record's offset.
+
+Codes like R2 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

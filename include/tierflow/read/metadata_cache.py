@@ -1,8 +1,8 @@
 """Kafka's RemoteLogMetadataCache for one partition, replayed from the store's event history.
 
 Kafka builds this cache by replaying ``__remote_log_metadata``; tierflow's ``metadata_events``
-table is that topic, so replaying it gives exactly Kafka's per-epoch reference state (M4-M9 of
-the reference notes): which COPY_SEGMENT_FINISHED segment serves an (epoch, offset), which
+table is that topic, so replaying it gives exactly Kafka's per-epoch reference state (M4-M9 in
+docs/kafka-behaviours.md): which COPY_SEGMENT_FINISHED segment serves an (epoch, offset), which
 duplicates or overlaps were superseded, and each epoch's forward-only highest offset.
 """
 

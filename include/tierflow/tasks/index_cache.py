@@ -4,6 +4,8 @@ Consumers catching up from the remote tier mostly read the newest tiered segment
 indexes are fetched ahead of time; entries of segments that are no longer readable
 (deleted, or never finished) are dropped instead of waiting to age out (Kafka leaves them,
 I6). Entries used recently by any reader are checked and fetched again if damaged.
+
+Codes like I6 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ EMPTY_BODY_RECORDS = {NO_OP_RECORD: "NoOpRecord", END_TRANSACTION_RECORD: "EndTr
 EMPTY_BODY = b"\x00"
 
 # Skipping one of these would leave topic state wrong, so an unreadable version is an error
-# for them (reference §7), while other unknown records are skipped.
+# for them, while other unknown records are skipped.
 STATE_RECORDS = frozenset(
     cls.API_KEY
     for cls in (

@@ -1,5 +1,5 @@
 """Replaying metadata records into state, with the rules of Kafka's TopicsDelta,
-PartitionRegistration.merge, ConfigurationsDelta and ClusterDelta (reference §4).
+PartitionRegistration.merge, ConfigurationsDelta and ClusterDelta.
 
 State is keyed by topic id, as Kafka's is: a name can be reused after a deletion with a new
 id, and PartitionRecords name the topic only by id.

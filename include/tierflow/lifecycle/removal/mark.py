@@ -1,9 +1,11 @@
-"""Recording that Kafka deleted a topic, so its remote data is removed (D5, §2.2).
+"""Recording that Kafka deleted a topic, so its remote data is removed (D5, D6).
 
 ``delete_topic`` marks every partition of the topic's id DELETE_PARTITION_MARKED and then
 retires the name, so Kafka may recreate a topic with that name (a new id) while the remover
 still works on the old one; the two never mix because every row and key carries the id.
 Marking a topic that is already marked (by the CLI and detection, or twice) counts as one.
+
+Codes like D5 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

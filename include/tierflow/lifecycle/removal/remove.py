@@ -1,4 +1,4 @@
-"""Removing a deleted topic's remote data as a durable, retryable job (D5-D7, §2.2).
+"""Removing a deleted topic's remote data as a durable, retryable job (D5-D7).
 
 Kafka deletes a partition's remote data synchronously in the old leader's thread and never
 retries (D6): a storage failure or an offline leader orphans the data, and the topic's
@@ -14,6 +14,8 @@ uses the RemotePartitionDeleteState machine Kafka defines but never emits:
 
 A run killed or failing anywhere leaves MARKED or STARTED, and the next run continues from
 there; FINISHED is a no-op.
+
+Codes like D6 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ retention expired since the plan was made (an overlapping run) no longer protect
 the log start has moved past the whole segment, so that segment still goes; any other missing
 copy stops the run with LocalRetentionError. The report counts only the files this call removed:
 of two overlapping runs, each file is deleted, and reported, by one.
+
+Codes like L1 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ on with the other segments (each delete is independent) and raises RetentionErro
 so the task fails visibly; the failed segment stays DELETE_SEGMENT_STARTED and the next plan
 retries it first. Running a plan twice deletes nothing more: deleted segments are skipped and
 the start offset only moves forward.
+
+Codes like E6 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations

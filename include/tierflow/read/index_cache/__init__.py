@@ -29,6 +29,8 @@ segment at a time. Processes share nothing but the directory: every file appears
 rename, and before adding an entry the cache re-reads the directory, so the byte budget holds
 for the files of every process (give all of them the same budget), apart from the moment two
 of them add at once.
+
+Codes like I3 refer to docs/kafka-behaviours.md.
 """
 
 from tierflow.read.index_cache.disk import (

@@ -1,4 +1,7 @@
-"""RemoteIndexCache: the bookkeeping, loading, eviction and cleanup (see the package docs)."""
+"""RemoteIndexCache: the bookkeeping, loading, eviction and cleanup (see the package docs).
+
+Codes like I4 refer to docs/kafka-behaviours.md.
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ A fetch needs the segment's offset index to find where to start reading; downloa
 every fetch would cost a remote round trip each time. Entries are keyed by segment id (I1),
 weighted by their index bytes and bounded in total (I2, least recently used first out).
 Each index type is loaded on first use, so offset fetches never download time indexes.
+
+Codes like I1 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations
