@@ -14,7 +14,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Annotated, Literal
 
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+from pydantic_settings.sources.utils import parse_env_vars
+
+# Every setting is TIERFLOW_<its field name, upper-cased>: _Environment reads them by that rule.
+ENV_PREFIX = "TIERFLOW_"
 ENV_DATA_DIR = "TIERFLOW_DATA_DIR"
 ENV_DB_URL = "TIERFLOW_DB_URL"
 ENV_REMOTE_STORAGE = "TIERFLOW_REMOTE_STORAGE"
@@ -80,50 +88,6 @@ class InvalidSettingError(ValueError):
     pass
 
 
-def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw.lower() in ("true", "1", "yes", "on"):
-        return True
-    if raw.lower() in ("false", "0", "no", "off"):
-        return False
-    raise InvalidSettingError(f"{name}={raw!r}: expected true or false")
-
-
-def _int_setting(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidSettingError(f"{name}={raw!r}: expected a whole number") from None
-    if value < minimum:
-        raise InvalidSettingError(f"{name}={raw!r}: must be at least {minimum}")
-    return value
-
-
-def _retry_settings(env: Mapping[str, str]) -> dict[str, int]:
-    base = _int_setting(env, ENV_STORAGE_RETRY_BASE_MS, DEFAULT_STORAGE_RETRY_BASE_MS, minimum=0)
-    most = _int_setting(env, ENV_STORAGE_RETRY_MAX_MS, DEFAULT_STORAGE_RETRY_MAX_MS, minimum=0)
-    if most < base:
-        raise InvalidSettingError(
-            f"{ENV_STORAGE_RETRY_MAX_MS}={most}: must be at least "
-            f"{ENV_STORAGE_RETRY_BASE_MS}={base}"
-        )
-    return {
-        "storage_retry_attempts": _int_setting(
-            env, ENV_STORAGE_RETRY_ATTEMPTS, DEFAULT_STORAGE_RETRY_ATTEMPTS, minimum=1
-        ),
-        "storage_retry_base_ms": base,
-        "storage_retry_max_ms": most,
-        "storage_timeout_s": _int_setting(
-            env, ENV_STORAGE_TIMEOUT_S, DEFAULT_STORAGE_TIMEOUT_S, minimum=1
-        ),
-    }
-
-
 @dataclass(frozen=True)
 class BrokerSpec:
     """One broker of TIERFLOW_BROKERS: its id (Kafka's node.id / broker.id) and its log.dirs."""
@@ -180,22 +144,6 @@ def brokers_env(brokers: tuple[BrokerSpec, ...]) -> str:
     return ",".join(f"{b.broker_id}={os.pathsep.join(str(p) for p in b.log_dirs)}" for b in brokers)
 
 
-def _log_dirs_setting(
-    env: Mapping[str, str], data_dir: Path, brokers: tuple[BrokerSpec, ...]
-) -> tuple[Path, ...]:
-    """TIERFLOW_LOG_DIRS, or with TIERFLOW_BROKERS every broker's dirs (which it must match)."""
-    raw = env.get(ENV_LOG_DIRS)
-    given = tuple(Path(p).resolve() for p in raw.split(os.pathsep) if p) if raw else ()
-    if not brokers:
-        return given or (data_dir / "kafka-logs",)
-    every = tuple(path for broker in brokers for path in broker.log_dirs)
-    if given and set(given) != set(every):
-        raise InvalidSettingError(
-            f"{ENV_LOG_DIRS}={raw!r}: must list the same dirs as {ENV_BROKERS}, or be unset"
-        )
-    return every
-
-
 def project_root() -> Path | None:
     """The checkout this package runs from, if it is one (an editable install)."""
     root = Path(__file__).resolve().parents[2]
@@ -233,23 +181,8 @@ class DisklessSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DisklessSettings:
-        return cls(
-            append_buffer_max_bytes=_int_setting(
-                env, ENV_DISKLESS_BUFFER_MAX_BYTES, DEFAULT_DISKLESS_BUFFER_MAX_BYTES, minimum=1
-            ),
-            append_commit_interval_ms=_int_setting(
-                env, ENV_DISKLESS_COMMIT_INTERVAL_MS, DEFAULT_DISKLESS_COMMIT_INTERVAL_MS, minimum=0
-            ),
-            delete_grace_ms=_int_setting(
-                env, ENV_DISKLESS_DELETE_GRACE_MS, DEFAULT_DISKLESS_DELETE_GRACE_MS, minimum=0
-            ),
-            uncommitted_grace_ms=_int_setting(
-                env,
-                ENV_DISKLESS_UNCOMMITTED_GRACE_MS,
-                DEFAULT_DISKLESS_UNCOMMITTED_GRACE_MS,
-                minimum=0,
-            ),
-        )
+        """The TIERFLOW_DISKLESS_* part of Settings.from_env (which checks every variable)."""
+        return Settings.from_env(env).diskless
 
     def as_env(self) -> dict[str, str]:
         return {
@@ -308,61 +241,13 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if env is None else env
-        data_dir = Path(env.get(ENV_DATA_DIR) or default_data_dir()).resolve()
-        db_url = env.get(ENV_DB_URL) or f"sqlite:///{data_dir / 'tierflow.db'}"
-        remote = env.get(ENV_REMOTE_STORAGE) or str(data_dir / "bucket")
-        raw_brokers = env.get(ENV_BROKERS)
-        brokers = parse_brokers(raw_brokers) if raw_brokers else ()
-        log_dirs = _log_dirs_setting(env, data_dir, brokers)
-        layout = env.get(ENV_STORAGE_LAYOUT) or "chunked"
-        if layout not in ("chunked", "plain"):
-            raise InvalidSettingError(f"{ENV_STORAGE_LAYOUT}={layout!r}: expected chunked or plain")
-        keyring = env.get(ENV_KEYRING)
-        cache_dir = env.get(ENV_CHUNK_CACHE_DIR)
-        index_dir = env.get(ENV_INDEX_CACHE_DIR)
-        return cls(
-            data_dir=data_dir,
-            db_url=db_url,
-            remote_storage=remote,
-            log_dirs=log_dirs,
-            copy_lease_ttl_s=_int_setting(env, ENV_LEASE_TTL_S, DEFAULT_LEASE_TTL_S, minimum=1),
-            storage_layout=layout,
-            storage_prefix=env.get(ENV_STORAGE_PREFIX) or "",
-            chunk_size=_int_setting(env, ENV_CHUNK_SIZE, DEFAULT_CHUNK_SIZE, minimum=1),
-            compression=_flag(env, ENV_COMPRESSION, True),
-            compression_heuristic=_flag(env, ENV_COMPRESSION_HEURISTIC, True),
-            keyring=Path(keyring).resolve() if keyring else None,
-            spark_threshold_bytes=_int_setting(
-                env, ENV_SPARK_THRESHOLD_BYTES, DEFAULT_SPARK_THRESHOLD_BYTES, minimum=1
-            ),
-            chunk_cache_bytes=_int_setting(
-                env, ENV_CHUNK_CACHE_BYTES, DEFAULT_CHUNK_CACHE_BYTES, minimum=0
-            ),
-            chunk_cache_dir=Path(cache_dir).resolve() if cache_dir else None,
-            chunk_cache_disk_bytes=_int_setting(env, ENV_CHUNK_CACHE_DISK_BYTES, 0, minimum=0),
-            chunk_prefetch=_int_setting(env, ENV_CHUNK_PREFETCH, 0, minimum=0),
-            delete_local_segments=_flag(env, ENV_DELETE_LOCAL_SEGMENTS, False),
-            index_cache_dir=Path(index_dir).resolve() if index_dir else None,
-            index_cache_bytes=_int_setting(
-                env, ENV_INDEX_CACHE_BYTES, DEFAULT_INDEX_CACHE_BYTES, minimum=1
-            ),
-            stale_copy_grace_s=_int_setting(
-                env, ENV_STALE_COPY_GRACE_S, DEFAULT_STALE_COPY_GRACE_S, minimum=0
-            ),
-            reconcile_grace_s=_int_setting(
-                env, ENV_RECONCILE_GRACE_S, DEFAULT_RECONCILE_GRACE_S, minimum=0
-            ),
-            kafka_bootstrap=env.get(ENV_KAFKA_BOOTSTRAP) or None,
-            max_shards=_int_setting(env, ENV_MAX_SHARDS, DEFAULT_MAX_SHARDS, minimum=1),
-            aws_conn_id=env.get(ENV_AWS_CONN_ID) or DEFAULT_AWS_CONN_ID,
-            s3_part_size=_int_setting(
-                env, ENV_S3_PART_SIZE, DEFAULT_S3_PART_SIZE, minimum=MIN_S3_PART_SIZE
-            ),
-            **_retry_settings(env),
-            diskless=DisklessSettings.from_env(env),
-            brokers=brokers,
-        )
+        """The settings of ``env`` (os.environ when None); a bad value is an InvalidSettingError."""
+        source = _Variables(os.environ if env is None else env)
+        try:
+            variables = _Environment(_build_sources=((source,), {}))
+        except ValidationError as error:
+            raise _invalid(error, source.env_vars) from None
+        return variables.settings()
 
     @classmethod
     def embedded(cls, base: Path, **overrides: object) -> Settings:
@@ -415,3 +300,169 @@ class Settings:
             **self.diskless.as_env(),
             ENV_BROKERS: brokers_env(self.brokers),
         }
+
+
+# -- Reading the environment -----------------------------------------------------------------
+
+
+def _flag(raw: object) -> object:
+    """The spellings of a boolean variable: exactly these, not all that pydantic would take."""
+    if isinstance(raw, str):
+        if raw.lower() in ("true", "1", "yes", "on"):
+            return True
+        if raw.lower() in ("false", "0", "no", "off"):
+            return False
+        raise ValueError("expected true or false")
+    return raw
+
+
+def _whole(raw: object) -> object:
+    """A whole number as int() reads it: "1.0" is not one, though pydantic would take it."""
+    if isinstance(raw, str):
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError("expected a whole number") from None
+    return raw
+
+
+def _brokers(raw: object) -> object:
+    return parse_brokers(raw) if isinstance(raw, str) else raw
+
+
+_Flag = Annotated[bool, BeforeValidator(_flag)]
+_Whole = Annotated[int, BeforeValidator(_whole)]
+_Count = Annotated[_Whole, Field(ge=0)]
+_Positive = Annotated[_Whole, Field(ge=1)]
+# Paths are resolved against the working directory of whoever reads the variable.
+_ResolvedPath = Annotated[Path, AfterValidator(Path.resolve)]
+
+
+class _Environment(BaseSettings):
+    """The TIERFLOW_* variables, typed and checked: one field per Settings field, same name.
+
+    A variable unset or empty is the default. Paths and URLs left unset (None) default to the
+    embedded ones under the data dir, as Settings.embedded lays them out.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,
+        enable_decoding=False,
+        frozen=True,
+        # Built on the first from_env, not on import: modules that only import config stay cheap.
+        defer_build=True,
+    )
+
+    data_dir: _ResolvedPath | None = None
+    db_url: str | None = None
+    remote_storage: str | None = None
+    # Kept as given: it is checked against TIERFLOW_BROKERS and named as given when it differs.
+    log_dirs: str = ""
+    brokers: Annotated[tuple[BrokerSpec, ...], BeforeValidator(_brokers)] = ()
+    copy_lease_ttl_s: _Positive = DEFAULT_LEASE_TTL_S
+    storage_layout: Literal["chunked", "plain"] = "chunked"
+    storage_prefix: str = ""
+    chunk_size: _Positive = DEFAULT_CHUNK_SIZE
+    compression: _Flag = True
+    compression_heuristic: _Flag = True
+    keyring: _ResolvedPath | None = None
+    spark_threshold_bytes: _Positive = DEFAULT_SPARK_THRESHOLD_BYTES
+    chunk_cache_bytes: _Count = DEFAULT_CHUNK_CACHE_BYTES
+    chunk_cache_dir: _ResolvedPath | None = None
+    chunk_cache_disk_bytes: _Count = 0
+    chunk_prefetch: _Count = 0
+    delete_local_segments: _Flag = False
+    index_cache_dir: _ResolvedPath | None = None
+    index_cache_bytes: _Positive = DEFAULT_INDEX_CACHE_BYTES
+    stale_copy_grace_s: _Count = DEFAULT_STALE_COPY_GRACE_S
+    reconcile_grace_s: _Count = DEFAULT_RECONCILE_GRACE_S
+    kafka_bootstrap: str | None = None
+    max_shards: _Positive = DEFAULT_MAX_SHARDS
+    aws_conn_id: str = DEFAULT_AWS_CONN_ID
+    s3_part_size: Annotated[_Whole, Field(ge=MIN_S3_PART_SIZE)] = DEFAULT_S3_PART_SIZE
+    storage_retry_attempts: _Positive = DEFAULT_STORAGE_RETRY_ATTEMPTS
+    storage_retry_base_ms: _Count = DEFAULT_STORAGE_RETRY_BASE_MS
+    storage_retry_max_ms: _Count = DEFAULT_STORAGE_RETRY_MAX_MS
+    storage_timeout_s: _Positive = DEFAULT_STORAGE_TIMEOUT_S
+    # DisklessSettings, each field prefixed with diskless_.
+    diskless_append_buffer_max_bytes: _Positive = DEFAULT_DISKLESS_BUFFER_MAX_BYTES
+    diskless_append_commit_interval_ms: _Count = DEFAULT_DISKLESS_COMMIT_INTERVAL_MS
+    diskless_delete_grace_ms: _Count = DEFAULT_DISKLESS_DELETE_GRACE_MS
+    diskless_uncommitted_grace_ms: _Count = DEFAULT_DISKLESS_UNCOMMITTED_GRACE_MS
+
+    def given_log_dirs(self) -> tuple[Path, ...]:
+        return tuple(Path(p).resolve() for p in self.log_dirs.split(os.pathsep) if p)
+
+    @model_validator(mode="after")
+    def _check_pairs(self) -> _Environment:
+        """The checks that take two variables; their errors name both."""
+        if self.storage_retry_max_ms < self.storage_retry_base_ms:
+            raise InvalidSettingError(
+                f"{ENV_STORAGE_RETRY_MAX_MS}={self.storage_retry_max_ms}: must be at least "
+                f"{ENV_STORAGE_RETRY_BASE_MS}={self.storage_retry_base_ms}"
+            )
+        every = {path for broker in self.brokers for path in broker.log_dirs}
+        given = self.given_log_dirs()
+        if self.brokers and given and set(given) != every:
+            raise InvalidSettingError(
+                f"{ENV_LOG_DIRS}={self.log_dirs!r}: must list the same dirs as {ENV_BROKERS}, "
+                "or be unset"
+            )
+        return self
+
+    def settings(self) -> Settings:
+        """These values as Settings; with TIERFLOW_BROKERS, log_dirs are all of their dirs."""
+        values = dict(self)
+        data_dir = values.pop("data_dir") or default_data_dir().resolve()
+        # With brokers, embedded takes all of their dirs (any given are the same, checked above).
+        values["log_dirs"] = () if self.brokers else self.given_log_dirs()
+        names = [name for name in values if name.startswith("diskless_")]
+        values["diskless"] = DisklessSettings(
+            **{name.removeprefix("diskless_"): values.pop(name) for name in names}
+        )
+        # None or no dirs: unset, so the embedded default under data_dir.
+        given = {name: value for name, value in values.items() if value not in (None, ())}
+        return Settings.embedded(data_dir, **given)
+
+
+class _Variables(EnvSettingsSource):
+    """The TIERFLOW_* variables of one mapping: os.environ, or a subprocess's or a test's."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+        super().__init__(_Environment)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # The hook pydantic-settings' own dotenv source overrides; os.environ is read here. It
+        # matches names case-insensitively: only TIERFLOW_* as spelled reaches it.
+        ours = {name: value for name, value in self._env.items() if name.startswith(ENV_PREFIX)}
+        return parse_env_vars(
+            ours, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
+        )
+
+
+def _invalid(error: ValidationError, given: Mapping[str, str | None]) -> InvalidSettingError:
+    """pydantic's first error as one line naming the variable, its text as given, what was wrong.
+
+    ``given`` is the source's view of the variables (names lower-cased, as it matches them).
+    """
+    first = error.errors()[0]
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, InvalidSettingError):
+        return cause  # already names its variable: a broker entry, or two variables
+    name = ENV_PREFIX + str(first["loc"][0]).upper()
+    raw = given.get(name.lower(), first["input"])
+    return InvalidSettingError(f"{name}={raw!r}: {_reason(first)}")
+
+
+def _reason(error: ErrorDetails) -> str:
+    ctx = error.get("ctx", {})
+    kind = error["type"]
+    if kind == "value_error":
+        return str(ctx["error"])
+    if kind == "greater_than_equal":
+        return f"must be at least {ctx['ge']}"
+    if kind == "literal_error":
+        return "expected " + ctx["expected"].replace("'", "")
+    return error["msg"]
