@@ -2,7 +2,8 @@
 
 ``plan_remote_retention`` reads nothing and writes nothing: it gets the store's rows, the
 leader-epoch lineage, the sizes and configs, and ``now_ms``, and returns which segments to
-delete and why. Executing the plan is retention.py's job. Rules (reference §1.4):
+delete and why. Executing the plan is remote.py's job. Rules (codes as in
+docs/kafka-behaviours.md):
 
 * E2/E9: the lineage is the leader-epoch cache without empty epochs, and a segment counts
   only if ``within_lineage`` (isRemoteSegmentWithinLeaderEpochs) accepts it.
@@ -38,7 +39,7 @@ Where Kafka leaks, tierflow cleans up:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -64,12 +65,14 @@ DEFAULT_COPY_GRACE_MS = 3_600_000
 
 
 class RetentionReason(StrEnum):
-    RETENTION_MS = "retention.ms"
-    RETENTION_BYTES = "retention.bytes"
-    LOG_START_OFFSET = "log-start-offset"
-    OUTSIDE_LINEAGE = "outside-lineage"
-    RETRY_DELETE = "retry-delete"
-    STALE_COPY = "stale-copy"
+    """Why a segment is deleted: the rule that chose it."""
+
+    RETENTION_MS = "retention.ms"  # E4: older than retention.ms
+    RETENTION_BYTES = "retention.bytes"  # E3: the oldest bytes over retention.bytes
+    LOG_START_OFFSET = "log-start-offset"  # E5e/E8: wholly below the log start offset
+    OUTSIDE_LINEAGE = "outside-lineage"  # E8: every epoch older than the cache's first
+    RETRY_DELETE = "retry-delete"  # a DELETE_SEGMENT_STARTED row, finished first
+    STALE_COPY = "stale-copy"  # an abandoned COPY_SEGMENT_STARTED row
 
 
 # Only these move the log start offset (E6).
@@ -77,24 +80,16 @@ MOVES_LOG_START = frozenset({RetentionReason.RETENTION_MS, RetentionReason.RETEN
 
 
 class SegmentRow(Protocol):
-    """What planning reads of a segment: RemoteLogSegment and SegmentSummary both fit."""
+    """What planning reads of a segment (only reads): RemoteLogSegment and SegmentSummary fit."""
 
-    @property
-    def segment_id(self) -> str: ...
-    @property
-    def start_offset(self) -> int: ...
-    @property
-    def end_offset(self) -> int: ...
-    @property
-    def max_timestamp_ms(self) -> int: ...
-    @property
-    def segment_size_bytes(self) -> int: ...
-    @property
-    def state(self) -> str: ...
-    @property
-    def created_ms(self) -> int: ...
-    @property
-    def leader_epochs(self) -> list[tuple[int, int]]: ...
+    segment_id: str
+    start_offset: int
+    end_offset: int
+    max_timestamp_ms: int
+    segment_size_bytes: int
+    state: str
+    created_ms: int
+    leader_epochs: list[tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -164,6 +159,64 @@ class _Segment:
         self.epochs = [epoch for epoch, _ in self.leader_epochs]
 
 
+@dataclass
+class _Draft:
+    """The plan being built, with what every rule reads: the live rows and the copy lease."""
+
+    plan: RemoteRetentionPlan
+    live: list[_Segment]
+    copy_lease_live: bool
+    copy_grace_ms: int
+    planned: set[str] = field(default_factory=set)
+
+    def add(self, segment: _Segment, reason: RetentionReason) -> None:
+        row = segment.row
+        self.planned.add(row.segment_id)
+        self.plan.deletions.append(
+            PlannedDeletion(
+                row.segment_id,
+                row.start_offset,
+                row.end_offset,
+                row.segment_size_bytes,
+                reason,
+                row.state,
+            )
+        )
+
+    def being_copied(self, row: SegmentRow) -> bool:
+        """Kafka's segmentIdsBeingCopied: a COPY_SEGMENT_STARTED attempt that may be alive."""
+        return copy_attempt_live(
+            row.created_ms,
+            lease_live=self.copy_lease_live,
+            now_ms=self.plan.now_ms,
+            grace_ms=self.copy_grace_ms,
+        )
+
+
+@dataclass
+class _Lineage:
+    """The truncated leader-epoch cache, its lineage, and the live segments under each epoch."""
+
+    entries: list[EpochEntry]
+    epoch_starts: dict[int, int]
+    by_epoch: dict[int, list[_Segment]]
+    log_end_offset: int
+    valid: dict[str, bool] = field(default_factory=dict)
+
+    def is_valid(self, segment: _Segment) -> bool:
+        """within_lineage, asked once per segment."""
+        known = self.valid.get(segment.row.segment_id)
+        if known is None:
+            known = within_lineage(segment, self.log_end_offset, self.epoch_starts)  # type: ignore[arg-type]
+            self.valid[segment.row.segment_id] = known
+        return known
+
+    def in_scan_order(self) -> Iterator[_Segment]:
+        """Epochs ascending, each epoch's segments by start offset (a segment may recur)."""
+        for epoch in sorted(self.by_epoch):
+            yield from self.by_epoch[epoch]
+
+
 def plan_remote_retention(
     *,
     topic: str,
@@ -191,35 +244,38 @@ def plan_remote_retention(
     """
     plan = RemoteRetentionPlan(topic, topic_id, partition, now_ms, log_start_offset)
     live = [_Segment(row) for row in segments if row.state != DELETE_FINISHED]
-    planned: set[str] = set()
+    draft = _Draft(plan, live, copy_lease_live, copy_grace_ms)
+    _count_remote_log(plan, live)
+    for segment in live:  # a failed delete is finished first, wherever it lies
+        if segment.row.state == DELETE_STARTED:
+            draft.add(segment, RetentionReason.RETRY_DELETE)
+    epochs = _lineage(live, leader_epochs, log_start_offset, log_end_offset)
+    remaining = _breached_bytes(
+        live, epochs, only_local_bytes=only_local_bytes, retention_bytes=retention_bytes
+    )
+    new_start = _scan(draft, epochs, remaining, retention_ms, log_start_offset)
+    if epochs.entries:
+        _older_than_cache(draft, epochs.entries[0].epoch, log_start_offset)
+    _stale_copies(draft)
+    if new_start > log_start_offset:
+        plan.new_log_start_offset = new_start
+    return plan
 
-    def add(segment: _Segment, reason: RetentionReason) -> None:
-        row = segment.row
-        planned.add(row.segment_id)
-        plan.deletions.append(
-            PlannedDeletion(
-                row.segment_id,
-                row.start_offset,
-                row.end_offset,
-                row.segment_size_bytes,
-                reason,
-                row.state,
-            )
-        )
 
-    def being_copied(row: SegmentRow) -> bool:
-        return copy_attempt_live(
-            row.created_ms, lease_live=copy_lease_live, now_ms=now_ms, grace_ms=copy_grace_ms
-        )
-
+def _count_remote_log(plan: RemoteRetentionPlan, live: list[_Segment]) -> None:
+    """E1's RemoteLogSizeBytes and RemoteLogMetadataCount."""
     counted = [s.row for s in live if s.row.state in (FINISHED, DELETE_STARTED)]
     plan.remote_log_metadata_count = len(counted)
     plan.remote_log_size_bytes = sum(r.segment_size_bytes for r in counted)
 
-    for segment in live:  # a failed delete is finished first, wherever it lies
-        if segment.row.state == DELETE_STARTED:
-            add(segment, RetentionReason.RETRY_DELETE)
 
+def _lineage(
+    live: list[_Segment],
+    leader_epochs: Sequence[EpochEntry] | None,
+    log_start_offset: int,
+    log_end_offset: int,
+) -> _Lineage:
+    """E2: the cache truncated at the log start offset, and listRemoteLogSegments per epoch."""
     if leader_epochs is None:
         leader_epochs = epochs_from_segments(live)  # type: ignore[arg-type]
     entries = truncate_from_start(leader_epochs, log_start_offset)
@@ -229,88 +285,79 @@ def plan_remote_retention(
         for epoch in segment.epochs:
             if epoch in by_epoch:
                 by_epoch[epoch].append(segment)
+    return _Lineage(entries, epoch_starts, by_epoch, log_end_offset)
 
-    valid: dict[str, bool] = {}
 
-    def is_valid(segment: _Segment) -> bool:
-        known = valid.get(segment.row.segment_id)
-        if known is None:
-            known = within_lineage(segment, log_end_offset, epoch_starts)  # type: ignore[arg-type]
-            valid[segment.row.segment_id] = known
-        return known
-
-    remaining = _breached_bytes(
-        live, by_epoch, is_valid, only_local_bytes=only_local_bytes, retention_bytes=retention_bytes
-    )
-    cleanup_until = now_ms - retention_ms if retention_ms > -1 else -1
+def _scan(
+    draft: _Draft, epochs: _Lineage, remaining: int, retention_ms: int, log_start_offset: int
+) -> int:
+    """E4/E5: the main scan; returns the log start offset its time and size deletions allow."""
+    cleanup_until = draft.plan.now_ms - retention_ms if retention_ms > -1 else -1
     time_retention = retention_ms > -1 and cleanup_until >= 0
-    first_epoch = min(epoch_starts) if epoch_starts else None
+    first_epoch = min(epochs.epoch_starts) if epochs.epoch_starts else None
     new_start = log_start_offset
-
-    scanning = True
-    for epoch in sorted(by_epoch):
-        if not scanning:
-            break
-        for segment in by_epoch[epoch]:
-            row = segment.row
-            if row.segment_id in planned:
-                continue  # a retry, or listed under an earlier epoch too (E5b, E5d)
-            if row.state == STARTED:
-                if being_copied(row):
-                    plan.stopped_at = f"segment {row.segment_id}: being copied"
-                    scanning = False
-                    break
-                continue  # abandoned: deleted below as a stale copy
-            if (
-                first_epoch is not None
-                and segment.epochs[-1] <= first_epoch  # epochs ascend: all of them
-                and row.end_offset < log_start_offset
-            ):
-                add(segment, RetentionReason.LOG_START_OFFSET)  # E5e
-                continue
-            if not is_valid(segment):
-                continue  # E5g: skipped without stopping; E10 leaves it
-            reason: RetentionReason | None = None
-            if time_retention and row.max_timestamp_ms < cleanup_until:
-                reason = RetentionReason.RETENTION_MS
-                remaining = max(0, remaining - row.segment_size_bytes)
-            elif remaining > 0 and remaining - row.segment_size_bytes >= 0:
-                reason = RetentionReason.RETENTION_BYTES
-                remaining -= row.segment_size_bytes
-            if reason is None:
-                plan.stopped_at = f"segment {row.segment_id}: retained"
-                scanning = False
-                break
-            add(segment, reason)
-            new_start = max(new_start, row.end_offset + 1)
-
-    if entries:  # E8: every epoch older than the earliest cached one
-        earliest = entries[0].epoch
-        for segment in live:
-            row = segment.row
-            if row.segment_id in planned or row.state == STARTED:
-                continue
-            if segment.epochs[-1] < earliest:  # all of them, epochs ascending
-                below = row.end_offset < log_start_offset
-                add(
-                    segment,
-                    RetentionReason.LOG_START_OFFSET if below else RetentionReason.OUTSIDE_LINEAGE,
-                )
-
-    for segment in live:
+    for segment in epochs.in_scan_order():
         row = segment.row
-        if row.state == STARTED and row.segment_id not in planned and not being_copied(row):
-            add(segment, RetentionReason.STALE_COPY)
+        if row.segment_id in draft.planned:
+            continue  # a retry, or listed under an earlier epoch too (E5b, E5d)
+        if row.state == STARTED:
+            if draft.being_copied(row):
+                draft.plan.stopped_at = f"segment {row.segment_id}: being copied"
+                return new_start
+            continue  # abandoned: deleted below as a stale copy
+        if (
+            first_epoch is not None
+            and segment.epochs[-1] <= first_epoch  # epochs ascend: all of them
+            and row.end_offset < log_start_offset
+        ):
+            draft.add(segment, RetentionReason.LOG_START_OFFSET)  # E5e
+            continue
+        if not epochs.is_valid(segment):
+            continue  # E5g: skipped without stopping; E10 leaves it
+        reason: RetentionReason | None = None
+        if time_retention and row.max_timestamp_ms < cleanup_until:
+            reason = RetentionReason.RETENTION_MS
+            remaining = max(0, remaining - row.segment_size_bytes)
+        elif remaining > 0 and remaining - row.segment_size_bytes >= 0:
+            reason = RetentionReason.RETENTION_BYTES
+            remaining -= row.segment_size_bytes
+        if reason is None:
+            draft.plan.stopped_at = f"segment {row.segment_id}: retained"
+            return new_start
+        draft.add(segment, reason)
+        new_start = max(new_start, row.end_offset + 1)
+    return new_start
 
-    if new_start > log_start_offset:
-        plan.new_log_start_offset = new_start
-    return plan
+
+def _older_than_cache(draft: _Draft, earliest: int, log_start_offset: int) -> None:
+    """E8: segments whose every epoch is older than the earliest cached one."""
+    for segment in draft.live:
+        row = segment.row
+        if row.segment_id in draft.planned or row.state == STARTED:
+            continue
+        if segment.epochs[-1] < earliest:  # all of them, epochs ascending
+            below = row.end_offset < log_start_offset
+            draft.add(
+                segment,
+                RetentionReason.LOG_START_OFFSET if below else RetentionReason.OUTSIDE_LINEAGE,
+            )
+
+
+def _stale_copies(draft: _Draft) -> None:
+    """Abandoned COPY_SEGMENT_STARTED attempts, wherever they lie (Kafka leaks them)."""
+    for segment in draft.live:
+        row = segment.row
+        if (
+            row.state == STARTED
+            and row.segment_id not in draft.planned
+            and not draft.being_copied(row)
+        ):
+            draft.add(segment, RetentionReason.STALE_COPY)
 
 
 def _breached_bytes(
     live: list[_Segment],
-    by_epoch: dict[int, list[_Segment]],
-    is_valid: Callable[[_Segment], bool],
+    epochs: _Lineage,
     *,
     only_local_bytes: int,
     retention_bytes: int,
@@ -323,12 +370,11 @@ def _breached_bytes(
         return 0  # newer trunk's short cut: the lineage can only make it smaller
     seen: set[str] = set()
     remote = 0
-    for epoch in sorted(by_epoch):
-        for segment in by_epoch[epoch]:
-            row = segment.row
-            if row.state != FINISHED or row.segment_id in seen:
-                continue
-            seen.add(row.segment_id)
-            if is_valid(segment):
-                remote += row.segment_size_bytes
+    for segment in epochs.in_scan_order():
+        row = segment.row
+        if row.state != FINISHED or row.segment_id in seen:
+            continue
+        seen.add(row.segment_id)
+        if epochs.is_valid(segment):
+            remote += row.segment_size_bytes
     return max(0, only_local_bytes + remote - retention_bytes)
