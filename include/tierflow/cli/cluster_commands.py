@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tierflow.cli.common import CommandError, as_command_error
-from tierflow.cli.spec import Command, Group, add_commands, json_flag, topic_option
+from tierflow.cli.spec import Command, Group, add_commands, arg, flag
 from tierflow.cluster.brokers import BrokerIdError
 from tierflow.cluster.describe import ClusterDescription, PartitionDescription, describe_cluster
 from tierflow.cluster.replicas import DuplicateReplicaError
@@ -146,8 +146,8 @@ CLUSTER = Group(
             description=DESCRIPTION,
             raw=True,
             args=(
-                topic_option("only this topic, one row per partition"),
-                json_flag("print JSON for scripts"),
+                arg("--topic", help="only this topic, one row per partition"),
+                flag("--json", "print JSON for scripts"),
             ),
         ),
     ),

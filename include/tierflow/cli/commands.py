@@ -1,12 +1,12 @@
-"""Command implementations: thin adapters from parsed arguments to the library."""
+"""The lifecycle by hand: ``topics register|list``, ``copy``, ``verify``, ``events`` and ``db``.
+
+Thin adapters from parsed arguments to the library; also what the other command modules share
+that needs the library (the console, the errors every command reports in one line).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
-from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -14,10 +14,11 @@ from rich.table import Table
 
 from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config, pipe_width
 from tierflow.cli.report import partition_table
+from tierflow.cli.spec import OWNER, Command, Group, arg, config_option, flag, partition_option
 from tierflow.cluster.brokers import BrokerIdError
 from tierflow.cluster.leaders import leader_logs
 from tierflow.cluster.replicas import DuplicateReplicaError
-from tierflow.config import Settings, project_root
+from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.lifecycle.clock import wall_clock_ms
@@ -33,16 +34,10 @@ from tierflow.metadata.errors import InvalidConfigError, TopicConflictError, Unk
 from tierflow.metadata.log_config import parse_kafka_configs
 from tierflow.metadata.tierable import NotTierableTopicError
 from tierflow.rsm import RemoteStorageError
-from tierflow.runtime import (
-    UnknownPartitionError,
-    open_storage,
-    open_store,
-    redact,
-)
+from tierflow.runtime import UnknownPartitionError, open_storage, open_store
 from tierflow.storage.keys import InvalidTopicIdError, InvalidTopicNameError, validate_topic_name
 
 if TYPE_CHECKING:
-    from tierflow.airflow_server import LocalAirflow
     from tierflow.kafka.log_dir import PartitionLog
 
 console = Console(width=pipe_width(110))
@@ -62,15 +57,6 @@ KNOWN_ERRORS = (
 
 def _settings() -> Settings:
     return Settings.from_env()
-
-
-def _project() -> Path:
-    root = project_root()
-    if root is None:
-        raise CommandError(
-            "this command needs the tierflow checkout (dags/, airflow_settings.yaml)"
-        )
-    return root
 
 
 # What registration can refuse, besides KNOWN_ERRORS: each is a one-line operator error.
@@ -236,82 +222,56 @@ def db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def airflow_apply_settings(args: argparse.Namespace) -> int:
-    from tierflow.airflow_local import apply_settings
+# -- the commands --------------------------------------------------------------------------
 
-    path = Path(args.file) if args.file else _project() / "airflow_settings.yaml"
-    counts = apply_settings(path)
-    console.print(f"applied {path.name}: {counts}")
-    return 0
+TOPIC_ACTIONS = (
+    Command(
+        "register",
+        topics_register,
+        help="register a topic found in the log dirs (idempotent)",
+        description="Register a topic, or update its configs. The topic id is read from "
+        "the partition.metadata files in the log dirs unless --topic-id is given.",
+        args=(
+            arg("name"),
+            arg("--topic-id", help="Kafka topic id (22-character base64)"),
+            config_option(
+                "a Kafka topic config, e.g. remote.storage.enable=true, retention.ms=86400000"
+            ),
+        ),
+    ),
+    Command("list", topics_list, help="list registered topics"),
+)
 
-
-def airflow_test_dag(args: argparse.Namespace) -> int:
-    from tierflow.airflow_local import apply_settings, test_dag
-
-    project = _project()
-    apply_settings(project / "airflow_settings.yaml")
-    logical_date = datetime.fromisoformat(args.logical_date) if args.logical_date else None
-    state = test_dag(
-        args.dag_id, project / "dags", run_conf=json.loads(args.conf), logical_date=logical_date
-    )
-    # A marker line that callers find in the noisy Airflow output.
-    print(f"TIERFLOW_DAG_STATE={state}", flush=True)
-    return 0 if state == "success" else 1
-
-
-def airflow_serve(args: argparse.Namespace) -> int:
-    import signal
-
-    from tierflow.airflow_server import AirflowServerError, LocalAirflow, choose_port
-
-    project = _project()
-    settings = _settings()
-    home = Path(args.home) if args.home else settings.data_dir / "airflow-home"
-    server = LocalAirflow(project, home, choose_port(args.port), report=console.print)
-    # Ctrl-C and `kill` both stop the components cleanly, even when started in the background
-    # (where a shell makes the process ignore SIGINT).
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.default_int_handler)
-    try:
-        server.start()
-        server.wait_ready()
-        _print_serving(server, settings)
-        server.wait()
-    except KeyboardInterrupt:
-        console.print("Stopping Airflow...")
-    except AirflowServerError as exc:
-        raise CommandError(str(exc)) from exc
-    finally:
-        # A second Ctrl-C must not cut the shutdown short and leave components running.
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
-        server.stop()
-    console.print("Airflow stopped.")
-    return 0
-
-
-def _print_serving(server: LocalAirflow, settings: Settings) -> None:
-    for error in server.import_errors():
-        console.print(f"import error in {error['filename']}:", style="red", markup=False)
-        console.print(error["stack_trace"], markup=False, highlight=False)
-    console.print(f"DAGs: {', '.join(server.dag_ids())}")
-    console.print(
-        f"tierflow: store {describe_url(settings.db_url)}, "
-        f"bucket {redact(settings.remote_storage, settings)}, "
-        f"log dirs {':'.join(str(p) for p in settings.log_dirs)}",
-        markup=False,
-    )
-    console.print("ready", style="bold green")
-    console.print(f"UI: {server.url}  login: admin / {server.password}", markup=False)
-    console.print(f"Tiered storage page: {server.url}/plugin/tiered-storage", markup=False)
-    console.print("Ctrl-C stops Airflow.")
-
-
-def demo(args: argparse.Namespace) -> int:
-    from tierflow.cli.demo import run_demo
-
-    base = Path(args.data_dir) if args.data_dir else _settings().data_dir / "demo"
-    if base.exists():
-        console.print(f"Replacing the previous demo in {base}")
-        shutil.rmtree(base)
-    return run_demo(_project(), base, console)
+COMMANDS = (
+    Command(
+        "copy",
+        copy,
+        help="copy eligible segments now (what the segment_copy DAG does)",
+        description="Copy every eligible segment of tiered partitions. Safe to interrupt and "
+        "rerun: abandoned attempts are cleaned up first.",
+        args=(
+            arg("--topic"),
+            partition_option(),
+            OWNER,
+            flag("--dry-run", "list what would be copied"),
+        ),
+    ),
+    Command(
+        "verify",
+        verify,
+        help="read tiered segments back and compare them with the local files",
+        args=(arg("--topic"),),
+    ),
+    Command(
+        "events",
+        events,
+        help="show the state-transition history",
+        args=(arg("--topic"), arg("--segment"), arg("--limit", type=int, default=50)),
+    ),
+    Group(
+        "db",
+        help="metadata store schema",
+        dest="db_command",
+        commands=(Command("upgrade", db_upgrade, help="apply Alembic migrations"),),
+    ),
+)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tierflow.airflow_local import run_dag_in_subprocess
+from dev.airflow_local import run_dag_in_subprocess  # not installed: the command checks
 from tierflow.cli.report import human_bytes, partition_table
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir

@@ -29,9 +29,7 @@ from tierflow.cli.spec import (
     arg,
     config_option,
     flag,
-    json_flag,
     partition_option,
-    topic_option,
 )
 from tierflow.config import Settings
 from tierflow.demo.diskless import run_diskless_demo
@@ -299,7 +297,7 @@ ACTIONS = (
             arg("files", nargs="*", type=Path),
             partition_option(default=0),
             arg("--source-topic", help="the Kafka topic to read [TOPIC]"),
-            json_flag(),
+            flag("--json"),
         ),
     ),
     Command(
@@ -324,13 +322,13 @@ ACTIONS = (
         "through the copy lifecycle (COPY_SEGMENT_STARTED, upload, verify, FINISHED) and are "
         "then dropped from the WAL. A rerun with the same --owner resumes a killed merge.",
         args=(
-            topic_option(),
+            arg("--topic"),
             arg("--min-age-ms", type=int, default=0, help="[0: everything committed]"),
             arg("--segment-bytes", type=int, default=KAFKA_SEGMENT_BYTES),
             arg("--max-segments", type=int, help="per partition [all]"),
             OWNER,
             flag("--dry-run"),
-            json_flag(),
+            flag("--json"),
         ),
     ),
     Command(
@@ -340,13 +338,13 @@ ACTIONS = (
         description="Per topic: offsets, size on object storage, total size of the WAL "
         "objects holding it, and of those of them also holding deleted batches. With "
         "--objects, per WAL object: key, state, total size and used size.",
-        args=(topic_option(), flag("--objects", "list the WAL objects too"), json_flag()),
+        args=(arg("--topic"), flag("--objects", "list the WAL objects too"), flag("--json")),
     ),
     Command(
         "retention",
         retention_command,
         help="apply retention.ms/bytes to the WAL",
-        args=(topic_option(),),
+        args=(arg("--topic"),),
     ),
     Command("gc", gc_command, help="delete WAL objects that are due, from storage"),
     Command(

@@ -34,9 +34,7 @@ from tierflow.cli.spec import (
     add_commands,
     arg,
     flag,
-    json_flag,
     partition_option,
-    topic_option,
 )
 from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
@@ -368,7 +366,7 @@ FETCH = Command(
     "epoch, look the position up in its offset index and read only the byte ranges "
     "needed. Prints each batch like kafka-dump-log, then how many remote bytes were read.",
     args=(
-        topic_option("topic name", required=True),
+        arg("--topic", help="topic name", required=True),
         partition_option("partition number", required=True),
         OneOf(
             (
@@ -413,7 +411,7 @@ DUMP_SEGMENT = Command(
     "check) for a tiered segment, which is streamed from remote storage.",
     args=(
         arg("path", nargs="?", type=Path, help="a local .log segment file"),
-        topic_option("topic of the remote segment (checked against the store)"),
+        arg("--topic", help="topic of the remote segment (checked against the store)"),
         partition_option("partition of the remote segment (checked, like --topic)"),
         arg("--segment-id", help="id of a remote segment, as `tierflow metadata` shows"),
         flag(
@@ -439,7 +437,7 @@ METADATA = Command(
     "leader epochs, size, state, whether it serves reads (referenced), tiered epoch and "
     "the time of its last state change.",
     args=(
-        topic_option("only this topic [all registered topics]"),
+        arg("--topic", help="only this topic [all registered topics]"),
         partition_option("only this partition [all]"),
         arg(
             "--state",
@@ -447,7 +445,7 @@ METADATA = Command(
             choices=[state.value for state in RemoteLogSegmentState],
             help="only segments in this state; repeat for several [all states]",
         ),
-        json_flag("print JSON (one object per partition) for scripts"),
+        flag("--json", "print JSON (one object per partition) for scripts"),
     ),
 )
 

@@ -17,14 +17,12 @@ from rich.progress import Progress
 from tierflow.cli.common import CommandError, as_command_error
 from tierflow.cli.spec import (
     KEYRING,
-    Arg,
     Command,
     Group,
     OneOf,
     add_commands,
     arg,
     flag,
-    topic_option,
 )
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.metadata.store_base import wall_clock_ms
@@ -134,14 +132,6 @@ def rewrap_keys(args: argparse.Namespace) -> int:
 # -- the commands --------------------------------------------------------------------------
 
 
-def _key_id(help: str) -> Arg:
-    return arg("--key-id", required=True, help=help)
-
-
-def _bits(help: str) -> Arg:
-    return arg("--bits", type=int, default=MIN_BITS, help=help)
-
-
 KEYS = Group(
     "keys",
     help="manage the encryption key ring (RSA keys that wrap segment data keys)",
@@ -158,8 +148,8 @@ KEYS = Group(
             "The PEM files are also valid for Aiven's plugin (SPKI public, PKCS#8 private).",
             args=(
                 arg("--dir", required=True, type=Path, help="directory for the new ring"),
-                _key_id("id of the key (no ':')"),
-                _bits(f"RSA size [{MIN_BITS}]"),
+                arg("--key-id", required=True, help="id of the key (no ':')"),
+                arg("--bits", type=int, default=MIN_BITS, help=f"RSA size [{MIN_BITS}]"),
             ),
         ),
         Command(
@@ -170,7 +160,7 @@ KEYS = Group(
             "segments written under them stay readable.",
             args=(
                 KEYRING,
-                _key_id("id of the new key (no ':')"),
+                arg("--key-id", required=True, help="id of the new key (no ':')"),
                 OneOf(
                     (
                         flag("--generate", "generate a fresh pair beside the ring file"),
@@ -182,7 +172,7 @@ KEYS = Group(
                     type=Path,
                     help="PEM private key (PKCS#8) for --public-key-file",
                 ),
-                _bits(f"with --generate [{MIN_BITS}]"),
+                arg("--bits", type=int, default=MIN_BITS, help=f"with --generate [{MIN_BITS}]"),
                 flag("--activate", "make it the active key for new segments"),
             ),
         ),
@@ -211,7 +201,7 @@ REWRAP = Command(
     "another key id, unwrap it with that (still present) key and wrap it under the active "
     "one, rewriting only the .rsm-manifest object; chunk data is not touched. The store's "
     "row for the manifest is updated. Safe to interrupt and rerun. Uses TIERFLOW_KEYRING.",
-    args=(topic_option("only this topic"),),
+    args=(arg("--topic", help="only this topic"),),
 )
 
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from tierflow.cli.common import CommandError, pipe_width
 from tierflow.cli.report import human_bytes
-from tierflow.cli.spec import Command, add_commands, arg, flag, json_flag, topic_option
+from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.lifecycle.reconcile import (
     Finding,
@@ -195,8 +195,8 @@ RECONCILE = Command(
             help="delete orphan objects only when last written longer ago than this, e.g. 24h, "
             "30m, 90s, 7d, or 0 [TIERFLOW_RECONCILE_GRACE_S, 24h]",
         ),
-        topic_option("only this topic (repeatable) [all]", action="append"),
-        json_flag("print the findings as JSON"),
+        arg("--topic", help="only this topic (repeatable) [all]", action="append"),
+        flag("--json", "print the findings as JSON"),
     ),
 )
 

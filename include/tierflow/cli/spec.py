@@ -69,7 +69,7 @@ def add_commands(sub: argparse._SubParsersAction, commands: Iterable[Command | G
     """Add each command (or group of actions) to ``sub``, in the order given (the help's)."""
     for command in commands:
         if isinstance(command, Group):
-            parser = _add_parser(sub, command.name, command.help, command.description)
+            parser = _add_parser(sub, command)
             actions = parser.add_subparsers(dest=command.dest, required=True, metavar="ACTION")
             add_commands(actions, command.commands)
         else:
@@ -77,7 +77,7 @@ def add_commands(sub: argparse._SubParsersAction, commands: Iterable[Command | G
 
 
 def _add_command(sub: argparse._SubParsersAction, command: Command) -> None:
-    parser = _add_parser(sub, command.name, command.help, command.description, command.raw)
+    parser = _add_parser(sub, command)
     for item in command.args:
         if isinstance(item, OneOf):
             group = parser.add_mutually_exclusive_group(required=True)
@@ -88,33 +88,19 @@ def _add_command(sub: argparse._SubParsersAction, command: Command) -> None:
     parser.set_defaults(func=command.func, **command.defaults)
 
 
-def _add_parser(
-    sub: argparse._SubParsersAction,
-    name: str,
-    help: str,
-    description: str | None,
-    raw: bool = False,
-) -> argparse.ArgumentParser:
-    if raw:
-        formatter: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter
-    else:
-        formatter = argparse.HelpFormatter
-    return sub.add_parser(name, help=help, description=description, formatter_class=formatter)
+def _add_parser(sub: argparse._SubParsersAction, spec: Command | Group) -> argparse.ArgumentParser:
+    raw = isinstance(spec, Command) and spec.raw
+    formatter = argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter
+    return sub.add_parser(
+        spec.name, help=spec.help, description=spec.description, formatter_class=formatter
+    )
 
 
 # -- options several commands share ----------------------------------------------------------
 
 
-def topic_option(help: str | None = None, **options: Any) -> Arg:
-    return arg("--topic", help=help, **options)
-
-
 def partition_option(help: str | None = None, **options: Any) -> Arg:
     return arg("--partition", type=int, help=help, **options)
-
-
-def json_flag(help: str | None = None) -> Arg:
-    return flag("--json", help)
 
 
 def config_option(help: str) -> Arg:

@@ -21,9 +21,7 @@ from tierflow.cli.spec import (
     add_commands,
     arg,
     flag,
-    json_flag,
     partition_option,
-    topic_option,
 )
 from tierflow.cli.status_tables import (
     BROKER_COLUMNS,
@@ -157,7 +155,7 @@ STATUS = Command(
     "topic (and per broker, with several); --topic or --partition lists them one by one, "
     "a page at a time, with the retention plan of that page.",
     args=(
-        topic_option("only this topic, and list its partitions [all topics, summed]"),
+        arg("--topic", help="only this topic, and list its partitions [all topics, summed]"),
         partition_option("only partitions with this number, listed [all]"),
         arg("--page", type=int, default=1, help="which page of the listed partitions [1]"),
         arg(
@@ -174,7 +172,7 @@ STATUS = Command(
         ),
         arg("--events", type=int, default=DEFAULT_EVENTS, help=f"latest events [{DEFAULT_EVENTS}]"),
         flag("--history", "also remote size and copy lag over time (the page's chart)"),
-        json_flag("print the same figures as JSON, for scripts"),
+        flag("--json", "print the same figures as JSON, for scripts"),
     ),
 )
 

@@ -14,9 +14,9 @@ import sys
 
 from rich.table import Table
 
-from tierflow.cli.commands import KNOWN_ERRORS, console
+from tierflow.cli.commands import KNOWN_ERRORS, TOPIC_ACTIONS, console
 from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config
-from tierflow.cli.spec import Command, Group, add_commands, arg, config_option, flag, json_flag
+from tierflow.cli.spec import Command, Group, add_commands, arg, config_option, flag
 from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError, read_cluster_topic_configs
 from tierflow.kafka.metadata_log import find_metadata_image
@@ -209,7 +209,7 @@ COMMANDS = (
             arg("topic"),
             arg("--topic-id", help="which incarnation, when the name was reused"),
             flag("--yes", "mark it (otherwise a dry run)"),
-            json_flag("print the result as JSON"),
+            flag("--json", "print the result as JSON"),
         ),
     ),
     Command(
@@ -258,7 +258,6 @@ COMMANDS = (
     ),
 )
 
-# ``tierflow topics sync``, under the ``topics`` command.
 SYNC = Command(
     "sync",
     topics_sync_command,
@@ -277,8 +276,15 @@ SYNC = Command(
     args=(
         config_option("a default for topics that do not set KEY, e.g. remote.storage.enable=true"),
         flag("--dry-run", "show what would change, write nothing"),
-        json_flag("print the outcomes as JSON"),
+        flag("--json", "print the outcomes as JSON"),
     ),
+)
+
+TOPICS = Group(
+    "topics",
+    help="register topics and their tiering configs",
+    dest="topics_command",
+    commands=(*TOPIC_ACTIONS, SYNC),
 )
 
 
