@@ -29,7 +29,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from typing import TypedDict, Unpack
 
+from tierflow.config import DEFAULT_LEASE_TTL_S
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.errors import KafkaFormatError
@@ -43,7 +45,7 @@ from tierflow.lifecycle.copy.candidates import (
     copy_start_offset,
 )
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
-from tierflow.lifecycle.copy.segment_facts import inspect_segment
+from tierflow.lifecycle.copy.segment_facts import SegmentFacts, inspect_segment
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.models import Topic
@@ -119,7 +121,7 @@ def prepare_copy(
     *,
     rsm: RemoteStorageManager,
     owner: str,
-    lease_ttl_s: int = 900,
+    lease_ttl_s: int = DEFAULT_LEASE_TTL_S,
     clock: Clock = wall_clock_ms,
     dry_run: bool = False,
     max_segments: int | None = None,
@@ -131,23 +133,11 @@ def prepare_copy(
     ``actor`` is recorded as who started each segment (default: ``owner``); an Airflow task
     names its task instance there, since the lease owner must stay the same across runs.
     """
-    report = PartitionCopyReport(log_.topic, log_.partition)
-    plan = CopyPlan(report)
+    plan = CopyPlan(PartitionCopyReport(log_.topic, log_.partition))
     topic = store.topic(log_.topic)
-    report.skipped = _not_copyable(topic)
-    if report.skipped:
+    upper_bound = _copy_bound(log_, topic, plan.report)
+    if upper_bound is None:
         return plan
-    _check_topic_id(log_, topic)
-    high_watermark = log_.high_watermark()
-    if high_watermark is None:
-        report.skipped = "no high watermark in replication-offset-checkpoint"
-        return plan
-    stable = last_stable_offset(log_, high_watermark)
-    report.held_back = _held_back(stable)
-    if report.held_back:
-        log.info("%s-%d: %s", log_.topic, log_.partition, report.held_back)
-    upper_bound = stable.offset
-
     segments = log_.segments()
     store.ensure_partition(
         topic.topic_id,
@@ -155,9 +145,10 @@ def prepare_copy(
         log_start_offset=log_.log_start_offset(),
         local_log_start_offset=segments[0].base_offset if segments else 0,
     )
+    bounds = _Bounds(segments, upper_bound, max_segments)
     if dry_run:
-        candidates = _candidates(store, topic, log_, segments, upper_bound, max_segments)
-        report.pending = [c.base_offset for c in candidates]
+        candidates = _candidates(store, topic, log_, bounds)
+        plan.report.pending = [c.base_offset for c in candidates]
         return plan
 
     crash_point("copy.before_lease")
@@ -166,62 +157,116 @@ def prepare_copy(
     )
     crash_point("copy.after_lease")
     try:
-        # Read again under the lease what the plan rests on: until we held it, another copy
-        # could finish these very segments, or a disablement begin.
-        topic = store.topic(log_.topic)
-        report.skipped = _not_copyable(topic)
-        if report.skipped:
-            release_taking(store, lease)
-            return plan
-        report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
-        candidates = _candidates(store, topic, log_, segments, upper_bound, max_segments)
-        for candidate in candidates:
-            try:
-                facts = inspect_segment(log_, candidate)  # before any state for this segment
-            except KafkaFormatError as exc:
-                log.error("%s-%d: stopping at a bad segment: %s", topic.name, log_.partition, exc)
-                plan.blocked_by = exc
-                break
-            segment = RemoteSegment(
-                topic.name,
-                topic.topic_id,
-                log_.partition,
-                new_kafka_uuid(),
-                candidate.base_offset,
-                candidate.end_offset,
-            )
-            store.add_segment(
-                segment_id=segment.segment_id,
-                topic_id=topic.topic_id,
-                partition=log_.partition,
-                start_offset=segment.start_offset,
-                end_offset=segment.end_offset,
-                max_timestamp_ms=facts.max_timestamp_ms,
-                leader_epoch=facts.leader_epoch,
-                segment_leader_epochs=[(e.epoch, e.start_offset) for e in facts.leader_epochs],
-                segment_size_bytes=facts.size_in_bytes,
-                tiered_epoch=topic.tiered_epoch,
-                txn_index_empty=facts.txn_index_empty,
-                owner=actor or owner,
-                actor=actor or owner,
-                now_ms=clock(),
-                lease=lease,
-            )
-            crash_point("copy.after_started")
-            plan.jobs.append(RewriteJob.build(segment, facts.data, facts.size_in_bytes))
+        _start_segments(plan, log_, store, rsm, bounds, actor or owner, clock)
     except BaseException:
         release_taking(store, lease)
         raise
     return plan
 
 
-def _candidates(
+@dataclass(frozen=True)
+class _Bounds:
+    """What copying may take: local segments below ``upper_bound``, ``max_segments`` at most."""
+
+    segments: list[LogSegment]
+    upper_bound: int
+    max_segments: int | None
+
+
+def _copy_bound(log_: PartitionLog, topic: Topic, report: PartitionCopyReport) -> int | None:
+    """The last stable offset, below which segments are copied; None when the partition is
+    not copied at all, ``report.skipped`` saying why."""
+    report.skipped = _not_copyable(topic)
+    if report.skipped:
+        return None
+    _check_topic_id(log_, topic)
+    high_watermark = log_.high_watermark()
+    if high_watermark is None:
+        report.skipped = "no high watermark in replication-offset-checkpoint"
+        return None
+    stable = last_stable_offset(log_, high_watermark)
+    report.held_back = _held_back(stable)
+    if report.held_back:
+        log.info("%s-%d: %s", log_.topic, log_.partition, report.held_back)
+    return stable.offset
+
+
+def _start_segments(
+    plan: CopyPlan,
+    log_: PartitionLog,
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    bounds: _Bounds,
+    actor: str,
+    clock: Clock,
+) -> None:
+    """Under the lease: clean up, then record each checked candidate as COPY_SEGMENT_STARTED,
+    stopping at the first that fails its checks."""
+    lease = plan.lease
+    assert lease is not None, "taken by prepare_copy"
+    # Read again under the lease what the plan rests on: until we held it, another copy
+    # could finish these very segments, or a disablement begin.
+    topic = store.topic(log_.topic)
+    plan.report.skipped = _not_copyable(topic)
+    if plan.report.skipped:
+        release_taking(store, lease)
+        return
+    plan.report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
+    for candidate in _candidates(store, topic, log_, bounds):
+        try:
+            facts = inspect_segment(log_, candidate)  # before any state for this segment
+        except KafkaFormatError as exc:
+            log.error("%s-%d: stopping at a bad segment: %s", topic.name, log_.partition, exc)
+            plan.blocked_by = exc
+            return
+        plan.jobs.append(
+            _start_segment(store, topic, log_.partition, candidate, facts, lease, actor, clock)
+        )
+
+
+def _start_segment(
     store: MetadataStore,
     topic: Topic,
-    log_: PartitionLog,
-    segments: list[LogSegment],
-    upper_bound: int,
-    max_segments: int | None,
+    partition: int,
+    candidate: CopyCandidate,
+    facts: SegmentFacts,
+    lease: Lease,
+    actor: str,
+    clock: Clock,
+) -> RewriteJob:
+    """One checked candidate recorded COPY_SEGMENT_STARTED under a fresh segment id (one
+    insert, fenced by the lease), and the rewrite job that uploads it."""
+    segment = RemoteSegment(
+        topic.name,
+        topic.topic_id,
+        partition,
+        new_kafka_uuid(),
+        candidate.base_offset,
+        candidate.end_offset,
+    )
+    store.add_segment(
+        segment_id=segment.segment_id,
+        topic_id=topic.topic_id,
+        partition=partition,
+        start_offset=segment.start_offset,
+        end_offset=segment.end_offset,
+        max_timestamp_ms=facts.max_timestamp_ms,
+        leader_epoch=facts.leader_epoch,
+        segment_leader_epochs=[(e.epoch, e.start_offset) for e in facts.leader_epochs],
+        segment_size_bytes=facts.size_in_bytes,
+        tiered_epoch=topic.tiered_epoch,
+        txn_index_empty=facts.txn_index_empty,
+        owner=actor,
+        actor=actor,
+        now_ms=clock(),
+        lease=lease,
+    )
+    crash_point("copy.after_started")
+    return RewriteJob.build(segment, facts.data, facts.size_in_bytes)
+
+
+def _candidates(
+    store: MetadataStore, topic: Topic, log_: PartitionLog, bounds: _Bounds
 ) -> list[CopyCandidate]:
     """The eligible segments as of the partition's row now (see copy_candidates)."""
     state = store.partition(topic.topic_id, log_.partition)
@@ -230,8 +275,10 @@ def _candidates(
     # The partition's highest remote offset only moves forward, like Kafka's
     # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
     from_offset = copy_start_offset(state.highest_remote_offset, log_start)
-    candidates = candidate_segments(segments, from_offset=from_offset, upper_bound=upper_bound)
-    return candidates[:max_segments] if max_segments else candidates
+    candidates = candidate_segments(
+        bounds.segments, from_offset=from_offset, upper_bound=bounds.upper_bound
+    )
+    return candidates[: bounds.max_segments] if bounds.max_segments else candidates
 
 
 def finalize_copy(
@@ -294,27 +341,32 @@ def finalize_copy(
     return report
 
 
+class CopyOptions(TypedDict, total=False):
+    """prepare_copy's options, as copy_partition passes them on."""
+
+    lease_ttl_s: int
+    clock: Clock
+    dry_run: bool
+
+
 def copy_partition(
     log_: PartitionLog,
     store: MetadataStore,
     rsm: RemoteStorageManager,
     *,
     owner: str,
-    lease_ttl_s: int = 900,
-    clock: Clock = wall_clock_ms,
-    dry_run: bool = False,
     on_copied: Callable[[CopiedSegment], None] | None = None,
+    **options: Unpack[CopyOptions],
 ) -> PartitionCopyReport:
     """Prepare, rewrite in this process, finalize: the whole copy of one partition."""
-    plan = prepare_copy(
-        log_, store, rsm=rsm, owner=owner, lease_ttl_s=lease_ttl_s, clock=clock, dry_run=dry_run
-    )
-    if dry_run or plan.report.skipped:
+    plan = prepare_copy(log_, store, rsm=rsm, owner=owner, **options)
+    if options.get("dry_run", False) or plan.report.skipped:
         return plan.report
     results = {}
     for job in plan.jobs:
         results[job.segment_id] = rewrite_segment(job, rsm)
         crash_point("copy.after_upload")
+    clock = options.get("clock", wall_clock_ms)
     return finalize_copy(plan, results, store, rsm, owner=owner, clock=clock, on_copied=on_copied)
 
 
