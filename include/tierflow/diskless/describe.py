@@ -28,7 +28,7 @@ from sqlmodel import col, select
 
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge import mergeable
-from tierflow.diskless.models import DisklessBatch, WalObjectState
+from tierflow.diskless.models import DisklessBatch, WalObject, WalObjectState
 from tierflow.diskless.wal_object import HEADER_SIZE
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
@@ -100,34 +100,8 @@ def describe(
             timestamp_type=found.timestamp_type,
             merged_into_tiered_storage=mergeable(topic) is None,
         )
-        for log in coordinator.logs(found.topic_id):
-            tiered = store.segment_summaries(
-                topic.topic_id, log.partition, states=[RemoteLogSegmentState.COPY_SEGMENT_FINISHED]
-            )
-            overview.tiered_segments += len(tiered)
-            overview.tiered_bytes += sum(s.segment_size_bytes for s in tiered)
-            overview.partitions.append(
-                PartitionOffsets(
-                    partition=log.partition,
-                    log_start_offset=log.log_start_offset,
-                    tiered_end_offset=max((s.end_offset for s in tiered), default=-1),
-                    wal_start_offset=log.diskless_start_offset,
-                    high_watermark=log.high_watermark,
-                    wal_bytes=log.byte_size,
-                )
-            )
-            overview.size_on_object_storage += log.byte_size
-        for object_id, by_topic in usage.items():
-            if found.topic_id not in by_topic:
-                continue
-            wal = objects[object_id]
-            overview.objects += 1
-            overview.objects_bytes += wal.total_size
-            deleted = wal.total_size - HEADER_SIZE - wal.used_size
-            if deleted > 0:
-                overview.objects_with_deleted_batches += 1
-                overview.objects_with_deleted_batches_bytes += wal.total_size
-                overview.deleted_bytes_in_objects += deleted
+        _add_partitions(overview, coordinator, store)
+        _add_objects(overview, usage, objects)
         topics.append(overview)
     wanted = {t.topic_id for t in topics}
     listed = []
@@ -152,6 +126,49 @@ def describe(
         awaiting_deletion=len(deleting),
         awaiting_deletion_bytes=sum(o.total_size for o in deleting),
     )
+
+
+def _add_partitions(
+    overview: TopicOverview, coordinator: DisklessCoordinator, store: MetadataStore
+) -> None:
+    """Each partition's offsets, its WAL bytes and its tiered segments, summed into the topic."""
+    for log in coordinator.logs(overview.topic_id):
+        tiered = store.segment_summaries(
+            overview.topic_id, log.partition, states=[RemoteLogSegmentState.COPY_SEGMENT_FINISHED]
+        )
+        overview.tiered_segments += len(tiered)
+        overview.tiered_bytes += sum(s.segment_size_bytes for s in tiered)
+        overview.partitions.append(
+            PartitionOffsets(
+                partition=log.partition,
+                log_start_offset=log.log_start_offset,
+                tiered_end_offset=max((s.end_offset for s in tiered), default=-1),
+                wal_start_offset=log.diskless_start_offset,
+                high_watermark=log.high_watermark,
+                wal_bytes=log.byte_size,
+            )
+        )
+        overview.size_on_object_storage += log.byte_size
+
+
+def _add_objects(
+    overview: TopicOverview,
+    usage: dict[int, dict[str, tuple[int, int]]],
+    objects: dict[int | None, WalObject],
+) -> None:
+    """The WAL objects holding the topic's live batches, and those of them that also hold
+    deleted batches (kept alive by this topic while part of them is garbage)."""
+    for object_id, by_topic in usage.items():
+        if overview.topic_id not in by_topic:
+            continue
+        wal = objects[object_id]
+        overview.objects += 1
+        overview.objects_bytes += wal.total_size
+        deleted = wal.total_size - HEADER_SIZE - wal.used_size
+        if deleted > 0:
+            overview.objects_with_deleted_batches += 1
+            overview.objects_with_deleted_batches_bytes += wal.total_size
+            overview.deleted_bytes_in_objects += deleted
 
 
 def _usage(coordinator: DisklessCoordinator) -> dict[int, dict[str, tuple[int, int]]]:

@@ -394,7 +394,6 @@ def _record_started(
     directory = partition_staging_dir(options.staging_root, name, topic.topic_id, partition)
     jobs = []
     for segment in segments:
-        epochs = segment.leader_epochs
         remote = RemoteSegment(
             name,
             topic.topic_id,
@@ -403,25 +402,9 @@ def _record_started(
             segment.start_offset,
             segment.end_offset,
         )
-        store.add_segment(
-            segment_id=remote.segment_id,
-            topic_id=topic.topic_id,
-            partition=partition,
-            start_offset=segment.start_offset,
-            end_offset=segment.end_offset,
-            max_timestamp_ms=segment.max_timestamp_ms,
-            leader_epoch=epochs[-1].epoch,
-            segment_leader_epochs=[(e.epoch, e.start_offset) for e in epochs],
-            segment_size_bytes=segment.size_in_bytes,
-            tiered_epoch=topic.tiered_epoch,
-            txn_index_empty=True,
-            owner=actor,
-            actor=actor,
-            now_ms=clock(),
-            lease=plan.copy.lease,  # nothing recorded once another attempt took the lease over
-        )
+        _add_started(store, topic, remote, segment, plan, actor, clock)
         crash_point("merge.after_started")
-        lineage = extend_lineage(lineage, epochs)
+        lineage = extend_lineage(lineage, segment.leader_epochs)
         # Kafka uploads the leader-epoch cache's entries that start before the next segment.
         files = staged_files(
             directory / offset_prefix(segment.start_offset),
@@ -435,3 +418,33 @@ def _record_started(
         plan.copy.jobs.append(rewrite)
         jobs.append(MergeSegmentJob(rewrite, segment.batches))
     return MergeJob(name, topic.topic_id, partition, tuple(jobs), previous)
+
+
+def _add_started(
+    store: MetadataStore,
+    topic: Topic,
+    remote: RemoteSegment,
+    segment: MergedSegment,
+    plan: MergePlan,
+    actor: str,
+    clock: Clock,
+) -> None:
+    """Record one merged segment COPY_SEGMENT_STARTED (one transaction, under the lease)."""
+    epochs = segment.leader_epochs
+    store.add_segment(
+        segment_id=remote.segment_id,
+        topic_id=topic.topic_id,
+        partition=remote.partition,
+        start_offset=segment.start_offset,
+        end_offset=segment.end_offset,
+        max_timestamp_ms=segment.max_timestamp_ms,
+        leader_epoch=epochs[-1].epoch,
+        segment_leader_epochs=[(e.epoch, e.start_offset) for e in epochs],
+        segment_size_bytes=segment.size_in_bytes,
+        tiered_epoch=topic.tiered_epoch,
+        txn_index_empty=True,
+        owner=actor,
+        actor=actor,
+        now_ms=clock(),
+        lease=plan.copy.lease,  # nothing recorded once another attempt took the lease over
+    )
