@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tierflow.diskless.models import LOG_APPEND_TIME
@@ -36,13 +37,11 @@ class BatchCoordinate:
         return self.batch_max_timestamp
 
 
-@dataclass(frozen=True)
-class PartitionBatches:
-    """A partition's batches in offset order: a merge candidate, or a fetch's coordinates."""
+class BatchRun:
+    """What a non-empty run of contiguous batches (``batches``, in offset order) spans: shared
+    by a partition's batches and a merged segment's."""
 
-    topic_id: str
-    partition: int
-    batches: list[BatchCoordinate]
+    batches: Sequence[BatchCoordinate]
 
     @property
     def start_offset(self) -> int:
@@ -55,6 +54,15 @@ class PartitionBatches:
     @property
     def size(self) -> int:
         return sum(b.byte_size for b in self.batches)
+
+
+@dataclass(frozen=True)
+class PartitionBatches(BatchRun):
+    """A partition's batches in offset order: a merge candidate, or a fetch's coordinates."""
+
+    topic_id: str
+    partition: int
+    batches: list[BatchCoordinate]
 
     @property
     def object_keys(self) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tierflow.diskless.coordinates import BatchCoordinate
+from tierflow.diskless.coordinates import BatchCoordinate, BatchRun
 from tierflow.diskless.errors import DisklessError
 from tierflow.kafka.leader_epoch import EpochEntry
 
@@ -28,22 +28,14 @@ _INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
-class MergedSegment:
+class MergedSegment(BatchRun):
     """The batches of one merged segment, in offset order, and what its metadata says."""
 
     batches: tuple[BatchCoordinate, ...]
 
     @property
-    def start_offset(self) -> int:
-        return self.batches[0].base_offset
-
-    @property
-    def end_offset(self) -> int:
-        return self.batches[-1].last_offset
-
-    @property
     def size_in_bytes(self) -> int:
-        return sum(b.byte_size for b in self.batches)
+        return self.size
 
     @property
     def max_timestamp_ms(self) -> int:

@@ -2,8 +2,7 @@
 
 Same conventions as ``tierflow.metadata.models``: BIGINT offsets, sizes and timestamps,
 explicit constraint and index names (so the Alembic migration and ``compare_metadata``
-agree), states stored by name. This module imports nothing from ``tierflow.metadata`` so
-that the metadata models can list these tables without an import cycle.
+agree), states stored by name; the column shapes both share come from there.
 
 - ``diskless_topics``: which registered topics are diskless (KIP-1163's ``diskless.enable``,
   fixed at creation) and their ``message.timestamp.type``.
@@ -21,8 +20,10 @@ from enum import StrEnum
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-# SQLite only auto-increments an INTEGER PRIMARY KEY (the rowid alias), not a BIGINT one.
-ROW_ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+from tierflow.metadata.models import EVENT_ID_TYPE, partition_number_key
+
+# The store's auto-incrementing id: BIGINT, but INTEGER on SQLite (only its rowid alias counts).
+ROW_ID_TYPE = EVENT_ID_TYPE
 CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
 TIMESTAMP_TYPES = (CREATE_TIME, LOG_APPEND_TIME)
@@ -65,9 +66,7 @@ class DisklessLog(SQLModel, table=True):
     )
 
     topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
-    partition: int = Field(
-        primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False}
-    )
+    partition: int = partition_number_key()
     log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
     diskless_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
     high_watermark: int = Field(default=0, sa_type=sa.BigInteger)

@@ -23,7 +23,7 @@ from tierflow.diskless.models import TIMESTAMP_TYPES, DisklessLog, DisklessTopic
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.models import Topic
-from tierflow.metadata.store_base import EngineBase, partition_key, update_one
+from tierflow.metadata.store_base import EngineBase, found_or_raise, partition_key, update_one
 
 DISKLESS_REGISTERED = "DISKLESS_REGISTERED"
 
@@ -117,36 +117,36 @@ class DisklessRegistry(EngineBase):
         return self._get(DisklessTopic, topic_id)
 
     def require_diskless_topic(self, topic_id: str) -> DisklessTopic:
-        found = self.diskless_topic(topic_id)
-        if found is None:
-            raise NotDisklessTopicError(f"topic id {topic_id} is not a diskless topic")
-        return found
+        return found_or_raise(
+            self.diskless_topic(topic_id),
+            NotDisklessTopicError(f"topic id {topic_id} is not a diskless topic"),
+        )
 
     def diskless_topics(self) -> list[DisklessTopic]:
         return self._all(select(DisklessTopic).order_by(col(DisklessTopic.topic_id)))
 
     def topic_id_of(self, name: str) -> str:
         """The id of the live topic called ``name``, which must be diskless."""
-        topic = self._first(select(Topic).where(col(Topic.name) == name))
-        if topic is None:
-            raise UnknownTopicError(f"unknown topic {name!r}")
+        topic = found_or_raise(
+            self._first(select(Topic).where(col(Topic.name) == name)),
+            UnknownTopicError(f"unknown topic {name!r}"),
+        )
         self.require_diskless_topic(topic.topic_id)
         return topic.topic_id
 
     def topic_row(self, topic_id: str) -> Topic:
         """The topic's row in the metadata store: its name and retention configs."""
-        topic = self._get(Topic, topic_id)
-        if topic is None:
-            raise UnknownTopicError(f"unknown topic id {topic_id!r}")
-        return topic
+        return found_or_raise(
+            self._get(Topic, topic_id), UnknownTopicError(f"unknown topic id {topic_id!r}")
+        )
 
     def log(self, topic_id: str, partition: int) -> DisklessLog:
-        found = self._get(DisklessLog, (topic_id, partition))
-        if found is None:
-            raise UnknownDisklessPartitionError(
+        return found_or_raise(
+            self._get(DisklessLog, (topic_id, partition)),
+            UnknownDisklessPartitionError(
                 f"no diskless partition {topic_id}-{partition}: register the topic as diskless"
-            )
-        return found
+            ),
+        )
 
     def logs(self, topic_id: str | None = None) -> list[DisklessLog]:
         query = select(DisklessLog)

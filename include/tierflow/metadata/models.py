@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
@@ -25,6 +26,20 @@ EVENT_ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 TOPIC_NAME_TYPE = sa.String(512)
 # Lease owners and actors are built from topic names and Airflow run ids: no useful bound.
 ACTOR_TYPE = sa.Text
+
+
+def partition_number_key() -> Any:
+    """The ``partition`` column of a table keyed by (topic id, partition number)."""
+    return Field(primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False})
+
+
+def references_partition(table: str) -> sa.ForeignKeyConstraint:
+    """The foreign key from ``table``'s (topic id, partition) to its row in ``partitions``."""
+    return sa.ForeignKeyConstraint(
+        ["topic_id", "partition"],
+        ["partitions.topic_id", "partitions.partition"],
+        name=f"fk_{table}_partition_partitions",
+    )
 
 
 class SegmentObjectKind(StrEnum):
@@ -85,9 +100,7 @@ class Partition(SQLModel, table=True):
     )
 
     topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
-    partition: int = Field(
-        primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False}
-    )
+    partition: int = partition_number_key()
     log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
     local_log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
     highest_remote_offset: int = Field(default=-1, sa_type=sa.BigInteger)
@@ -100,11 +113,7 @@ class RemoteLogSegment(SQLModel, table=True):
 
     __tablename__ = "remote_log_segments"
     __table_args__ = (
-        sa.ForeignKeyConstraint(
-            ["topic_id", "partition"],
-            ["partitions.topic_id", "partitions.partition"],
-            name="fk_remote_log_segments_partition_partitions",
-        ),
+        references_partition("remote_log_segments"),
         sa.Index("ix_remote_log_segments_tp_start", "topic_id", "partition", "start_offset"),
         sa.Index("ix_remote_log_segments_tp_state", "topic_id", "partition", "state"),
     )
@@ -155,18 +164,10 @@ class RemoteSegmentObject(SQLModel, table=True):
 
 class RemotePartitionDelete(SQLModel, table=True):
     __tablename__ = "remote_partition_deletes"
-    __table_args__ = (
-        sa.ForeignKeyConstraint(
-            ["topic_id", "partition"],
-            ["partitions.topic_id", "partitions.partition"],
-            name="fk_remote_partition_deletes_partition_partitions",
-        ),
-    )
+    __table_args__ = (references_partition("remote_partition_deletes"),)
 
     topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
-    partition: int = Field(
-        primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False}
-    )
+    partition: int = partition_number_key()
     state: str = Field(sa_type=sa.String(32))
     event_timestamp_ms: int = Field(sa_type=sa.BigInteger)
     marks: int = Field(default=1, sa_type=sa.Integer)

@@ -27,7 +27,13 @@ from tierflow.metadata.models import (
 )
 from tierflow.metadata.partition_registry import Lease, hold_lease
 from tierflow.metadata.states import SEGMENT_SOURCES, RemoteLogSegmentState
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, partition_key, update_one
+from tierflow.metadata.store_base import (
+    MAX_ATTEMPTS,
+    StoreBase,
+    found_or_raise,
+    partition_key,
+    update_one,
+)
 
 
 class SegmentObject(NamedTuple):
@@ -151,6 +157,13 @@ class SegmentStore(StoreBase):
             "owner": actor if owner is None else owner,
             "created_ms": now_ms,
         }
+        return self._add_started(row, actor=actor, lease=lease)
+
+    def _add_started(
+        self, row: dict[str, Any], *, actor: str, lease: Lease | None
+    ) -> RemoteLogSegment:
+        """Insert the row, or hand back the one a first add (or a racing one) wrote."""
+        segment_id = row["segment_id"]
         existing = self._find_segment(segment_id)
         if existing is None:
             try:
@@ -302,10 +315,10 @@ class SegmentStore(StoreBase):
             )
 
     def segment(self, segment_id: str) -> RemoteLogSegment:
-        found = self._find_segment(segment_id)
-        if found is None:
-            raise UnknownSegmentError(f"unknown remote log segment {segment_id!r}")
-        return found
+        return found_or_raise(
+            self._find_segment(segment_id),
+            UnknownSegmentError(f"unknown remote log segment {segment_id!r}"),
+        )
 
     def segment_objects(self, segment_id: str) -> list[RemoteSegmentObject]:
         query = (

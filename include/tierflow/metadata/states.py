@@ -4,40 +4,44 @@ The segment and partition-delete machines follow ``RemoteLogSegmentState.isValid
 ``RemotePartitionDeleteState.isValidTransition`` exactly; the topic machine is KIP-950's
 ENABLED/DISABLING/DISABLED lifecycle. Self-transitions are valid in Kafka so that retries and
 failover are idempotent; the store treats them as no-ops.
+
+Codes like D4 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any, Self
 
 
-class RemoteLogSegmentState(StrEnum):
+class _KafkaState(StrEnum):
+    """A state of Kafka's remote-storage metadata, which its records carry as one byte."""
+
+    @property
+    def id(self) -> int:
+        """The byte Kafka writes to ``__remote_log_metadata`` for this state."""
+        return _STATE_IDS[self]
+
+    @classmethod
+    def for_id(cls, state_id: int) -> Self:
+        for state in cls:
+            if state.id == state_id:
+                return state
+        raise ValueError(f"no {cls.__name__} with id {state_id}")
+
+
+class RemoteLogSegmentState(_KafkaState):
     COPY_SEGMENT_STARTED = "COPY_SEGMENT_STARTED"
     COPY_SEGMENT_FINISHED = "COPY_SEGMENT_FINISHED"
     DELETE_SEGMENT_STARTED = "DELETE_SEGMENT_STARTED"
     DELETE_SEGMENT_FINISHED = "DELETE_SEGMENT_FINISHED"
 
-    @property
-    def id(self) -> int:
-        """The byte Kafka writes to ``__remote_log_metadata`` for this state."""
-        return _SEGMENT_STATE_IDS[self]
 
-    @classmethod
-    def for_id(cls, state_id: int) -> RemoteLogSegmentState:
-        for state, known in _SEGMENT_STATE_IDS.items():
-            if known == state_id:
-                return state
-        raise ValueError(f"no RemoteLogSegmentState with id {state_id}")
-
-
-class RemotePartitionDeleteState(StrEnum):
+class RemotePartitionDeleteState(_KafkaState):
     DELETE_PARTITION_MARKED = "DELETE_PARTITION_MARKED"
     DELETE_PARTITION_STARTED = "DELETE_PARTITION_STARTED"
     DELETE_PARTITION_FINISHED = "DELETE_PARTITION_FINISHED"
-
-    @property
-    def id(self) -> int:
-        return _PARTITION_DELETE_STATE_IDS[self]
 
 
 class TieredState(StrEnum):
@@ -48,14 +52,12 @@ class TieredState(StrEnum):
     DISABLED = "DISABLED"
 
 
-_SEGMENT_STATE_IDS: dict[RemoteLogSegmentState, int] = {
+# Kafka's ids: RemoteLogSegmentState.id and RemotePartitionDeleteState.id.
+_STATE_IDS: dict[_KafkaState, int] = {
     RemoteLogSegmentState.COPY_SEGMENT_STARTED: 0,
     RemoteLogSegmentState.COPY_SEGMENT_FINISHED: 1,
     RemoteLogSegmentState.DELETE_SEGMENT_STARTED: 2,
     RemoteLogSegmentState.DELETE_SEGMENT_FINISHED: 3,
-}
-
-_PARTITION_DELETE_STATE_IDS: dict[RemotePartitionDeleteState, int] = {
     RemotePartitionDeleteState.DELETE_PARTITION_MARKED: 0,
     RemotePartitionDeleteState.DELETE_PARTITION_STARTED: 1,
     RemotePartitionDeleteState.DELETE_PARTITION_FINISHED: 2,
@@ -90,7 +92,7 @@ PARTITION_DELETE_SOURCES: dict[
 TIERED_SOURCES: dict[TieredState, frozenset[TieredState | None]] = {
     TieredState.ENABLED: frozenset({None, TieredState.DISABLED}),
     # DISABLED -> DISABLING only from retain to delete: retained data is Kafka's read-only
-    # ENABLED(copy off), which may still be turned off with delete (§2.4).
+    # ENABLED(copy off), which may still be turned off with delete (D4).
     TieredState.DISABLING: frozenset({TieredState.ENABLED, TieredState.DISABLED}),
     TieredState.DISABLED: frozenset({None, TieredState.DISABLING}),
 }
@@ -99,20 +101,23 @@ TIERED_SOURCES: dict[TieredState, frozenset[TieredState | None]] = {
 def is_valid_segment_transition(
     src: RemoteLogSegmentState | None, dst: RemoteLogSegmentState
 ) -> bool:
-    dst = RemoteLogSegmentState(dst)
-    src = None if src is None else RemoteLogSegmentState(src)
-    return src == dst or src in SEGMENT_SOURCES[dst]
+    return _is_valid(RemoteLogSegmentState, SEGMENT_SOURCES, src, dst)
 
 
 def is_valid_partition_delete_transition(
     src: RemotePartitionDeleteState | None, dst: RemotePartitionDeleteState
 ) -> bool:
-    dst = RemotePartitionDeleteState(dst)
-    src = None if src is None else RemotePartitionDeleteState(src)
-    return src == dst or src in PARTITION_DELETE_SOURCES[dst]
+    return _is_valid(RemotePartitionDeleteState, PARTITION_DELETE_SOURCES, src, dst)
 
 
 def is_valid_tiered_transition(src: TieredState | None, dst: TieredState) -> bool:
-    dst = TieredState(dst)
-    src = None if src is None else TieredState(src)
-    return src == dst or src in TIERED_SOURCES[dst]
+    return _is_valid(TieredState, TIERED_SOURCES, src, dst)
+
+
+def _is_valid(
+    kind: type[StrEnum], sources: Mapping[Any, frozenset[Any]], src: str | None, dst: str
+) -> bool:
+    """Kafka's isValidTransition over one of the tables above: a self-transition is valid."""
+    target = kind(dst)
+    source = None if src is None else kind(src)
+    return source == target or source in sources[target]

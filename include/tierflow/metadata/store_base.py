@@ -52,6 +52,13 @@ def update_one(
     return result.rowcount == 1
 
 
+def found_or_raise(found: Row | None, error: Exception) -> Row:
+    """What a lookup found, or ``error`` (saying what was looked for) when it found nothing."""
+    if found is None:
+        raise error
+    return found
+
+
 class EngineBase:
     """Sessions and write transactions over ``engine``: the metadata store's and the diskless
     coordinator's, which share the database and its rules (see the module doc)."""
@@ -84,16 +91,15 @@ class EngineBase:
 
 class StoreBase(EngineBase):
     def topic_by_id(self, topic_id: str) -> Topic:
-        found = self._get(Topic, topic_id)
-        if found is None:
-            raise UnknownTopicError(f"unknown topic id {topic_id!r}")
-        return found
+        return found_or_raise(
+            self._get(Topic, topic_id), UnknownTopicError(f"unknown topic id {topic_id!r}")
+        )
 
     def partition(self, topic_id: str, partition: int) -> Partition | None:
         return self._get(Partition, (topic_id, partition))
 
     def _require_partition(self, topic_id: str, partition: int) -> Partition:
-        found = self.partition(topic_id, partition)
-        if found is None:
-            raise UnknownPartitionError(f"unknown partition {topic_id}-{partition}")
-        return found
+        return found_or_raise(
+            self.partition(topic_id, partition),
+            UnknownPartitionError(f"unknown partition {topic_id}-{partition}"),
+        )

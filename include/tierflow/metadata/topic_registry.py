@@ -20,7 +20,7 @@ from tierflow.metadata.events import EventEntity, append_event
 from tierflow.metadata.log_config import FIELD_NAMES, TopicConfig
 from tierflow.metadata.models import Partition, RemotePartitionDelete, Topic
 from tierflow.metadata.states import TieredState, is_valid_tiered_transition
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, update_one
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, found_or_raise, update_one
 from tierflow.metadata.tierable import refuse_internal_topic
 from tierflow.storage.keys import validate_topic_id, validate_topic_name
 
@@ -187,10 +187,7 @@ class TopicRegistry(StoreBase):
         return self._all(query)
 
     def topic(self, name: str) -> Topic:
-        found = self._find_topic(name)
-        if found is None:
-            raise UnknownTopicError(f"unknown topic {name!r}")
-        return found
+        return found_or_raise(self._find_topic(name), UnknownTopicError(f"unknown topic {name!r}"))
 
     def topics(self) -> list[Topic]:
         return self._all(select(Topic).order_by(col(Topic.name)))
