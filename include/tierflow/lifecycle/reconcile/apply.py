@@ -8,6 +8,7 @@ state machine, with events). A failure is recorded for its finding and the other
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from tierflow.faults import crash_point
 from tierflow.lifecycle.copy.liveness import copy_attempt_live, copy_lease_live
@@ -48,10 +49,11 @@ def apply_reconcile(
     Never touches missing-object or size-mismatch findings. Each action re-checks its finding
     first; a storage or store error fails that finding only.
     """
+    fixer = _Fixer(plan, store, rsm, objects, actor, now_ms)
     done: dict[int, Outcome] = {}
     for finding in sorted(plan.actionable, key=lambda f: _ORDER.get(f.action, 3)):
         try:
-            result, detail = _apply_one(finding, plan, store, rsm, objects, actor, now_ms)
+            result, detail = fixer.apply(finding)
         except Exception as exc:
             log.error("reconcile %s %s: %s", finding.kind, finding.subject, exc)
             result, detail = Result.FAILED, f"{type(exc).__name__}: {exc}"
@@ -62,46 +64,84 @@ def apply_reconcile(
     return ReconcileReport(actor, outcomes)  # in the plan's order, like the dry run's report
 
 
-def _apply_one(
-    finding: Finding,
-    plan: ReconcilePlan,
-    store: MetadataStore,
-    rsm: RemoteStorageManager,
-    objects: ObjectStore,
-    actor: str,
-    now_ms: int,
-) -> tuple[Result, str]:
-    if finding.action is Action.DELETE_OBJECT:
-        return _delete_orphan(finding, plan, store, objects, now_ms)
-    if finding.action in (Action.FINISH_DELETE, Action.DELETE_STALE_COPY):
-        return _delete_stale_row(finding, plan, store, rsm, actor, now_ms)
-    return Result.KEPT, ""
+@dataclass(frozen=True)
+class _Fixer:
+    """One apply run: the plan, where to fix it, who does it and when."""
 
+    plan: ReconcilePlan
+    store: MetadataStore
+    rsm: RemoteStorageManager
+    objects: ObjectStore
+    actor: str
+    now_ms: int
 
-def _delete_orphan(
-    finding: Finding,
-    plan: ReconcilePlan,
-    store: MetadataStore,
-    objects: ObjectStore,
-    now_ms: int,
-) -> tuple[Result, str]:
-    """Delete an orphan object, unless it changed or a row names it since planning."""
-    key = finding.key
-    if key is None:
-        raise ValueError(f"{finding.kind} finding without a key")
-    found = objects.stat(key)
-    if found is None:
-        return Result.ALREADY_DONE, "already gone"
-    age = object_age(now_ms, found.last_modified_ms)
-    if age is None or age < plan.object_grace_ms:
-        return Result.SKIPPED, "written again since planning; younger than the grace now"
-    owner = _live_owner(store, finding)
-    if owner is not None:
-        return Result.SKIPPED, f"segment {owner} now names it"
-    objects.delete([key])
-    crash_point("reconcile.after_object_delete")
-    log.info("reconcile: deleted orphan object %s (%d bytes)", key, found.size)
-    return Result.FIXED, f"deleted {found.size} bytes"
+    def apply(self, finding: Finding) -> tuple[Result, str]:
+        if finding.action is Action.DELETE_OBJECT:
+            return self.delete_orphan(finding)
+        if finding.action in (Action.FINISH_DELETE, Action.DELETE_STALE_COPY):
+            return self.delete_stale_row(finding)
+        return Result.KEPT, ""
+
+    def delete_orphan(self, finding: Finding) -> tuple[Result, str]:
+        """Delete an orphan object, unless it changed or a row names it since planning."""
+        key = finding.key
+        if key is None:
+            raise ValueError(f"{finding.kind} finding without a key")
+        found = self.objects.stat(key)
+        if found is None:
+            return Result.ALREADY_DONE, "already gone"
+        age = object_age(self.now_ms, found.last_modified_ms)
+        if not self.plan.past_object_grace(age):
+            return Result.SKIPPED, "written again since planning; younger than the grace now"
+        owner = _live_owner(self.store, finding)
+        if owner is not None:
+            return Result.SKIPPED, f"segment {owner} now names it"
+        self.objects.delete([key])
+        crash_point("reconcile.after_object_delete")
+        log.info("reconcile: deleted orphan object %s (%d bytes)", key, found.size)
+        return Result.FIXED, f"deleted {found.size} bytes"
+
+    def delete_stale_row(self, finding: Finding) -> tuple[Result, str]:
+        """Finish a stale delete, or delete a stale copy, through the segment state machine."""
+        if finding.segment_id is None or finding.topic_id is None:
+            raise ValueError(f"{finding.kind} finding without a segment")
+        store = self.store
+        row = store.segment(finding.segment_id)
+        if row.state == _S.DELETE_SEGMENT_FINISHED.value:
+            return Result.ALREADY_DONE, "DELETE_SEGMENT_FINISHED already"
+        why_not = self.no_longer_stale(finding, row)
+        if why_not:
+            return Result.SKIPPED, why_not
+        topic = store.topic_by_id(finding.topic_id)
+        stale_copy = finding.kind is FindingKind.STALE_COPY
+        if not delete_remote_segment(
+            store, self.rsm, topic, row, actor=self.actor, now_ms=self.now_ms, abandoned=stale_copy
+        ):
+            if store.segment(row.segment_id).state == _S.COPY_SEGMENT_FINISHED.value:
+                return Result.SKIPPED, "its copy finished after all"
+            return Result.ALREADY_DONE, "another worker finished it"
+        if finding.kind is FindingKind.STALE_COPY:
+            crash_point("reconcile.after_stale_copy")
+            return Result.FIXED, "COPY_SEGMENT_STARTED -> DELETE_SEGMENT_FINISHED"
+        crash_point("reconcile.after_stale_delete")
+        return Result.FIXED, "DELETE_SEGMENT_STARTED -> DELETE_SEGMENT_FINISHED"
+
+    def no_longer_stale(self, finding: Finding, row: RemoteLogSegment) -> str | None:
+        """Why the row must be left alone now, or None. A stale copy that finished meanwhile
+        is data; one whose partition is leased again may be in the hands of a live copy."""
+        if row.state == _S.DELETE_SEGMENT_STARTED.value:
+            return None  # finishing a delete is always safe: the intent is durable
+        if finding.kind is not FindingKind.STALE_COPY or row.state != _S.COPY_SEGMENT_STARTED.value:
+            return f"is {row.state} now"
+        partition = self.store.partition(row.topic_id, row.partition)
+        lease_live = copy_lease_live(partition, self.now_ms)
+        live = copy_attempt_live(
+            row.created_ms,
+            lease_live=lease_live,
+            now_ms=self.now_ms,
+            grace_ms=self.plan.row_grace_ms,
+        )
+        return "a copy lease is held on its partition now" if live else None
 
 
 def _live_owner(store: MetadataStore, finding: Finding) -> str | None:
@@ -109,55 +149,3 @@ def _live_owner(store: MetadataStore, finding: Finding) -> str | None:
     unique, so wherever that row is, the key is not an orphan any more."""
     row = segment_row(store, finding.segment_id)
     return row.segment_id if row is not None and row.state in LIVE_NAMES else None
-
-
-def _delete_stale_row(
-    finding: Finding,
-    plan: ReconcilePlan,
-    store: MetadataStore,
-    rsm: RemoteStorageManager,
-    actor: str,
-    now_ms: int,
-) -> tuple[Result, str]:
-    """Finish a stale delete, or delete a stale copy, through the segment state machine."""
-    if finding.segment_id is None or finding.topic_id is None:
-        raise ValueError(f"{finding.kind} finding without a segment")
-    row = store.segment(finding.segment_id)
-    if row.state == _S.DELETE_SEGMENT_FINISHED.value:
-        return Result.ALREADY_DONE, "DELETE_SEGMENT_FINISHED already"
-    why_not = _no_longer_stale(finding, plan, store, row, now_ms)
-    if why_not:
-        return Result.SKIPPED, why_not
-    topic = store.topic_by_id(finding.topic_id)
-    stale_copy = finding.kind is FindingKind.STALE_COPY
-    if not delete_remote_segment(
-        store, rsm, topic, row, actor=actor, now_ms=now_ms, abandoned=stale_copy
-    ):
-        if store.segment(row.segment_id).state == _S.COPY_SEGMENT_FINISHED.value:
-            return Result.SKIPPED, "its copy finished after all"
-        return Result.ALREADY_DONE, "another worker finished it"
-    if finding.kind is FindingKind.STALE_COPY:
-        crash_point("reconcile.after_stale_copy")
-        return Result.FIXED, "COPY_SEGMENT_STARTED -> DELETE_SEGMENT_FINISHED"
-    crash_point("reconcile.after_stale_delete")
-    return Result.FIXED, "DELETE_SEGMENT_STARTED -> DELETE_SEGMENT_FINISHED"
-
-
-def _no_longer_stale(
-    finding: Finding,
-    plan: ReconcilePlan,
-    store: MetadataStore,
-    row: RemoteLogSegment,
-    now_ms: int,
-) -> str | None:
-    """Why the row must be left alone now, or None. A stale copy that finished meanwhile is
-    data; one whose partition is leased again may be in the hands of a live copy."""
-    if row.state == _S.DELETE_SEGMENT_STARTED.value:
-        return None  # finishing a delete is always safe: the intent is durable
-    if finding.kind is not FindingKind.STALE_COPY or row.state != _S.COPY_SEGMENT_STARTED.value:
-        return f"is {row.state} now"
-    lease_live = copy_lease_live(store.partition(row.topic_id, row.partition), now_ms)
-    live = copy_attempt_live(
-        row.created_ms, lease_live=lease_live, now_ms=now_ms, grace_ms=plan.row_grace_ms
-    )
-    return "a copy lease is held on its partition now" if live else None

@@ -96,6 +96,25 @@ class ReconcilePlan:
     def data_loss(self) -> list[Finding]:
         return [f for f in self.findings if f.data_loss]
 
+    def age_of(self, last_modified_ms: int | None) -> int | None:
+        """How long before the plan an object was last written; None when the bucket does
+        not say."""
+        return object_age(self.now_ms, last_modified_ms)
+
+    def past_object_grace(self, age_ms: int | None) -> bool:
+        """Whether an orphan last written ``age_ms`` ago may be deleted: listings and clocks
+        lag a copy in flight, and an object of unknown age is never deleted."""
+        return age_ms is not None and age_ms >= self.object_grace_ms
+
+    def object_grace_note(self, age_ms: int | None) -> str:
+        """Why an orphan of this age is deleted or kept, for its finding's message."""
+        grace = human_duration(self.object_grace_ms)
+        if age_ms is None:
+            return "the bucket reports no modification time, so it is never deleted"
+        if self.past_object_grace(age_ms):
+            return f"last written {human_duration(age_ms)} ago, past the {grace} grace period"
+        return f"last written {human_duration(age_ms)} ago, within the {grace} grace period: kept"
+
     def counts(self) -> dict[str, int]:
         """Findings per kind, every kind present (zeros included) so reports line up."""
         out = {kind.value: 0 for kind in FindingKind}

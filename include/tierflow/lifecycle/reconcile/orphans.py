@@ -9,14 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from tierflow.lifecycle.reconcile.findings import (
-    Action,
-    Finding,
-    FindingKind,
-    ReconcilePlan,
-    human_duration,
-    object_age,
-)
+from tierflow.lifecycle.reconcile.findings import Action, Finding, FindingKind, ReconcilePlan
 from tierflow.lifecycle.reconcile.layout import PartitionScan, segment_id_of
 from tierflow.lifecycle.reconcile.segments import LIVE_NAMES, segment_row
 from tierflow.metadata.models import Topic
@@ -66,21 +59,13 @@ def add_orphan(plan: ReconcilePlan, objects: ObjectStore, key: str, place: Place
     found = objects.stat(key)
     if found is None:
         return  # deleted between the listing and now: nothing to report
-    age = object_age(plan.now_ms, found.last_modified_ms)
-    old_enough = age is not None and age >= plan.object_grace_ms
-    grace = human_duration(plan.object_grace_ms)
-    if age is None:
-        when = "the bucket reports no modification time, so it is never deleted"
-    elif old_enough:
-        when = f"last written {human_duration(age)} ago, past the {grace} grace period"
-    else:
-        when = f"last written {human_duration(age)} ago, within the {grace} grace period: kept"
+    age = plan.age_of(found.last_modified_ms)
     plan.findings.append(
         Finding(
             kind=FindingKind.ORPHAN_OBJECT,
             action=Action.DELETE_OBJECT,
-            actionable=old_enough,
-            message=f"{key}: {place.why}; {when}",
+            actionable=plan.past_object_grace(age),
+            message=f"{key}: {place.why}; {plan.object_grace_note(age)}",
             topic=place.topic,
             topic_id=place.topic_id,
             partition=place.partition,
