@@ -46,9 +46,9 @@ sys.path.insert(0, str(PROJECT))  # the generators are the tests' (tests/support
 
 from benchmarks.dag_timing import RunTiming, time_run  # noqa: E402
 from benchmarks.scale_report import Goals, print_profile, print_table  # noqa: E402
+from dev.airflow_server import LocalAirflow, free_port  # noqa: E402
 from tests.support.cloned_copy import clone_copies, copy_in_process  # noqa: E402
 from tests.support.cluster_logs import ClusterLogs, build_cluster, roll  # noqa: E402
-from tierflow.airflow_server import LocalAirflow, free_port  # noqa: E402
 from tierflow.runtime import open_store  # noqa: E402
 from tierflow.tasks.staged import operation, plan_shards  # noqa: E402
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from tierflow.airflow_server import AirflowApi
+from dev.airflow_server import AirflowApi
 
 POLL_S = 0.5
 FINISHED = {"success", "failed"}

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.support.cluster_logs import ClusterLogs, build_cluster
 from tests.support.tiered import eligible
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.kafka.log_dir import LogDir
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.runtime import open_objects, open_store

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.diskless.diskless_support import TOPIC_ID, producer_batch_bytes
 from tests.diskless.merge_support import GRACE_MS, PARTITIONS, bucket_files, consolidated
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.diskless.merge import merge_partition
 from tierflow.diskless.models import WalObjectState
 from tierflow.diskless.writer import WalWriter

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.diskless.diskless_support import TOPIC_ID
 from tests.diskless.merge_support import (
     PARTITIONS,
@@ -18,7 +19,6 @@ from tests.diskless.merge_support import (
     consolidated,
     expected_files,
 )
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.states import RemoteLogSegmentState as S
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.partition_removal.support import tiered_with_data, topic_keys
 from tests.support.settings_env import use_settings
 from tests.support.tiered import NOW_MS, Tiered
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.cli import main as cli_main
 from tierflow.ids import new_kafka_uuid
 from tierflow.metadata.events import EventEntity

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.reconcile.support import (
     DAY_MS,
     bucket_keys,
@@ -17,7 +18,6 @@ from tests.reconcile.support import (
     tier_all,
 )
 from tests.support.tiered import Tiered, build_tiered
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.states import RemoteLogSegmentState as S

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 

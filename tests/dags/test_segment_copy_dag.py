@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.support.tiered import build_tiered, eligible
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.disablement.support import bucket_files, clock, copy, copy_first, live, live_keys
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.disablement import request_disable
 from tierflow.lifecycle.retention.remote import execute_remote_retention, plan_partition_retention

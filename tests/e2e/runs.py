@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tierflow.airflow_server import AirflowApi
+from dev.airflow_server import AirflowApi
 
 FINISHED = {"success", "failed"}
 TASK_FAILED = {"failed", "up_for_retry"}

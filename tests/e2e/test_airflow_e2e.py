@@ -26,6 +26,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from dev.airflow_server import LocalAirflow, free_port, is_airflow_process
 from tests.e2e import browser
 from tests.e2e.png import summarize_png
 from tests.e2e.runs import (
@@ -38,7 +39,6 @@ from tests.e2e.runs import (
     wait_until,
 )
 from tests.support.tiered import LAYOUTS, NOW_MS, TOPICS, eligible
-from tierflow.airflow_server import LocalAirflow, free_port, is_airflow_process
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.kafka.log_dir import PartitionLog

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tierflow.airflow_server import (
+from dev.airflow_server import (
     PASSWORD_FILE,
     admin_password,
     choose_port,

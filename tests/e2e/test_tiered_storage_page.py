@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 
+from dev.airflow_server import LocalAirflow, free_port
 from tests.e2e import browser
 from tests.e2e.png import summarize_png
 from tests.e2e.runs import (
@@ -48,7 +49,6 @@ from tests.e2e.runs import (
 )
 from tests.operator_view.expected import expected_partitions, expected_topics
 from tests.support.tiered import NOW_MS, TOPICS
-from tierflow.airflow_server import LocalAirflow, free_port
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.metadata.states import RemoteLogSegmentState as S

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.support.moto_server import (
     ACCESS_KEY_ID,
     SECRET_ACCESS_KEY,
@@ -19,7 +20,6 @@ from tests.support.moto_server import (
     MotoServer,
 )
 from tests.support.tiered import build_tiered, eligible
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from dev.airflow_local import airflow_env
 from tests.security.world import World
 from tests.support.tiered import NOW_MS
-from tierflow.airflow_local import airflow_env
 from tierflow.runtime import open_store
 
 PROJECT = Path(__file__).resolve().parents[2]

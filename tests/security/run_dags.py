@@ -20,7 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tierflow.airflow_local import apply_settings, test_dag
+from dev.airflow_local import test_dag
+from tierflow.airflow_dags.airflow_settings import apply_settings
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from dev.airflow_local import run_dag_in_subprocess
 from tests.support.spark_cluster import spark_standalone
 from tests.support.tiered import build_tiered, eligible
-from tierflow.airflow_local import run_dag_in_subprocess
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 

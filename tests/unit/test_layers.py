@@ -36,8 +36,6 @@ LAYERS: list[list[str]] = [
     ["tasks"],
     ["airflow_dags", "operator_view"],
     ["demo"],
-    ["airflow_local"],
-    ["airflow_server"],
     ["cli"],
 ]
 LEVEL = {unit: level for level, row in enumerate(LAYERS) for unit in row}

@@ -1,9 +1,10 @@
 """Run tierflow's DAGs through Airflow itself on this machine, with no server.
 
-The demo and the end-to-end tests use this: a private AIRFLOW_HOME with a SQLite metadata
+The demo and the DAG tests use this: a private AIRFLOW_HOME with a SQLite metadata
 database, the project's ``dags/`` folder, the pools and connections of
-``airflow_settings.yaml``, and ``dag.test()`` to execute one real DAG run in-process.
-Airflow's own database stays separate from tierflow's store, as Airflow 3 requires.
+``airflow_settings.yaml`` (``tierflow.airflow_dags.airflow_settings``), and ``dag.test()`` to
+execute one real DAG run in-process. Airflow's own database stays separate from tierflow's
+store, as Airflow 3 requires. Development machinery: it runs from a checkout, never installed.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
-
-import yaml
 
 
 def airflow_env(project: Path, airflow_home: Path) -> dict[str, str]:
@@ -32,46 +31,6 @@ def airflow_env(project: Path, airflow_home: Path) -> dict[str, str]:
         # spark-submit comes with pyspark, beside this interpreter.
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
-
-
-def apply_settings(settings_file: Path) -> dict[str, int]:
-    """Create the pools, connections and variables of an Astro-style airflow_settings.yaml."""
-    from airflow.models.connection import Connection
-    from airflow.models.pool import Pool
-    from airflow.models.variable import Variable
-    from airflow.utils.session import create_session
-
-    doc = yaml.safe_load(settings_file.read_text()) or {}
-    section = doc.get("airflow") or {}
-    pools = [p for p in section.get("pools") or [] if p.get("pool_name")]
-    connections = [c for c in section.get("connections") or [] if c.get("conn_id")]
-    variables = [v for v in section.get("variables") or [] if v.get("variable_name")]
-    for pool in pools:
-        Pool.create_or_update_pool(
-            pool["pool_name"],
-            int(pool.get("pool_slot", 1)),
-            pool.get("pool_description", ""),
-            include_deferred=False,
-        )
-    with create_session() as session:
-        for conn in connections:
-            extra = conn.get("conn_extra")
-            session.query(Connection).filter(Connection.conn_id == conn["conn_id"]).delete()
-            session.add(
-                Connection(
-                    conn_id=conn["conn_id"],
-                    conn_type=conn.get("conn_type"),
-                    host=conn.get("conn_host"),
-                    schema=conn.get("conn_schema"),
-                    login=conn.get("conn_login"),
-                    password=conn.get("conn_password"),
-                    port=conn.get("conn_port"),
-                    extra=json.dumps(extra) if isinstance(extra, dict) else extra,
-                )
-            )
-    for var in variables:
-        Variable.set(var["variable_name"], var.get("variable_value"))
-    return {"pools": len(pools), "connections": len(connections), "variables": len(variables)}
 
 
 def prepare_airflow_db(env: Mapping[str, str], settings_file: Path, log: IO[str]) -> None:
@@ -133,6 +92,8 @@ def run_dag_in_subprocess(
     """
     airflow_home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **airflow_env(project, airflow_home), **extra_env}
+    # `airflow test-dag` runs this module's test_dag(): the checkout must be importable.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(project), env.get("PYTHONPATH")]))
     command = [
         sys.executable,
         "-m",

@@ -35,7 +35,7 @@ from typing import Any
 
 import psutil
 
-from tierflow.airflow_local import airflow_env, prepare_airflow_db
+from dev.airflow_local import airflow_env, prepare_airflow_db
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
 ADMIN = "admin"
