@@ -45,13 +45,13 @@ from tests.chaos.storage_faults import (
     count_injected,
     fault_plan,
 )
+from tests.support.faulty_storage import storage_fault_env
 from tests.support.tiered import LAYOUTS, build_tiered
 from tierflow.config import Settings
 from tierflow.faults import ENV_CRASH_AT, ENV_CRASH_TRACE
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import apply_reconcile, plan_reconcile
 from tierflow.runtime import open_objects, open_storage, open_store
-from tierflow.storage.fault_injection import ENV_STORAGE_FAULT_TRACE, ENV_STORAGE_FAULTS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 UNINTERRUPTED = "(none)"
@@ -282,7 +282,7 @@ def try_fault_plan(template: Template, plan: FaultPlan) -> Outcome:
     settings = template.fresh(f"faults-{plan.name}")
     trace = settings.data_dir / "storage-fault-trace"
     outcome = Outcome(template.scenario.name, template.layout, f"storage: {plan.name}")
-    env = {**FAST_RETRIES, ENV_STORAGE_FAULTS: plan.rules, ENV_STORAGE_FAULT_TRACE: str(trace)}
+    env = {**FAST_RETRIES, **storage_fault_env(plan.rules, trace=trace)}
     faulty = run_operation(template.scenario, settings, extra_env=env)
     outcome.faults_injected = count_injected(trace)
     if plan.absorbed and faulty.returncode != 0:

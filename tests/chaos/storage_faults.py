@@ -1,8 +1,9 @@
 """Storage fault plans for the harness: each operation run against a failing bucket, then rerun
 (``harness.try_fault_plan``).
 
-A fault plan (tierflow.storage.fault_injection) is set in the operation's environment, so the
-real process meets the faults in its own storage calls, Spark executors included. Plans of
+A fault plan (tests.support.faulty_storage) is set in the operation's environment, with the
+directory whose sitecustomize wraps the store on its PYTHONPATH, so the real process meets the
+faults in its own storage calls, Spark executors included. Plans of
 faults that retries must absorb (one transient error of each request kind, a slow bucket)
 expect the run to succeed as if nothing happened. The others (a stream reset after its source
 was read, a partial object, a permanent error, an outage longer than the retry budget) may
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tierflow.storage.fault_injection import ENV_STORAGE_FAULT_DELAY_MS
+from tests.support.faulty_storage import ENV_STORAGE_FAULT_DELAY_MS
 
 RETRIED = "retried"  # a violation: faults the retries should have absorbed failed the run
 

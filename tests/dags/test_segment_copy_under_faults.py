@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.dags.test_segment_copy_dag import live_segments, run_dag
+from tests.support.faulty_storage import storage_fault_env
 from tests.support.tiered import build_tiered, eligible
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -23,8 +24,7 @@ def test_transient_storage_faults_do_not_fail_the_run(tmp_path: Path) -> None:
     trace = tmp_path / "storage-faults"
     env = {
         **t.settings.as_env(),
-        "TIERFLOW_STORAGE_FAULTS": FAULTS,
-        "TIERFLOW_STORAGE_FAULT_TRACE": str(trace),
+        **storage_fault_env(FAULTS, trace=trace),  # for every Python process of the run
         "TIERFLOW_STORAGE_RETRY_BASE_MS": "5",
         "TIERFLOW_STORAGE_RETRY_MAX_MS": "20",
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.faulty_storage import FaultPlan, inject_storage_faults
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered, eligible
 from tierflow.cli import main
@@ -21,9 +22,11 @@ def test_copy_reports_storage_faults_per_partition_and_the_rerun_finishes(
     use_settings(monkeypatch, t.settings)
     monkeypatch.setenv("TIERFLOW_STORAGE_RETRY_BASE_MS", "1")
     monkeypatch.setenv("TIERFLOW_STORAGE_RETRY_MAX_MS", "2")
-    monkeypatch.setenv("TIERFLOW_STORAGE_FAULTS", "put:partial:2;stat:fatal:7")
-
-    assert main(["copy", "--owner", "on-call"]) == 1
+    plan = FaultPlan.from_env({"TIERFLOW_STORAGE_FAULTS": "put:partial:2;stat:fatal:7"})
+    assert plan is not None
+    with monkeypatch.context() as faulty:
+        inject_storage_faults(faulty, plan)
+        assert main(["copy", "--owner", "on-call"]) == 1
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err
     # One message per failed partition (rich wraps long lines: compare words, not lines).
@@ -33,7 +36,6 @@ def test_copy_reports_storage_faults_per_partition_and_the_rerun_finishes(
     fatal = r"orders-1: .*orders-[\w-]+/1/\d{20}-[\w-]{22}\.\w+: stat failed: 403 AccessDenied"
     assert re.search(fatal, text), text
 
-    monkeypatch.delenv("TIERFLOW_STORAGE_FAULTS")
     assert main(["copy", "--owner", "on-call"]) == 0
     for log_ in t.logs():
         topic_id = t.store.topic(log_.topic).topic_id

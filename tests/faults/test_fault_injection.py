@@ -7,14 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tierflow.rsm import RemoteStorageError, VerificationError
-from tierflow.storage.factory import open_object_store
-from tierflow.storage.fault_injection import (
+from tests.support.faulty_storage import (
     FaultPlan,
     FaultRule,
     FaultyObjectStore,
     InvalidFaultPlanError,
+    inject_storage_faults,
 )
+from tierflow.rsm import RemoteStorageError, VerificationError
+from tierflow.storage import factory
+from tierflow.storage.factory import open_object_store
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.retry import RetryingObjectStore, RetryPolicy
 from tierflow.storage.verification import verify_objects
@@ -46,11 +48,14 @@ def test_a_bad_rule_is_named(text: str) -> None:
         FaultRule.parse(text)
 
 
-def test_no_plan_no_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TIERFLOW_STORAGE_FAULTS", raising=False)
-    assert isinstance(open_object_store(str(tmp_path)), LocalDirectoryObjectStore)
+def test_the_factory_reads_no_fault_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Faults are test code: the library's factory ignores the variable, a test wraps."""
     monkeypatch.setenv("TIERFLOW_STORAGE_FAULTS", "put:error:1")
-    wrapped = open_object_store(str(tmp_path))
+    assert isinstance(open_object_store(str(tmp_path)), LocalDirectoryObjectStore)
+    plan = FaultPlan.from_env({"TIERFLOW_STORAGE_FAULTS": "put:error:1"})
+    assert plan is not None
+    inject_storage_faults(monkeypatch, plan)
+    wrapped = factory.open_object_store(str(tmp_path))
     assert isinstance(wrapped, RetryingObjectStore)
     assert isinstance(wrapped.inner, FaultyObjectStore)
 

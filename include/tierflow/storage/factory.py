@@ -5,8 +5,7 @@ A plain path or ``file://`` URL is a local directory bucket (the embedded defaul
 Airflow connection ``aws_conn_id`` (Spark executors pass a handed-over client spec instead).
 The layout is Aiven's chunked one (optionally compressed and encrypted) or plain: one object
 per file. S3 requests are retried by the configured policy; a local directory fails for good
-when it fails. With TIERFLOW_STORAGE_FAULTS set (tests only), the bucket is wrapped in the
-fault-injecting store and a retrying one in front of it.
+when it fails.
 """
 
 from __future__ import annotations
@@ -17,11 +16,10 @@ from urllib.parse import urlparse
 
 from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE, DEFAULT_STORAGE_TIMEOUT_S
 from tierflow.rsm import RemoteStorageManager
-from tierflow.storage.fault_injection import FaultPlan, FaultyObjectStore
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
-from tierflow.storage.retry import RetryingObjectStore, RetryPolicy
+from tierflow.storage.retry import RetryPolicy
 from tierflow.storage.urls import shown_url
 
 if TYPE_CHECKING:
@@ -42,21 +40,6 @@ def open_object_store(
     s3_client: S3ClientSpec | None = None,
     retry: RetryPolicy | None = None,
     timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
-) -> ObjectStore:
-    store = _open_backend(url, aws_conn_id, part_size, s3_client, retry, timeout_s)
-    faults = FaultPlan.from_env()
-    if faults is None:
-        return store
-    return RetryingObjectStore(FaultyObjectStore(store, faults), retry or RetryPolicy())
-
-
-def _open_backend(
-    url: str,
-    aws_conn_id: str,
-    part_size: int,
-    s3_client: S3ClientSpec | None,
-    retry: RetryPolicy | None,
-    timeout_s: float,
 ) -> ObjectStore:
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):

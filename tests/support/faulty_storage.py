@@ -1,9 +1,12 @@
 """Storage faults on demand, for the reliability tests: an ObjectStore wrapper that fails,
 stalls or stores a partial object where a plan says so.
 
-Like the crash points in ``tierflow.faults``, the plan comes from the environment, so a test can
-inject faults into a real task process (a DAG task, the CLI, the chaos harness' workers)
-without mocking anything. TIERFLOW_STORAGE_FAULTS holds rules separated by ``;``::
+Test code only: tierflow's storage factory knows nothing of it. A test in one process wraps the
+store itself (``inject_storage_faults``, which wraps what ``open_object_store`` returns). A test
+whose faults must reach another process (a DAG run, the CLI, the chaos harness' workers, Spark's
+Python workers) starts it with ``storage_fault_env``: the plan in TIERFLOW_STORAGE_FAULTS, and on
+PYTHONPATH the directory ``fault_site``, whose ``sitecustomize`` does the same wrapping when
+Python starts. TIERFLOW_STORAGE_FAULTS holds rules separated by ``;``::
 
     <operation>:<fault>[:<calls>]
 
@@ -15,12 +18,12 @@ fault      error    a transient failure (as a 503 would be)
            partial  an upload that stores only the first half of the object, yet reports
                     success with the size and sha256 of the whole: only reading it back shows it
            fatal    a permanent failure (as access denied would be)
-calls      which calls of that operation, counted per process from 1: ``3``, ``2-4``, or
+calls      which calls of that operation, counted per opened store from 1: ``3``, ``2-4``, or
            ``*`` (the default) for all of them
 
 TIERFLOW_STORAGE_FAULT_DELAY_MS sets the stall (default 50). With TIERFLOW_STORAGE_FAULT_TRACE
 naming a file, every fault injected is appended to it, one line each, so a harness can count.
-Unset, the factory does not wrap the store at all.
+Each faulty store has a retrying one in front of it, as an S3 bucket has its own retries.
 """
 
 from __future__ import annotations
@@ -29,17 +32,25 @@ import hashlib
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tierflow.faults import append_trace
 from tierflow.rsm import ObjectInfo, RemoteStorageError, TransientStorageError
+from tierflow.storage import factory
 from tierflow.storage.object_store import READ_CHUNK, ObjectStore
+from tierflow.storage.retry import RetryingObjectStore, RetryPolicy
+
+if TYPE_CHECKING:  # pytest itself is not imported in the processes sitecustomize starts
+    import pytest
 
 ENV_STORAGE_FAULTS = "TIERFLOW_STORAGE_FAULTS"
 ENV_STORAGE_FAULT_DELAY_MS = "TIERFLOW_STORAGE_FAULT_DELAY_MS"
 ENV_STORAGE_FAULT_TRACE = "TIERFLOW_STORAGE_FAULT_TRACE"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+FAULT_SITE = Path(__file__).resolve().parent / "fault_site"  # its sitecustomize wraps the store
 
 OPERATIONS = ("put", "read", "stat", "delete", "list")
 FAULTS = ("error", "timeout", "slow", "reset", "partial", "fatal")
@@ -194,3 +205,46 @@ class FaultyObjectStore:
     def list(self, prefix: str = "") -> Iterator[str]:
         self._fault("list", prefix or "(bucket root)")
         return self.inner.list(prefix)
+
+
+# -- putting the faults in front of tierflow's stores ---------------------------------------
+
+OpenObjectStore = Callable[..., ObjectStore]
+
+
+def faulty_opener(open_store: OpenObjectStore, plan: FaultPlan) -> OpenObjectStore:
+    """``open_store`` whose every store fails by ``plan``, a retrying store in front of it."""
+
+    def open_faulty(url: str, *, retry: RetryPolicy | None = None, **options: Any) -> ObjectStore:
+        store = open_store(url, retry=retry, **options)
+        return RetryingObjectStore(FaultyObjectStore(store, plan), retry or RetryPolicy())
+
+    return open_faulty
+
+
+def inject_storage_faults(monkeypatch: pytest.MonkeyPatch, plan: FaultPlan) -> None:
+    """Every store tierflow opens in this process, until the test ends, fails by ``plan``."""
+    faulty = faulty_opener(factory.open_object_store, plan)
+    monkeypatch.setattr(factory, "open_object_store", faulty)
+
+
+def install_from_env() -> None:
+    """What ``fault_site/sitecustomize.py`` runs at start-up: the plan of the environment, for
+    the whole life of this process (before any other module imported the factory)."""
+    plan = FaultPlan.from_env()
+    if plan is not None:
+        factory.open_object_store = faulty_opener(factory.open_object_store, plan)
+
+
+def storage_fault_env(
+    rules: str, *, trace: Path | None = None, delay_ms: int | None = None
+) -> dict[str, str]:
+    """Environment that makes a child Python process (and the Python processes it starts) meet
+    the faults of ``rules``: the plan, and ``fault_site`` plus the checkout on PYTHONPATH."""
+    path = [str(FAULT_SITE), str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {ENV_STORAGE_FAULTS: rules, "PYTHONPATH": os.pathsep.join(filter(None, path))}
+    if trace is not None:
+        env[ENV_STORAGE_FAULT_TRACE] = str(trace)
+    if delay_ms is not None:
+        env[ENV_STORAGE_FAULT_DELAY_MS] = str(delay_ms)
+    return env
