@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
 from tierflow.kafka.record_batch import LOG_OVERHEAD, BatchHeader, iter_batches_in_buffer
@@ -45,27 +45,21 @@ class RemoteBatch:
     data: bytes
 
 
+@dataclass(eq=False)
 class SegmentBatchReader:
     """Batches of one segment from ``position`` on; ``read_ahead`` sizes the next reads."""
 
-    def __init__(
-        self,
-        reads: RemoteReads,
-        segment: RemoteSegment,
-        size_in_bytes: int,
-        position: int,
-        *,
-        min_read: int = MIN_READ,
-    ) -> None:
-        self.reads = reads
-        self.segment = segment
-        self.size = size_in_bytes
-        self.position = position
-        self.min_read = min_read
-        self.read_ahead = min_read
+    reads: RemoteReads
+    segment: RemoteSegment
+    size: int  # the segment's size in bytes
+    position: int
+    min_read: int = field(default=MIN_READ, kw_only=True)
+
+    def __post_init__(self) -> None:
+        self.read_ahead = self.min_read
         self._buffer = b""
-        self._buffer_start = position
-        self._source = f"{segment.describe()} .log"
+        self._buffer_start = self.position
+        self._source = f"{self.segment.describe()} .log"
 
     def peek(self) -> PendingBatch | None:
         """The batch at the current position; None at the end of the segment's data."""

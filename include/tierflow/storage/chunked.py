@@ -14,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tierflow.faults import crash_point
@@ -65,29 +65,21 @@ class _OpenSegment:
     transform: ChunkTransform
 
 
+@dataclass(eq=False, repr=False)  # repr=False: never print the key ring
 class ChunkedRemoteStorageManager:
-    def __init__(
-        self,
-        objects: ObjectStore,
-        prefix: str = "",
-        *,
-        chunk_size: int = DEFAULT_CHUNK_SIZE,
-        compression: bool = False,
-        compression_heuristic: bool = True,
-        key_ring: KeyRing | None = None,
-        cache: ChunkCache | None = None,
-        broker_id: int = -1,
-    ) -> None:
-        if not 1 <= chunk_size <= 2**30 - 1:
-            raise ValueError(f"chunk size {chunk_size} outside [1, 2^30-1] (Aiven's range)")
-        self.objects = objects
-        self.prefix = prefix
-        self.chunk_size = chunk_size
-        self.compression = compression
-        self.compression_heuristic = compression_heuristic
-        self.key_ring = key_ring
-        self.cache = cache
-        self.broker_id = broker_id
+    objects: ObjectStore
+    prefix: str = ""
+    _: KW_ONLY
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    compression: bool = False
+    compression_heuristic: bool = True
+    key_ring: KeyRing | None = None
+    cache: ChunkCache | None = None
+    broker_id: int = -1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.chunk_size <= 2**30 - 1:
+            raise ValueError(f"chunk size {self.chunk_size} outside [1, 2^30-1] (Aiven's range)")
         self.bytes_read = 0  # stored bytes read by the fetch paths (manifests, indexes, chunks)
         self._open_segments: OrderedDict[str, _OpenSegment] = OrderedDict()
         self._lock = threading.Lock()

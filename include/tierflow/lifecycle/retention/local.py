@@ -195,28 +195,19 @@ def _plan_local_retention(
     return plan
 
 
+@dataclass(eq=False)
 class _Chooser:
     """Kafka's deletableSegments: a prefix, stopping at the first segment that may not go."""
 
-    def __init__(
-        self,
-        log_: PartitionLog,
-        store: MetadataStore,
-        segments: list[LogSegment],
-        remote: list[RemoteLogSegment],
-        high_watermark: int,
-        plan: LocalRetentionPlan,
-        log_start: int,
-    ) -> None:
-        self.log_ = log_
-        self.store = store
-        self.segments = segments
-        self.remote = remote
-        self.high_watermark = high_watermark
-        self.plan = plan
-        self.log_start = log_start  # the partition's (not local) log start offset
-        self.start = 0
-        self.stopped = False
+    log_: PartitionLog
+    store: MetadataStore
+    segments: list[LogSegment]
+    remote: list[RemoteLogSegment]
+    high_watermark: int
+    plan: LocalRetentionPlan
+    log_start: int  # the partition's (not local) log start offset
+    start: int = 0
+    stopped: bool = False
 
     def run_pass(self, reason: str, breached: Callable[[LogSegment, int], bool]) -> None:
         while not self.stopped and self.start < len(self.segments):
