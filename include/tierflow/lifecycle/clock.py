@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+
+from tierflow.metadata.store_base import wall_clock_ms
 
 Clock = Callable[[], int]
 
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
+__all__ = ["Clock", "wall_clock_ms"]
