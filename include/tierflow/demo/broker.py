@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tierflow.demo.partition_log import PartitionLayout, PartitionLogWriter
-from tierflow.demo.producers import topic_producers
+from tierflow.demo.producers import ProducerSpec, topic_producers
 from tierflow.demo.topics import DEMO_TOPICS, TopicSpec
 from tierflow.demo.workload import PartitionTraffic, Timeline
 from tierflow.ids import METADATA_TOPIC_ID, ZERO_UUID, to_kafka_uuid
@@ -116,35 +116,9 @@ def generate_log_dir(
         topic_id = _seeded_kafka_uuid(random.Random(f"{seed}:topic-id:{topic.name}"))
         producers = topic_producers(topic, random.Random(f"{seed}:producers:{topic.name}"))
         for number in range(topic.partitions):
-            rng = random.Random(f"{seed}:partition:{topic.name}-{number}")
-            directory = path / f"{topic.name}-{number}"
-            log = PartitionLogWriter(
-                directory,
-                log_start_offset=topic.start_offset,
-                segment_bytes=segment_bytes,
-                index_interval_bytes=index_interval_bytes,
-                preallocated_index_bytes=active_index_bytes(segment_bytes, index_interval_bytes),
-            )
-            active_fill = int(segment_bytes * rng.uniform(0.3, 0.6))
-            end_ms = now - rng.randint(60_000, 600_000)
-            timeline = Timeline(
-                start_ms=end_ms - _HISTORY_MS - rng.randint(0, 3_600_000),
-                end_ms=end_ms,
-                expected_bytes=topic.segments * segment_bytes + active_fill,
-            )
-            PartitionTraffic(
-                log,
-                topic=topic,
-                producers=producers,
-                rng=rng,
-                timeline=timeline,
-                active_fill_bytes=active_fill,
-            ).run()
-            layout = log.close()
-            write_partition_metadata(directory / PARTITION_METADATA, topic_id)
-            lagging = number in topic.lagging_partitions
+            sizes = (segment_bytes, index_interval_bytes)
             partitions.append(
-                _describe(topic, number, topic_id, directory, layout, lagging=lagging)
+                _generate_partition(path, topic, number, topic_id, producers, seed, now, sizes)
             )
     partitions.sort(key=lambda p: (p.topic, p.partition))
     _write_root_checkpoints(path, partitions)
@@ -154,6 +128,48 @@ def generate_log_dir(
     return GeneratedLogDir(
         path=path, cluster_id=cluster_id, now_ms=now, partitions=tuple(partitions)
     )
+
+
+def _generate_partition(
+    path: Path,
+    topic: TopicSpec,
+    number: int,
+    topic_id: str,
+    producers: tuple[ProducerSpec, ...],
+    seed: int,
+    now: int,
+    sizes: tuple[int, int],
+) -> GeneratedPartition:
+    """One partition's dir: its traffic replayed into segments, then partition.metadata."""
+    segment_bytes, index_interval_bytes = sizes
+    rng = random.Random(f"{seed}:partition:{topic.name}-{number}")
+    directory = path / f"{topic.name}-{number}"
+    log = PartitionLogWriter(
+        directory,
+        log_start_offset=topic.start_offset,
+        segment_bytes=segment_bytes,
+        index_interval_bytes=index_interval_bytes,
+        preallocated_index_bytes=active_index_bytes(segment_bytes, index_interval_bytes),
+    )
+    active_fill = int(segment_bytes * rng.uniform(0.3, 0.6))
+    end_ms = now - rng.randint(60_000, 600_000)
+    timeline = Timeline(
+        start_ms=end_ms - _HISTORY_MS - rng.randint(0, 3_600_000),
+        end_ms=end_ms,
+        expected_bytes=topic.segments * segment_bytes + active_fill,
+    )
+    PartitionTraffic(
+        log,
+        topic=topic,
+        producers=producers,
+        rng=rng,
+        timeline=timeline,
+        active_fill_bytes=active_fill,
+    ).run()
+    layout = log.close()
+    write_partition_metadata(directory / PARTITION_METADATA, topic_id)
+    lagging = number in topic.lagging_partitions
+    return _describe(topic, number, topic_id, directory, layout, lagging=lagging)
 
 
 def _check_arguments(

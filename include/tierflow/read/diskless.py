@@ -170,11 +170,15 @@ def fetch_diskless(
         log_start_offset=log.log_start_offset,
         tiered=tiered,
     )
-    if left <= 0 or tiered.next_offset >= log.high_watermark:
-        return result
-    plan = plan_fetch(coordinator, topic_id, partition, tiered.next_offset, max_bytes=left)
-    wal = read_planned(objects, plan)
-    # Only whole batches that fit: the tiered part already satisfied minOneMessage.
+    if left > 0 and tiered.next_offset < log.high_watermark:
+        plan = plan_fetch(coordinator, topic_id, partition, tiered.next_offset, max_bytes=left)
+        _continue_into_wal(result, read_planned(objects, plan), left)
+    return result
+
+
+def _continue_into_wal(result: DisklessFetchResult, wal: DisklessFetchResult, left: int) -> None:
+    """Append the WAL's batches after the tiered ones: only whole batches that fit, since the
+    tiered part already satisfied minOneMessage."""
     taken = 0
     for batch in wal.batches:
         if taken + len(batch) > left:
@@ -185,4 +189,3 @@ def fetch_diskless(
     result.ranged_gets = wal.ranged_gets
     result.bytes_read = wal.bytes_read
     result.objects_read = wal.objects_read
-    return result
