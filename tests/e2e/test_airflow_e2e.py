@@ -1,15 +1,19 @@
 """tierflow on a real, running Airflow 3: api-server, scheduler and dag-processor on loopback.
 
-One Airflow serves the whole module, on free ports with a private AIRFLOW_HOME, over a
-generated broker log dir with the embedded defaults (SQLite store, local bucket). The steps run
-in order, as an operator would take them:
+One Airflow serves the whole module (it takes as long to start as a few tests take to run), on
+free ports with a private AIRFLOW_HOME, over a generated broker log dir with the embedded
+defaults (SQLite store, local bucket). What an operator would do, each test on its own:
 
-1. trigger segment_copy through the REST API and wait for it;
-2. break the bucket, see a task fail, repair it, clear the task as on-call would, and check the
-   rerun leaves the metadata consistent;
-3. backfill three nights of retention_expiry;
-4. screenshot the DAG list in headless Chromium, logged in, with no import errors;
-5. stop Airflow and find none of its processes left.
+- trigger segment_copy through the REST API and wait for it;
+- break the bucket, see a task fail, repair it, clear the task as on-call would, and check the
+  rerun leaves the metadata consistent;
+- backfill three nights of retention_expiry, and dry-run it as the UI's Trigger button does;
+- screenshot the DAG list in headless Chromium, logged in, with no import errors;
+- stop Airflow and find none of its processes left.
+
+No test relies on another having run: each asks a fixture for the data it starts from (`fresh`:
+as generated; `copied`: both topics tiered), and the `airflow` fixture starts the shared server
+again if a test stopped it.
 
 Cron schedules are off on this instance ([scheduler] use_job_schedule), so the only runs are
 the ones the test creates.
@@ -19,7 +23,9 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -62,8 +68,11 @@ DAG_IDS = (
     "topic_disablement",
 )
 FIRST_TOPIC, SECOND_TOPIC = "orders", "payments"
+BOTH_TOPICS = {FIRST_TOPIC, SECOND_TOPIC}
 UNFINISHED = {S.COPY_SEGMENT_STARTED, S.DELETE_SEGMENT_STARTED}
 LIVE = {S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED}
+# A segment in one of these states was copied once; retention may have expired it since.
+COPIED_ONCE = {S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED, S.DELETE_SEGMENT_FINISHED}
 
 
 @pytest.fixture(scope="module")
@@ -74,16 +83,71 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = Settings.embedded(base, **LAYOUTS["chunked-encrypted"], keyring=keyring)
     generate_log_dir(settings.log_dirs[0], topics=TOPICS, seed=11, now_ms=NOW_MS)
     register(open_store(settings), settings, FIRST_TOPIC)
+    copy_sqlite(store_file(settings), pristine_store(settings))
     return settings
 
 
 @pytest.fixture(scope="module")
-def airflow(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -> Iterator[LocalAirflow]:
+def server(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -> Iterator[LocalAirflow]:
     home = tmp_path_factory.mktemp("airflow-home")
     extra = {**settings.as_env(), "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False"}
-    server = LocalAirflow(PROJECT, home, free_port(), extra_env=extra)
-    with server:
-        yield server
+    with LocalAirflow(PROJECT, home, free_port(), extra_env=extra) as started:
+        yield started
+
+
+@pytest.fixture
+def airflow(server: LocalAirflow) -> LocalAirflow:
+    """The module's one Airflow, started again (same home, same DB) if a test stopped it."""
+    if not server.processes:
+        try:
+            server.start()
+            server.wait_ready()
+        except BaseException:
+            server.stop()
+            raise
+    return server
+
+
+@pytest.fixture
+def fresh(settings: Settings) -> None:
+    """The data as generated, whatever ran before: orders registered, nothing copied.
+
+    SQLite's backup API restores the store in place, so a connection still open sees it too.
+    The bucket is emptied; the log dir is only ever read (local segments are not deleted).
+    """
+    copy_sqlite(pristine_store(settings), store_file(settings))
+    bucket = Path(settings.remote_storage)
+    shutil.rmtree(bucket, ignore_errors=True)
+    bucket.mkdir(parents=True)
+
+
+@pytest.fixture
+def copied(airflow: LocalAirflow, settings: Settings) -> None:
+    """Orders and payments tiered, every eligible segment copied (retention may have expired
+    some since): retention needs remote segments to judge. Runs segment_copy only if needed."""
+    store = open_store(settings)
+    if SECOND_TOPIC not in {t.name for t in store.topics()}:
+        register(store, settings, SECOND_TOPIC)
+    if copied_once(settings, BOTH_TOPICS):
+        return
+    unpause(airflow.api, "segment_copy")
+    run = trigger(airflow.api, "segment_copy", {"reason": "tier orders and payments"})
+    wait_for_run(airflow.api, "segment_copy", run["dag_run_id"], timeout_s=120)
+    assert copied_once(settings, BOTH_TOPICS)
+
+
+def store_file(settings: Settings) -> Path:
+    return Path(settings.db_url.removeprefix("sqlite:///"))
+
+
+def pristine_store(settings: Settings) -> Path:
+    """Where the store as generated is kept, beside the data dir."""
+    return settings.data_dir.with_name(f"{settings.data_dir.name}-pristine.db")
+
+
+def copy_sqlite(source: Path, target: Path) -> None:
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
 
 
 def register(store: MetadataStore, settings: Settings, topic: str) -> None:
@@ -124,12 +188,21 @@ def assert_all_eligible_copied(settings: Settings, topics: set[str]) -> None:
     assert_consistent(settings, topics)
 
 
+def copied_once(settings: Settings, topics: set[str]) -> bool:
+    """Whether every segment Kafka's rules make eligible has been copied at some point."""
+    for log_, rows in segment_rows(settings, topics):
+        done = {(r.start_offset, r.end_offset) for r in rows if r.state in COPIED_ONCE}
+        if not set(eligible(log_)) <= done:
+            return False
+    return True
+
+
 def bucket_keys(settings: Settings) -> set[str]:
     bucket = Path(settings.remote_storage)
     return {p.relative_to(bucket).as_posix() for p in bucket.rglob("*") if p.is_file()}
 
 
-def test_1_triggered_segment_copy_tiers_every_eligible_segment(airflow, settings):
+def test_triggered_segment_copy_tiers_every_eligible_segment(airflow, settings, fresh):
     unpause(airflow.api, "segment_copy")
     conf = {"requested_by": "e2e", "reason": "first copy of orders"}
     run = trigger(airflow.api, "segment_copy", conf)
@@ -141,10 +214,11 @@ def test_1_triggered_segment_copy_tiers_every_eligible_segment(airflow, settings
     assert bucket_keys(settings), "the copy uploaded objects"
 
 
-def test_2_task_failed_by_storage_then_cleared_by_on_call_reruns_clean(airflow, settings):
+def test_task_failed_by_storage_then_cleared_by_on_call_reruns_clean(airflow, settings, fresh):
     bucket = Path(settings.remote_storage)
     saved = bucket.with_name("bucket.saved")
-    register(open_store(settings), settings, SECOND_TOPIC)  # new work: payments is tiered now
+    register(open_store(settings), settings, SECOND_TOPIC)  # new work: payments is tiered too
+    unpause(airflow.api, "segment_copy")
     bucket.rename(saved)
     bucket.write_text("storage is down\n")  # even root cannot create objects under a file
     try:
@@ -184,7 +258,7 @@ def test_2_task_failed_by_storage_then_cleared_by_on_call_reruns_clean(airflow, 
     assert_all_eligible_copied(settings, {FIRST_TOPIC, SECOND_TOPIC})
 
 
-def test_3_three_night_backfill_of_retention_expiry(airflow, settings):
+def test_three_night_backfill_of_retention_expiry(airflow, settings, copied):
     unpause(airflow.api, "retention_expiry")
     first = (datetime.now(UTC) - timedelta(days=5)).replace(
         hour=0, minute=0, second=0, microsecond=0
@@ -225,8 +299,8 @@ def test_3_three_night_backfill_of_retention_expiry(airflow, settings):
     assert S.DELETE_SEGMENT_FINISHED in states, "weeks-old segments expired remotely"
 
 
-def test_3b_a_dry_run_triggered_from_the_ui_has_no_logical_date_and_changes_nothing(
-    airflow, settings
+def test_a_dry_run_triggered_from_the_ui_has_no_logical_date_and_changes_nothing(
+    airflow, settings, copied
 ):
     """The UI's Trigger button makes a run without a logical date (so no data interval):
     retention must take "now" from the run itself."""
@@ -235,6 +309,7 @@ def test_3b_a_dry_run_triggered_from_the_ui_has_no_logical_date_and_changes_noth
         for _, rows in segment_rows(settings, {FIRST_TOPIC, SECOND_TOPIC})
         for r in rows
     }
+    unpause(airflow.api, "retention_expiry")
     run = trigger(airflow.api, "retention_expiry", {"dry_run": True})
     assert run["logical_date"] is None
     wait_for_run(airflow.api, "retention_expiry", run["dag_run_id"], timeout_s=120)
@@ -246,7 +321,7 @@ def test_3b_a_dry_run_triggered_from_the_ui_has_no_logical_date_and_changes_noth
     assert after == before
 
 
-def test_4_ui_lists_the_dags_without_import_errors(airflow, tmp_path):
+def test_ui_lists_the_dags_without_import_errors(airflow, tmp_path):
     if shutil.which("chromium") is None:
         pytest.fail("Debian's chromium is not installed: `make test-servers` installs it")
     assert airflow.import_errors() == []
@@ -267,7 +342,8 @@ def test_4_ui_lists_the_dags_without_import_errors(airflow, tmp_path):
     print(f"screenshot of the DAG list: {SCREENSHOT}")
 
 
-def test_5_servers_listen_on_loopback_only_and_stop_cleanly(airflow):
+def test_servers_listen_on_loopback_only_and_stop_cleanly(airflow):
+    """Stops the module's Airflow: the `airflow` fixture starts it again for any later test."""
     listening = {
         (conn.laddr.ip, conn.laddr.port)
         for process in airflow.leftovers()
