@@ -1,19 +1,21 @@
 """The Tiered storage page on a real, running Airflow 3, opened in headless Chromium.
 
 One Airflow (api-server, scheduler, dag-processor on loopback, the checkout's plugins/) serves
-the module, over a generated broker log dir. The steps run in order:
+the module, over a generated broker log dir. The `stuck_run` fixture makes the data the page
+shows, once for the module (the tests only read it): segment_copy tiers orders; then payments
+is registered and a second run is stopped after its prepare tasks (pools hold the rest back,
+then the run is marked failed), leaving COPY_SEGMENT_STARTED segments started by a real task
+instance: a copy whose task died. Each test runs on its own, in any order:
 
-1. the plugin is loaded, and every route of its app refuses a request without Airflow's login
-   (no credentials, a forged token, a forged session cookie) and answers with one;
-2. segment_copy tiers orders; then payments is registered and a second run is stopped after
-   its prepare tasks (pools hold the rest back, then the run is marked failed), leaving
-   COPY_SEGMENT_STARTED segments started by a real task instance: a copy whose task died;
-3. logged in, Chromium opens the page from the UI's navigation route, asks the page's form for
-   segments stuck longer than 1 s, and every figure in the DOM is checked against the store
-   and the log dirs; the retention preview against a real dry run of retention_expiry; the
-   screenshot is saved to data/e2e/tiered-storage-page.png; a stuck segment's link leads the
-   UI to the task instance that started it;
-4. ``tierflow status --json`` prints the figures the page's JSON shows.
+- the plugin is loaded, and every route of its app refuses a request without Airflow's login
+  (no credentials, a forged token, a forged session cookie) and answers with one;
+- the stopped copy's segments are STARTED and name the task instances that started them;
+- logged in, Chromium opens the page from the UI's navigation route, asks the page's form for
+  segments stuck longer than 1 s, and every figure in the DOM is checked against the store
+  and the log dirs; the retention preview against a real dry run of retention_expiry; the
+  screenshot is saved to data/e2e/tiered-storage-page.png; a stuck segment's link leads the
+  UI to the task instance that started it;
+- ``tierflow status --json`` prints the figures the page's JSON shows.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from dev.airflow_server import LocalAirflow, free_port
+from dev.airflow_server import AirflowApi, LocalAirflow, free_port
 from tests.e2e import browser
 from tests.e2e.png import summarize_png
 from tests.e2e.runs import (
@@ -108,9 +110,54 @@ def airflow(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -> Ite
 
 
 @pytest.fixture(scope="module")
-def stuck_run() -> dict[str, Any]:
-    """Filled by test 2: the stopped run and its prepare task instance for payments-0."""
-    return {}
+def stuck_run(airflow: LocalAirflow, settings: Settings) -> dict[str, Any]:
+    """A copy of orders, then a copy stopped after prepare: its run, and the prepare task
+    instance of payments-0; ``first`` is the first run."""
+    api = airflow.api
+    unpause(api, "segment_copy")
+    first = trigger(api, "segment_copy", {"reason": "tier orders"})["dag_run_id"]
+    wait_for_run(api, "segment_copy", first, timeout_s=180)
+
+    register(settings, "payments")
+    run_id, prepares = run_stopped_after_prepare(api)
+    (payments,) = [t for t in prepares if t["rendered_map_index"].endswith(": payments-0")]
+    time.sleep(STUCK_AFTER_S + 0.5)  # older than the threshold the browser will ask for
+    return {"first": first, "run_id": run_id, "prepare": payments}
+
+
+def run_stopped_after_prepare(api: AirflowApi) -> tuple[str, list[dict[str, Any]]]:
+    """A segment_copy run marked failed once its prepare tasks succeeded and before any task
+    after them ran (pools hold them back): its id and its prepare task instances."""
+    copy_slots = set_pool_slots(api, "tierflow_copy", 0)  # prepare waits...
+    default_slots = None
+    try:
+        run_id = trigger(api, "segment_copy", {"reason": "a worker dies"})["dag_run_id"]
+
+        def explain() -> str:
+            return describe_tasks(task_instances(api, "segment_copy", run_id))
+
+        def listed() -> bool:  # the plan and its hand-over of the shards (default pool)
+            tis = task_instances(api, "segment_copy", run_id)
+            done = {t["task_id"] for t in tis if t["state"] == "success"}
+            return {"plan", "shards"} <= done
+
+        wait_until("plan and shards", listed, timeout_s=120, explain=explain)
+        default_slots = set_pool_slots(api, "default_pool", 0)  # ...and then nothing after it
+        set_pool_slots(api, "tierflow_copy", copy_slots)
+
+        def prepared() -> list[dict[str, Any]]:
+            tis = [
+                t for t in task_instances(api, "segment_copy", run_id) if t["task_id"] == "prepare"
+            ]
+            return tis if tis and all(t["state"] == "success" for t in tis) else []
+
+        prepares = wait_until("every prepare", prepared, timeout_s=120, explain=explain)
+        mark_run(api, "segment_copy", run_id, "failed")
+    finally:
+        set_pool_slots(api, "tierflow_copy", copy_slots)
+        if default_slots is not None:
+            set_pool_slots(api, "default_pool", default_slots)
+    return run_id, prepares
 
 
 def register(settings: Settings, topic: str) -> None:
@@ -141,7 +188,7 @@ def status_of(url: str, headers: dict[str, str]) -> int:
         return exc.code
 
 
-def test_1_every_route_of_the_page_requires_airflows_login(airflow: LocalAirflow) -> None:
+def test_every_route_of_the_page_requires_airflows_login(airflow: LocalAirflow) -> None:
     (plugin,) = [
         p for p in airflow.api.get("/api/v2/plugins")["plugins"] if p["name"] == "tierflow"
     ]
@@ -165,47 +212,10 @@ def test_1_every_route_of_the_page_requires_airflows_login(airflow: LocalAirflow
         assert status_of(f"{airflow.url}{PREFIX}{hidden}", {}) in (401, 403, 404), hidden
 
 
-def test_2_a_copy_then_a_copy_whose_tasks_stopped_after_prepare(
-    airflow: LocalAirflow, settings: Settings, stuck_run: dict[str, Any]
+def test_a_copy_then_a_copy_whose_tasks_stopped_after_prepare(
+    settings: Settings, stuck_run: dict[str, Any]
 ) -> None:
-    api = airflow.api
-    unpause(api, "segment_copy")
-    first = trigger(api, "segment_copy", {"reason": "tier orders"})["dag_run_id"]
-    wait_for_run(api, "segment_copy", first, timeout_s=180)
-
-    register(settings, "payments")
-    copy_slots = set_pool_slots(api, "tierflow_copy", 0)  # prepare waits...
-    default_slots = None
-    try:
-        run_id = trigger(api, "segment_copy", {"reason": "a worker dies"})["dag_run_id"]
-
-        def explain() -> str:
-            return describe_tasks(task_instances(api, "segment_copy", run_id))
-
-        def listed() -> bool:  # the plan and its hand-over of the shards (default pool)
-            tis = task_instances(api, "segment_copy", run_id)
-            done = {t["task_id"] for t in tis if t["state"] == "success"}
-            return {"plan", "shards"} <= done
-
-        wait_until("plan and shards", listed, timeout_s=120, explain=explain)
-        default_slots = set_pool_slots(api, "default_pool", 0)  # ...and then nothing after it
-        set_pool_slots(api, "tierflow_copy", copy_slots)
-
-        def prepared() -> list[dict[str, Any]]:
-            tis = [
-                t for t in task_instances(api, "segment_copy", run_id) if t["task_id"] == "prepare"
-            ]
-            return tis if tis and all(t["state"] == "success" for t in tis) else []
-
-        prepares = wait_until("every prepare", prepared, timeout_s=120, explain=explain)
-        mark_run(api, "segment_copy", run_id, "failed")
-    finally:
-        set_pool_slots(api, "tierflow_copy", copy_slots)
-        if default_slots is not None:
-            set_pool_slots(api, "default_pool", default_slots)
-
-    (payments,) = [t for t in prepares if t["rendered_map_index"].endswith(": payments-0")]
-    stuck_run.update(run_id=run_id, prepare=payments)
+    run_id, payments = stuck_run["run_id"], stuck_run["prepare"]
     store = open_store(settings)
     rows = store.segments(store.topic("payments").topic_id, 0)
     assert rows and {r.state for r in rows} == {S.COPY_SEGMENT_STARTED}
@@ -221,16 +231,14 @@ def test_2_a_copy_then_a_copy_whose_tasks_stopped_after_prepare(
         assert ti.try_number == payments["try_number"]
     # Real attribution from the first run as well: its STARTED events name their tasks.
     started = [e for e in store.events(entity="segment") if e.to_state == S.COPY_SEGMENT_STARTED]
-    assert {task_instance_of(e.actor).run_id for e in started} == {first, run_id}
-    time.sleep(STUCK_AFTER_S + 0.5)  # older than the threshold the browser will ask for
+    assert {task_instance_of(e.actor).run_id for e in started} == {stuck_run["first"], run_id}
 
 
-def test_3_the_page_in_chromium_shows_the_stores_figures(
+def test_the_page_in_chromium_shows_the_stores_figures(
     airflow: LocalAirflow, settings: Settings, stuck_run: dict[str, Any]
 ) -> None:
     if shutil.which("chromium") is None:
         pytest.fail("Debian's chromium is not installed: `make test-servers` installs it")
-    assert stuck_run, "test 2 left a stopped copy"
     api, store = airflow.api, open_store(settings)
     # With a logical date: a run without one has no data_interval_end in its context, and
     # retention_expiry's expire task reads that key (KeyError; reported, dags/ is not ours).
@@ -319,8 +327,9 @@ def test_3_the_page_in_chromium_shows_the_stores_figures(
     assert int(value(orders, "local_bytes")) == planned["local_bytes"]
 
 
+@pytest.mark.usefixtures("stuck_run")  # the page's figures with a stuck copy among them
 @pytest.mark.parametrize("topic", [None, "orders"])
-def test_4_tierflow_status_prints_the_pages_figures(
+def test_tierflow_status_prints_the_pages_figures(
     airflow: LocalAirflow, settings: Settings, topic: str | None
 ) -> None:
     narrow = {"topic": topic} if topic else {}
