@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.kafka.log_builders import v2_batch
+from tests.unit.kafka.log_builders import v2_batch
 from tierflow.config import BrokerSpec, Settings
 from tierflow.demo.partition_log import PartitionLayout, PartitionLogWriter
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from kafka.record.util import calc_crc32, calc_crc32c
 
 from tests.fuzz.support import assert_names_file, counted, mutated, scratch_file
-from tests.kafka.log_builders import legacy_message_set
+from tests.unit.kafka.log_builders import legacy_message_set
 from tierflow.kafka.batch_builder import (
     CODEC_GZIP,
     CODEC_LZ4,

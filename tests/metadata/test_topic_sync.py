@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.log_builders import SAMPLES
 from tests.support.kafka_metadata_server import KafkaMetadataServer
 from tests.support.settings_env import use_settings
+from tests.unit.kafka.log_builders import SAMPLES
 from tierflow.cli import main
 from tierflow.config import Settings
 from tierflow.demo.broker import TopicSpec, generate_log_dir

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from kafka.record import MemoryRecords
 
-from tests.kafka.log_builders import SAMPLES
+from tests.unit.kafka.log_builders import SAMPLES
 from tierflow.ids import is_kafka_uuid
 from tierflow.kafka.checkpoint import (
     CLEANER_OFFSET_CHECKPOINT,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.log_builders import write
+from tests.unit.kafka.log_builders import write
 from tierflow.kafka.errors import CorruptIndexError
 from tierflow.kafka.time_index import TimeIndex, TimestampOffset, write_time_index
 

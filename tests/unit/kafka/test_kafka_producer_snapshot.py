@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from kafka.record.util import calc_crc32c
 
-from tests.kafka.log_builders import write
+from tests.unit.kafka.log_builders import write
 from tierflow.kafka.errors import CorruptSnapshotError, MissingFileError
 from tierflow.kafka.producer_snapshot import (
     ProducerSnapshotEntry,

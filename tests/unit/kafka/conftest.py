@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.log_builders import SAMPLES
+from tests.unit.kafka.log_builders import SAMPLES
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.log_builders import v2_batch, write
+from tests.unit.kafka.log_builders import v2_batch, write
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,

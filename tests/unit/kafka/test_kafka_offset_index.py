@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.log_builders import v2_batch, write
+from tests.unit.kafka.log_builders import v2_batch, write
 from tierflow.kafka.errors import CorruptIndexError
 from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition, write_offset_index
 from tierflow.kafka.record_batch import iter_batches

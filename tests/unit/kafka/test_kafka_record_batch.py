@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.log_builders import (
+from tests.unit.kafka.log_builders import (
     BASE_TS,
     GZIP,
     LZ4,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.kafka.log_builders import BASE_TS, legacy_message_set, v2_batch, write
+from tests.unit.kafka.log_builders import BASE_TS, legacy_message_set, v2_batch, write
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.segment import LogSegment
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kafka.log_builders import control_batch, v2_batch, write
+from tests.unit.kafka.log_builders import control_batch, v2_batch, write
 from tierflow.demo.broker import generate_log_dir
 from tierflow.kafka.last_stable_offset import last_stable_offset
 from tierflow.kafka.log_dir import LogDir, PartitionLog

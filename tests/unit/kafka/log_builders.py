@@ -17,7 +17,7 @@ from kafka.record.util import calc_crc32, calc_crc32c
 from tierflow.kafka.batch_builder import Record, build_batch, build_control_batch
 
 # ../shared/kafka-samples beside the project root.
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "kafka-samples"
+SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "kafka-samples"
 
 BASE_TS = 1_700_000_000_000
 NO_CODEC, GZIP, SNAPPY, LZ4, ZSTD = range(5)
