@@ -1,5 +1,5 @@
-"""The storage managers on S3: what tests/transform and tests/storage check on the local bucket,
-where it does not depend on the bucket being a directory. Chunked with zstd and AES-256-GCM
+"""The storage managers on S3: what tests/unit/storage checks on the local bucket, where
+it does not depend on the bucket being a directory. Chunked with zstd and AES-256-GCM
 (round trips, ranged reads fetching only the covering chunks, a segment large enough for
 multipart uploads, cleanup after a failed copy) and plain (streamed through iter_chunks)."""
 
@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.moto_server import MotoServer
-from tests.transform.support import CountingObjectStore, a_segment, record_batches, segment_files
+from tests.unit.transform.support import (
+    CountingObjectStore,
+    a_segment,
+    record_batches,
+    segment_files,
+)
 from tierflow.config import MIN_S3_PART_SIZE
 from tierflow.rsm import IndexType, LogSegmentData, RemoteResourceNotFoundError, VerificationError
 from tierflow.storage.chunked import ChunkedRemoteStorageManager

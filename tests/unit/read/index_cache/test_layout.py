@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.index_cache.conftest import FailingIndexes, refs
 from tests.support.tiered import Tiered
+from tests.unit.read.index_cache.conftest import FailingIndexes, refs
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.kafka.txn_index import read_txn_index

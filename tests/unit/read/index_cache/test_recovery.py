@@ -6,8 +6,8 @@ import os
 import time
 from pathlib import Path
 
-from tests.index_cache.conftest import FailingIndexes, refs
 from tests.support.tiered import Tiered
+from tests.unit.read.index_cache.conftest import FailingIndexes, refs
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.read.index_cache import DIR_NAME, RemoteIndexCache
 from tierflow.read.remote_reads import RemoteReads

@@ -6,11 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.transform.support import (
+    CountingObjectStore,
+    a_segment,
+    record_batches,
+    segment_files,
+)
 from tierflow.read.chunk_cache import ChunkCache
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.storage.local import LocalDirectoryObjectStore
-
-from .support import CountingObjectStore, a_segment, record_batches, segment_files
 
 
 class Loader:

@@ -18,6 +18,13 @@ import pytest
 import zstandard
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from tests.unit.transform.support import (
+    CODEC_GZIP,
+    CountingObjectStore,
+    a_segment,
+    record_batches,
+    segment_files,
+)
 from tierflow.rsm import (
     IndexType,
     LogSegmentData,
@@ -29,8 +36,6 @@ from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.transform.chunk_index import decode_chunk_sizes
 from tierflow.transform.keyring import KeyRing
-
-from .support import CODEC_GZIP, CountingObjectStore, a_segment, record_batches, segment_files
 
 CHUNK = 1000
 SIZES = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 17]

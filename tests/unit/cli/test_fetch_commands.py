@@ -9,8 +9,8 @@ import re
 import pytest
 from kafka.record.memory_records import MemoryRecords
 
-from tests.fetch.conftest import finished, local_batches
 from tests.support.tiered import NOW_MS, Tiered
+from tests.unit.read.conftest import finished, local_batches
 from tierflow.cli.commands import CommandError
 from tierflow.cli.fetch_commands import register
 from tierflow.metadata.states import RemoteLogSegmentState as S

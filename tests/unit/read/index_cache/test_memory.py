@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fetch.conftest import finished
 from tests.support.tiered import Tiered
+from tests.unit.read.conftest import finished
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.remote_reads import RemoteReads

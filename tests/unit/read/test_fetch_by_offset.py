@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fetch.conftest import finished, local_batches, partitions
 from tests.support.tiered import Tiered
+from tests.unit.read.conftest import finished, local_batches, partitions
 from tierflow.read.fetch import OffsetOutOfRangeError, fetch_remote
 from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.rsm import IndexType

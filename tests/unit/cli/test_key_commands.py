@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.settings_env import use_settings
+from tests.unit.transform.support import NOW_MS, a_segment, record_batches, segment_files
 from tierflow.cli.commands import CommandError
 from tierflow.cli.key_commands import register
 from tierflow.config import Settings
@@ -17,8 +18,6 @@ from tierflow.metadata import RemoteLogSegmentState
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.transform.keyring import KeyRing
-
-from .support import NOW_MS, a_segment, record_batches, segment_files
 
 
 def run(*argv: str) -> int:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fetch.conftest import finished, local_batches
 from tests.support.tiered import Tiered, build_tiered
+from tests.unit.read.conftest import finished, local_batches
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.read.fetch import fetch_remote
 from tierflow.read.index_cache.memory import RemoteIndexCache

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.index_cache.conftest import refs
 from tests.support.tiered import Tiered
+from tests.unit.read.index_cache.conftest import refs
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.read.index_cache import RemoteIndexCache
 from tierflow.rsm import IndexType

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from tests.fetch.conftest import finished, local_batches
 from tests.support.tiered import NOW_MS, Tiered
+from tests.unit.read.conftest import finished, local_batches
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.metadata.epochs import epoch_for_offset, epochs_from_segments, lineage, within_lineage
 from tierflow.metadata.states import RemoteLogSegmentState as S

@@ -1,4 +1,5 @@
-"""Key files are generated once per session: RSA key generation is the slow part."""
+"""Key files for the transform and storage tests, generated once per session: RSA key generation
+is the slow part."""
 
 from __future__ import annotations
 

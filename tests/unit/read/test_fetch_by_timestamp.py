@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
-from tests.fetch.conftest import finished, local_batches, partitions
 from tests.support.tiered import Tiered
+from tests.unit.read.conftest import finished, local_batches, partitions
 from tierflow.read.fetch import TimestampNotFoundError, fetch_remote, find_offset_by_timestamp
 from tierflow.read.index_cache.memory import RemoteIndexCache
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import time
 
-from tests.index_cache.conftest import refs
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
+from tests.unit.read.index_cache.conftest import refs
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.states import RemoteLogSegmentState

@@ -1,0 +1,3 @@
+"""The CLI tests use the fixtures of the tests of what each command drives; defined there once."""
+
+from tests.unit.read.conftest import fresh_tiered, run_cli, tiered  # noqa: F401
