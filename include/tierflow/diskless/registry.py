@@ -21,7 +21,7 @@ from sqlmodel import col, select
 from tierflow.diskless.errors import NotDisklessTopicError, UnknownDisklessPartitionError
 from tierflow.diskless.models import TIMESTAMP_TYPES, DisklessLog, DisklessTopic
 from tierflow.metadata.errors import UnknownTopicError
-from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store_base import EngineBase, found_or_raise, partition_key, update_one
 
@@ -74,6 +74,9 @@ class DisklessRegistry(EngineBase):
     def _insert_topic(self, topic_id: str, timestamp_type: str, *, actor: str, now_ms: int) -> None:
         """The diskless_topics row and its event, in one transaction; a concurrent
         registration of the same topic wins instead (the caller re-reads)."""
+        details = {"timestamp_type": timestamp_type}
+        subject = Subject(EventEntity.TOPIC, topic_id)
+        event = Event(subject, DISKLESS_REGISTERED, actor, now_ms, details=details)
         try:
             with self._write() as connection:
                 connection.execute(
@@ -81,15 +84,7 @@ class DisklessRegistry(EngineBase):
                         topic_id=topic_id, timestamp_type=timestamp_type, created_ms=now_ms
                     )
                 )
-                append_event(
-                    connection,
-                    entity=EventEntity.TOPIC,
-                    topic_id=topic_id,
-                    to_state=DISKLESS_REGISTERED,
-                    actor=actor,
-                    now_ms=now_ms,
-                    details={"timestamp_type": timestamp_type},
-                )
+                append_event(connection, event)
         except IntegrityError:
             pass  # registered concurrently
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from sqlalchemy import Connection, insert
 
@@ -26,29 +28,41 @@ class EventEntity(StrEnum):
     SEGMENT_OBJECT = "segment_object"
 
 
-def append_event(
-    connection: Connection,
-    *,
-    entity: EventEntity,
-    topic_id: str,
-    to_state: str,
-    actor: str,
-    now_ms: int,
-    partition: int | None = None,
-    segment_id: str | None = None,
-    from_state: str | None = None,
-    details: Mapping[str, object] | None = None,
-) -> None:
+class Subject(NamedTuple):
+    """What an event is about: a topic, one of its partitions, or a segment of one."""
+
+    entity: EventEntity
+    topic_id: str
+    partition: int | None = None
+    segment_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One row of the history: ``subject`` moved to ``to_state`` (from ``from_state``, None
+    when it came into being), written by ``actor`` at ``now_ms``."""
+
+    subject: Subject
+    to_state: str
+    actor: str
+    now_ms: int
+    from_state: str | None = None
+    details: Mapping[str, object] | None = None
+
+
+def append_event(connection: Connection, event: Event) -> None:
+    """Insert ``event`` in the caller's transaction (see the module doc)."""
+    subject, from_state, details = event.subject, event.from_state, event.details
     connection.execute(
         insert(MetadataEvent).values(
-            event_timestamp_ms=now_ms,
-            entity=entity.value,
-            topic_id=topic_id,
-            partition=partition,
-            segment_id=segment_id,
+            event_timestamp_ms=event.now_ms,
+            entity=subject.entity.value,
+            topic_id=subject.topic_id,
+            partition=subject.partition,
+            segment_id=subject.segment_id,
             from_state=None if from_state is None else str(from_state),
-            to_state=str(to_state),
-            actor=actor,
+            to_state=str(event.to_state),
+            actor=event.actor,
             details=None if details is None else json.dumps(details, sort_keys=True),
         )
     )

@@ -13,10 +13,16 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from tierflow.metadata.errors import InvalidStateTransition, MetadataError
-from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import RemotePartitionDelete
 from tierflow.metadata.states import PARTITION_DELETE_SOURCES, RemotePartitionDeleteState
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, partition_key, update_one
+from tierflow.metadata.store_base import (
+    MAX_ATTEMPTS,
+    StoreBase,
+    partition_key,
+    update_and_record,
+    update_one,
+)
 
 
 class PartitionDeleteStore(StoreBase):
@@ -54,15 +60,8 @@ class PartitionDeleteStore(StoreBase):
                             marks=1,
                         )
                     )
-                    append_event(
-                        connection,
-                        entity=EventEntity.PARTITION_DELETE,
-                        topic_id=topic_id,
-                        partition=partition,
-                        to_state=marked,
-                        actor=actor,
-                        now_ms=now_ms,
-                    )
+                    subject = Subject(EventEntity.PARTITION_DELETE, topic_id, partition)
+                    append_event(connection, Event(subject, marked, actor, now_ms))
                     return True
             except IntegrityError:
                 continue  # marked concurrently (PostgreSQL); the next pass counts our mark
@@ -81,6 +80,7 @@ class PartitionDeleteStore(StoreBase):
         if dst is RemotePartitionDeleteState.DELETE_PARTITION_MARKED:
             return self.mark_partition_delete(topic_id, partition, actor=actor, now_ms=now_ms)
         entity_id = f"{topic_id}-{partition}"
+        subject = Subject(EventEntity.PARTITION_DELETE, topic_id, partition)
         for _ in range(MAX_ATTEMPTS):
             current = self.partition_delete(topic_id, partition)
             src = None if current is None else current.delete_state
@@ -93,20 +93,10 @@ class PartitionDeleteStore(StoreBase):
                 col(RemotePartitionDelete.state) == src.value,
             )
             values = {"state": dst.value, "event_timestamp_ms": now_ms}
+            event = Event(subject, dst, actor, now_ms, from_state=src)
             with self._write() as connection:
-                if not update_one(connection, RemotePartitionDelete, read, values):
-                    continue
-                append_event(
-                    connection,
-                    entity=EventEntity.PARTITION_DELETE,
-                    topic_id=topic_id,
-                    partition=partition,
-                    from_state=src,
-                    to_state=dst,
-                    actor=actor,
-                    now_ms=now_ms,
-                )
-                return True
+                if update_and_record(connection, RemotePartitionDelete, read, values, event):
+                    return True
         raise MetadataError(f"partition delete {entity_id}: gave up after {MAX_ATTEMPTS} races")
 
     def partition_delete(self, topic_id: str, partition: int) -> RemotePartitionDelete | None:

@@ -17,12 +17,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from tierflow.metadata.errors import LeaseLostError, MetadataError
-from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import Partition
 from tierflow.metadata.store_base import (
     MAX_ATTEMPTS,
     StoreBase,
     partition_key,
+    update_and_record,
     update_one,
     wall_clock_ms,
 )
@@ -85,6 +86,7 @@ class PartitionRegistry(StoreBase):
             "log_start_offset": log_start_offset,
             "local_log_start_offset": local_log_start_offset,
         }
+        subject = Subject(EventEntity.PARTITION, topic_id, partition)
         for _ in range(MAX_ATTEMPTS):
             existing = self.partition(topic_id, partition)
             if existing is not None:
@@ -95,16 +97,8 @@ class PartitionRegistry(StoreBase):
                     connection.execute(
                         insert(Partition).values(topic_id=topic_id, partition=partition, **offsets)
                     )
-                    append_event(
-                        connection,
-                        entity=EventEntity.PARTITION,
-                        topic_id=topic_id,
-                        partition=partition,
-                        to_state=PARTITION_REGISTERED,
-                        actor=actor,
-                        now_ms=now,
-                        details=offsets,
-                    )
+                    registered = Event(subject, PARTITION_REGISTERED, actor, now, details=offsets)
+                    append_event(connection, registered)
             except IntegrityError:
                 continue  # registered concurrently; the next pass advances it instead
             return self._require_partition(topic_id, partition)
@@ -215,6 +209,7 @@ class PartitionRegistry(StoreBase):
     ) -> bool:
         """One conditional UPDATE naming the offsets it read, so racing writers re-read."""
         name = "log_start_offset" if log_start else "local_log_start_offset"
+        subject = Subject(EventEntity.PARTITION, topic_id, partition)
         for _ in range(MAX_ATTEMPTS):
             existing = self._require_partition(topic_id, partition)
             if offset <= getattr(existing, name):
@@ -233,20 +228,11 @@ class PartitionRegistry(StoreBase):
                 col(Partition.log_start_offset) == existing.log_start_offset,
                 local == existing.local_log_start_offset,
             )
+            event = Event(subject, PARTITION_OFFSETS_ADVANCED, actor, now_ms, details=changed)
             with self._write() as connection:
-                if not update_one(connection, Partition, read, values):
-                    continue  # moved concurrently; re-read and decide again
-                append_event(
-                    connection,
-                    entity=EventEntity.PARTITION,
-                    topic_id=topic_id,
-                    partition=partition,
-                    to_state=PARTITION_OFFSETS_ADVANCED,
-                    actor=actor,
-                    now_ms=now_ms,
-                    details=changed,
-                )
-                return True
+                if update_and_record(connection, Partition, read, values, event):
+                    return True
+            # moved concurrently; re-read and decide again
         raise MetadataError(f"partition {topic_id}-{partition}: gave up after concurrent updates")
 
     def _advance_offsets(
@@ -265,13 +251,6 @@ class PartitionRegistry(StoreBase):
                 if update_one(connection, Partition, below, {name: value}):
                     changed[name] = [getattr(existing, name), value]
             if changed:
-                append_event(
-                    connection,
-                    entity=EventEntity.PARTITION,
-                    topic_id=existing.topic_id,
-                    partition=existing.partition,
-                    to_state=PARTITION_OFFSETS_ADVANCED,
-                    actor=actor,
-                    now_ms=now_ms,
-                    details=changed,
-                )
+                subject = Subject(EventEntity.PARTITION, existing.topic_id, existing.partition)
+                event = Event(subject, PARTITION_OFFSETS_ADVANCED, actor, now_ms, details=changed)
+                append_event(connection, event)

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from tierflow.metadata.errors import InvalidStateTransition, MetadataError, UnknownSegmentError
-from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import (
     Partition,
     RemoteLogSegment,
@@ -32,7 +32,7 @@ from tierflow.metadata.store_base import (
     StoreBase,
     found_or_raise,
     partition_key,
-    update_one,
+    update_and_record,
 )
 
 
@@ -181,21 +181,7 @@ class SegmentStore(StoreBase):
             if lease is not None:
                 hold_lease(connection, lease)
             connection.execute(insert(RemoteLogSegment).values(**row))
-            append_event(
-                connection,
-                entity=EventEntity.SEGMENT,
-                topic_id=row["topic_id"],
-                partition=row["partition"],
-                segment_id=row["segment_id"],
-                to_state=RemoteLogSegmentState.COPY_SEGMENT_STARTED,
-                actor=actor,
-                now_ms=row["created_ms"],
-                details={
-                    "start_offset": row["start_offset"],
-                    "end_offset": row["end_offset"],
-                    "segment_size_bytes": row["segment_size_bytes"],
-                },
-            )
+            append_event(connection, _started_event(row, actor))
 
     def transition_segment(
         self,
@@ -244,32 +230,24 @@ class SegmentStore(StoreBase):
         raise MetadataError(f"segment {segment_id}: gave up after {MAX_ATTEMPTS} races")
 
     def _apply_move(self, move: _Move, *, actor: str, now_ms: int, lease: Lease | None) -> bool:
-        """One transaction: the UPDATE naming the state read, then (on COPY_SEGMENT_FINISHED)
-        the objects and the highest remote offset, then the event. False if the UPDATE lost."""
-        segment = move.segment
+        """One transaction: the UPDATE naming the state read and its event, then (on
+        COPY_SEGMENT_FINISHED) the objects and the highest remote offset. False if the UPDATE
+        lost."""
+        segment, rows = move.segment, move.object_rows
+        where = (
+            col(RemoteLogSegment.segment_id) == segment.segment_id,
+            col(RemoteLogSegment.state) == move.src.value,
+        )
+        details = None if rows is None else {"objects": len(rows)}
+        subject = _segment_subject(EventEntity.SEGMENT, segment)
+        event = Event(subject, move.dst, actor, now_ms, from_state=move.src, details=details)
         with self._write() as connection:
             if lease is not None:
                 hold_lease(connection, lease)
-            where = (
-                col(RemoteLogSegment.segment_id) == segment.segment_id,
-                col(RemoteLogSegment.state) == move.src.value,
-            )
-            if not update_one(connection, RemoteLogSegment, where, move.values):
+            if not update_and_record(connection, RemoteLogSegment, where, move.values, event):
                 return False
-            if move.object_rows is not None:
-                _store_finished_copy(connection, segment, move.object_rows)
-            append_event(
-                connection,
-                entity=EventEntity.SEGMENT,
-                topic_id=segment.topic_id,
-                partition=segment.partition,
-                segment_id=segment.segment_id,
-                from_state=move.src,
-                to_state=move.dst,
-                actor=actor,
-                now_ms=now_ms,
-                details=None if move.object_rows is None else {"objects": len(move.object_rows)},
-            )
+            if rows is not None:
+                _store_finished_copy(connection, segment, rows)
         return True
 
     def update_segment_object(
@@ -295,24 +273,15 @@ class SegmentStore(StoreBase):
             col(RemoteSegmentObject.segment_id) == segment_id,
             col(RemoteSegmentObject.kind) == kind_name,
         )
+        values = {"key": key, "size": size, "sha256": sha256}
+        subject = _segment_subject(EventEntity.SEGMENT_OBJECT, current)
+        details = {"object_updated": kind_name, **values}
+        event = Event(subject, current.segment_state, actor, now_ms, details=details)
         with self._write() as connection:
-            if not update_one(
-                connection, RemoteSegmentObject, where, {"key": key, "size": size, "sha256": sha256}
-            ):
+            if not update_and_record(connection, RemoteSegmentObject, where, values, event):
                 raise MetadataError(
                     f"segment {segment_id}: no {kind_name} object recorded to update"
                 )
-            append_event(
-                connection,
-                entity=EventEntity.SEGMENT_OBJECT,
-                topic_id=current.topic_id,
-                partition=current.partition,
-                segment_id=segment_id,
-                to_state=current.segment_state,
-                actor=actor,
-                now_ms=now_ms,
-                details={"object_updated": kind_name, "key": key, "size": size, "sha256": sha256},
-            )
 
     def segment(self, segment_id: str) -> RemoteLogSegment:
         return found_or_raise(
@@ -416,6 +385,18 @@ class SegmentStore(StoreBase):
 
     def _find_segment(self, segment_id: str) -> RemoteLogSegment | None:
         return self._get(RemoteLogSegment, segment_id)
+
+
+def _segment_subject(entity: EventEntity, segment: RemoteLogSegment) -> Subject:
+    return Subject(entity, segment.topic_id, segment.partition, segment.segment_id)
+
+
+def _started_event(row: dict[str, Any], actor: str) -> Event:
+    """The event of a new COPY_SEGMENT_STARTED row: its offsets and size in the details."""
+    subject = Subject(EventEntity.SEGMENT, row["topic_id"], row["partition"], row["segment_id"])
+    details = {name: row[name] for name in ("start_offset", "end_offset", "segment_size_bytes")}
+    started = RemoteLogSegmentState.COPY_SEGMENT_STARTED
+    return Event(subject, started, actor, row["created_ms"], details=details)
 
 
 def _leader_epoch_pairs(

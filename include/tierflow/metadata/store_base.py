@@ -18,6 +18,7 @@ from sqlmodel import Session, SQLModel, col
 from sqlmodel.sql.expression import SelectOfScalar
 
 from tierflow.metadata.errors import UnknownPartitionError, UnknownTopicError
+from tierflow.metadata.events import Event, append_event
 from tierflow.metadata.models import Partition, Topic
 
 # Optimistic writes retry when another process changed the row between our read and our
@@ -50,6 +51,21 @@ def update_one(
     """
     result = connection.execute(update(model).where(*where).values(dict(values)))
     return result.rowcount == 1
+
+
+def update_and_record(
+    connection: Connection,
+    model: type[SQLModel],
+    where: tuple[ColumnElement[bool], ...],
+    values: Mapping[str, Any],
+    event: Event,
+) -> bool:
+    """``update_one``, and when it changed the row, the event that records the change: both
+    in the caller's transaction, so the history holds exactly the changes that committed."""
+    if not update_one(connection, model, where, values):
+        return False
+    append_event(connection, event)
+    return True
 
 
 def found_or_raise(found: Row | None, error: Exception) -> Row:

@@ -16,10 +16,10 @@ from tierflow.metadata.errors import (
     MetadataError,
     TieredStorageDisablementInProgressError,
 )
-from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.events import Event, EventEntity, Subject
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, partition_key, update_one
+from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, partition_key, update_and_record
 from tierflow.metadata.topic_registry import write_topic_config
 
 HIGHEST_REMOTE_OFFSET_RESET = "HIGHEST_REMOTE_OFFSET_RESET"
@@ -112,17 +112,8 @@ def reset_highest_remote_offset(
         disabling,
         ~live,
     )
+    subject = Subject(EventEntity.PARTITION, topic_id, partition)
+    details = {"highest_remote_offset": [existing.highest_remote_offset, -1]}
+    event = Event(subject, HIGHEST_REMOTE_OFFSET_RESET, actor, now_ms, details=details)
     with store._write() as connection:
-        if not update_one(connection, Partition, read, {"highest_remote_offset": -1}):
-            return False
-        append_event(
-            connection,
-            entity=EventEntity.PARTITION,
-            topic_id=topic_id,
-            partition=partition,
-            to_state=HIGHEST_REMOTE_OFFSET_RESET,
-            actor=actor,
-            now_ms=now_ms,
-            details={"highest_remote_offset": [existing.highest_remote_offset, -1]},
-        )
-    return True
+        return update_and_record(connection, Partition, read, {"highest_remote_offset": -1}, event)

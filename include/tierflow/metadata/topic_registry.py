@@ -16,11 +16,16 @@ from tierflow.metadata.errors import (
     TopicConflictError,
     UnknownTopicError,
 )
-from tierflow.metadata.events import EventEntity, append_event
+from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.log_config import FIELD_NAMES, TopicConfig
 from tierflow.metadata.models import Partition, RemotePartitionDelete, Topic
 from tierflow.metadata.states import TieredState, is_valid_tiered_transition
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, found_or_raise, update_one
+from tierflow.metadata.store_base import (
+    MAX_ATTEMPTS,
+    StoreBase,
+    found_or_raise,
+    update_and_record,
+)
 from tierflow.metadata.tierable import refuse_internal_topic
 from tierflow.storage.keys import validate_topic_id, validate_topic_name
 
@@ -70,20 +75,11 @@ def write_topic_config(
         "updated_ms": now_ms,
         **dataclasses.asdict(new),
     }
+    details = {"changed": changed, "tiered_epoch": epoch}
+    subject = Subject(EventEntity.TOPIC, existing.topic_id)
+    event = Event(subject, dst, actor, now_ms, from_state=src, details=details)
     with store._write() as connection:
-        if not update_one(connection, Topic, read, values):
-            return False
-        append_event(
-            connection,
-            entity=EventEntity.TOPIC,
-            topic_id=existing.topic_id,
-            from_state=src,
-            to_state=dst,
-            actor=actor,
-            now_ms=now_ms,
-            details={"changed": changed, "tiered_epoch": epoch},
-        )
-    return True
+        return update_and_record(connection, Topic, read, values, event)
 
 
 class TopicRegistry(StoreBase):
@@ -123,18 +119,10 @@ class TopicRegistry(StoreBase):
         """DISABLING -> DISABLED once the lifecycle has dealt with the remote data."""
         src, dst = TieredState.DISABLING, TieredState.DISABLED
         read = (col(Topic.topic_id) == topic_id, col(Topic.tiered_state) == src.value)
+        values = {"tiered_state": dst.value, "updated_ms": now_ms}
+        event = Event(Subject(EventEntity.TOPIC, topic_id), dst, actor, now_ms, from_state=src)
         with self._write() as connection:
-            values = {"tiered_state": dst.value, "updated_ms": now_ms}
-            if update_one(connection, Topic, read, values):
-                append_event(
-                    connection,
-                    entity=EventEntity.TOPIC,
-                    topic_id=topic_id,
-                    from_state=src,
-                    to_state=dst,
-                    actor=actor,
-                    now_ms=now_ms,
-                )
+            if update_and_record(connection, Topic, read, values, event):
                 return True
         current = self.topic_by_id(topic_id).state
         if current is dst:
@@ -159,20 +147,12 @@ class TopicRegistry(StoreBase):
             )
         retired = retired_topic_name(topic.name, topic_id)
         read = (col(Topic.topic_id) == topic_id, col(Topic.name) == topic.name)
-        with self._write() as connection:
-            if not update_one(connection, Topic, read, {"name": retired, "updated_ms": now_ms}):
-                return False  # retired concurrently
-            append_event(
-                connection,
-                entity=EventEntity.TOPIC,
-                topic_id=topic_id,
-                from_state=topic.state,
-                to_state=topic.state,
-                actor=actor,
-                now_ms=now_ms,
-                details={"retired_name": topic.name, "name": retired},
-            )
-        return True
+        values = {"name": retired, "updated_ms": now_ms}
+        details = {"retired_name": topic.name, "name": retired}
+        subject = Subject(EventEntity.TOPIC, topic_id)  # a rename: the state stays
+        event = Event(subject, topic.state, actor, now_ms, from_state=topic.state, details=details)
+        with self._write() as connection:  # False: retired concurrently
+            return update_and_record(connection, Topic, read, values, event)
 
     def _partitions_not_marked(self, topic_id: str) -> list[int]:
         marked = select(RemotePartitionDelete.partition).where(
@@ -217,15 +197,9 @@ class TopicRegistry(StoreBase):
                         **dataclasses.asdict(config),
                     )
                 )
-                append_event(
-                    connection,
-                    entity=EventEntity.TOPIC,
-                    topic_id=topic_id,
-                    to_state=state,
-                    actor=actor,
-                    now_ms=now_ms,
-                    details={"name": name, "configs": config.as_kafka_configs()},
-                )
+                details = {"name": name, "configs": config.as_kafka_configs()}
+                subject = Subject(EventEntity.TOPIC, topic_id)
+                append_event(connection, Event(subject, state, actor, now_ms, details=details))
         except IntegrityError:
             return None
         return self.topic(name)
