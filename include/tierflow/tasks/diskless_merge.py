@@ -12,7 +12,6 @@ partition. The same shape as segment_copy, and each step is as safe to clear and
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,12 +29,20 @@ from tierflow.diskless.merge import (
 from tierflow.diskless.merge_job import MergeJob, run_merge_job
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.copy.rewrite import RewriteResult, read_json_lines, write_json_lines
+from tierflow.lifecycle.copy.rewrite import read_json_lines, write_json_lines
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.tasks.attribution import attributed
-from tierflow.tasks.segment_copy import package_zip, plan_from_dict, plan_to_dict
+from tierflow.tasks.rewrite_batch import (
+    batch_dir,
+    read_results,
+    runs_on,
+    safe_name,
+    write_batch,
+    write_results,
+)
+from tierflow.tasks.segment_copy import plan_from_dict, plan_to_dict
 from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
@@ -116,7 +123,7 @@ def prepare_target(
     # The job lists every batch: it goes to a file, and only its path to XCom.
     job_file = None
     if plan.job is not None:
-        job_file = jobs_dir(settings, run_key) / f"{_safe(label)}.json"
+        job_file = jobs_dir(settings, run_key) / f"{safe_name(label)}.json"
         write_json_lines(job_file, [plan.job.as_dict()])
     return merge_plan_to_dict(plan, job_file)
 
@@ -133,29 +140,18 @@ def plan_merge(
         job = still_started(store, load_jobs(Path(job_file))[0]) if job_file else None
         if job is not None:
             jobs.append(job)
-    directory = jobs_dir(settings, run_key)
-    jobs_file, results_file = directory / "jobs.jsonl", directory / "results.jsonl"
-    write_json_lines(jobs_file, (job.as_dict() for job in jobs))
-    total = sum(job.size_in_bytes for job in jobs)
     segments = sum(len(job.segments) for job in jobs)
-    use_spark = bool(jobs) and total >= settings.spark_threshold_bytes
+    batch = write_batch(
+        jobs_dir(settings, run_key), jobs, settings, partitions=len(jobs), segments=segments
+    )
     log.info(
         "%d segments of %d partitions, %d bytes of WAL batches to merge: %s",
         segments,
         len(jobs),
-        total,
-        "Spark" if use_spark else "in the worker",
+        batch["bytes"],
+        runs_on(batch),
     )
-    return {
-        "jobs_file": str(jobs_file),
-        "results_file": str(results_file),
-        "partitions": len(jobs),
-        "segments": segments,
-        "bytes": total,
-        "use_spark": use_spark,
-        "python": sys.executable,
-        "py_files": str(package_zip(directory)),
-    }
+    return batch
 
 
 def merge_in_worker(batch: dict, settings: Settings | None = None) -> dict:
@@ -164,11 +160,10 @@ def merge_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     store = open_store(settings)
     jobs = [still_started(store, job) for job in load_jobs(Path(batch["jobs_file"]))]
     rsm, objects = open_storage(settings), open_objects(settings)
-    results = [
+    results = (
         result.as_dict() for job in jobs if job for result in run_merge_job(job, objects, rsm)
-    ]
-    write_json_lines(Path(batch["results_file"]), results)
-    return {"segments": len(results), "failed": sum(1 for r in results if r["error"])}
+    )
+    return write_results(batch, results)
 
 
 def finalize_target(
@@ -179,16 +174,11 @@ def finalize_target(
         return None
     settings = settings or Settings.from_env()
     plan = merge_plan_from_dict(prepared)
-    results: dict[str, RewriteResult] = {}
-    results_file = Path(batch["results_file"])
-    if results_file.exists():
-        for raw in read_json_lines(results_file):
-            results[raw["segment_id"]] = RewriteResult.from_dict(raw)
     store = open_store(settings)
     target = {"topic": plan.report.topic, "partition": plan.report.partition}
     report = finalize_merge(
         plan,
-        results,
+        read_results(batch),
         DisklessCoordinator.for_store(store),
         store,
         open_storage(settings),
@@ -254,9 +244,7 @@ def load_jobs(path: Path) -> list[MergeJob]:
 
 
 def jobs_dir(settings: Settings, run_key: str) -> Path:
-    directory = settings.data_dir / "merge-jobs" / _safe(run_key)
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
+    return batch_dir(settings, "merge-jobs", run_key)
 
 
 def merge_plan_to_dict(plan: MergePlan, job_file: Path | None) -> dict:
@@ -276,10 +264,6 @@ def merge_plan_from_dict(raw: dict) -> MergePlan:
         copy=plan_from_dict(raw["copy"]),
         dry_run=bool(raw.get("dry_run")),
     )
-
-
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
 def _prepare(target: dict, settings: Settings, params: dict, run_key: str) -> dict:

@@ -10,8 +10,6 @@ finalizing treats FINISHED segments as done.
 from __future__ import annotations
 
 import logging
-import sys
-import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,13 +18,7 @@ from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
-from tierflow.lifecycle.copy.rewrite import (
-    RewriteJob,
-    RewriteResult,
-    read_json_lines,
-    rewrite_segment,
-    write_json_lines,
-)
+from tierflow.lifecycle.copy.rewrite import RewriteJob, read_json_lines, rewrite_segment
 from tierflow.lifecycle.copy.steps import (
     UNFINISHED,
     CopyFailedError,
@@ -43,6 +35,13 @@ from tierflow.runtime import open_storage, open_store
 from tierflow.storage.factory import is_s3_url
 from tierflow.storage.s3_handover import S3ClientSpec, handed_over
 from tierflow.tasks.attribution import attributed
+from tierflow.tasks.rewrite_batch import (
+    batch_dir,
+    read_results,
+    runs_on,
+    write_batch,
+    write_results,
+)
 from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
@@ -117,27 +116,10 @@ def plan_rewrite(
     settings = settings or Settings.from_env()
     store = open_store(settings)
     jobs = still_started(store, [job for plan in prepared if plan for job in plan_jobs(plan)])
-    directory = settings.data_dir / "rewrite-jobs" / _safe(run_key)
-    directory.mkdir(parents=True, exist_ok=True)
-    jobs_file, results_file = directory / "jobs.jsonl", directory / "results.jsonl"
-    write_json_lines(jobs_file, (job.as_dict() for job in jobs))
-    total = sum(job.size_in_bytes for job in jobs)
-    use_spark = bool(jobs) and total >= settings.spark_threshold_bytes
-    log.info(
-        "%d segments, %d bytes to rewrite: %s",
-        len(jobs),
-        total,
-        "Spark" if use_spark else "in the worker",
-    )
-    return {
-        "jobs_file": str(jobs_file),
-        "results_file": str(results_file),
-        "segments": len(jobs),
-        "bytes": total,
-        "use_spark": use_spark,
-        "python": sys.executable,
-        "py_files": str(package_zip(directory)),
-    }
+    directory = batch_dir(settings, "rewrite-jobs", run_key)
+    batch = write_batch(directory, jobs, settings, segments=len(jobs))
+    log.info("%d segments, %d bytes to rewrite: %s", len(jobs), batch["bytes"], runs_on(batch))
+    return batch
 
 
 def rewrite_in_worker(batch: dict, settings: Settings | None = None) -> dict:
@@ -145,9 +127,7 @@ def rewrite_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     settings = settings or Settings.from_env()
     jobs = still_started(open_store(settings), load_jobs(Path(batch["jobs_file"])))
     rsm = open_storage(settings)
-    results = [rewrite_segment(job, rsm).as_dict() for job in jobs]
-    write_json_lines(Path(batch["results_file"]), results)
-    return {"segments": len(results), "failed": sum(1 for r in results if r["error"])}
+    return write_results(batch, (rewrite_segment(job, rsm).as_dict() for job in jobs))
 
 
 @contextmanager
@@ -172,14 +152,13 @@ def finalize_target(
         return None
     settings = settings or Settings.from_env()
     plan = plan_from_dict(prepared)
-    results_file = Path(batch["results_file"])
-    results = {}
-    if results_file.exists():
-        for raw in read_json_lines(results_file):
-            results[raw["segment_id"]] = RewriteResult.from_dict(raw)
     target = {"topic": plan.report.topic, "partition": plan.report.partition}
     report = finalize_copy(
-        plan, results, open_store(settings), open_storage(settings), owner=copy_owner(target)
+        plan,
+        read_results(batch),
+        open_store(settings),
+        open_storage(settings),
+        owner=copy_owner(target),
     )
     return report.as_dict()
 
@@ -265,22 +244,6 @@ def plan_from_dict(raw: dict) -> CopyPlan:
         blocked_by=CopyFailedError(raw["blocked_by"]) if raw.get("blocked_by") else None,
         lease=Lease(*raw["lease"]) if raw.get("lease") else None,
     )
-
-
-def package_zip(directory: Path) -> Path:
-    """tierflow as a zip for Spark's --py-files, so a cluster's executors can import it."""
-    import tierflow
-
-    root = Path(tierflow.__file__).parent
-    target = directory / "tierflow.zip"
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(root.rglob("*.py")):
-            archive.write(path, Path("tierflow") / path.relative_to(root))
-    return target
-
-
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
 COPY = StagedOperation(
