@@ -39,6 +39,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Required, TypedDict, Unpack
 
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge_job import (
@@ -93,6 +94,15 @@ class MergeOptions:
     segment_bytes: int = KAFKA_SEGMENT_BYTES
     max_segments: int | None = None  # per partition and run; None: every batch below the cutoff
     lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+
+
+class MergeRun(TypedDict, total=False):
+    """prepare_merge's keyword arguments, as merge_partition passes them on."""
+
+    owner: Required[str]
+    clock: Clock
+    dry_run: bool
+    actor: str | None
 
 
 @dataclass
@@ -277,23 +287,10 @@ def merge_partition(
     topic_id: str,
     partition: int,
     options: MergeOptions,
-    *,
-    owner: str,
-    clock: Clock = wall_clock_ms,
-    dry_run: bool = False,
+    **run: Unpack[MergeRun],
 ) -> MergeReport:
     """Prepare, build and upload in this process, finalize: the whole merge of one partition."""
-    plan = prepare_merge(
-        coordinator,
-        store,
-        rsm,
-        topic_id,
-        partition,
-        options,
-        owner=owner,
-        clock=clock,
-        dry_run=dry_run,
-    )
+    plan = prepare_merge(coordinator, store, rsm, topic_id, partition, options, **run)
     results: dict[str, RewriteResult] = {}
     if plan.job is not None:
         for result in run_merge_job(plan.job, objects, rsm):
@@ -304,9 +301,9 @@ def merge_partition(
         coordinator,
         store,
         rsm,
-        owner=owner,
+        owner=run["owner"],
         delete_grace_ms=options.delete_grace_ms,
-        clock=clock,
+        clock=run.get("clock", wall_clock_ms),
     )
 
 
