@@ -13,10 +13,10 @@ that was uploaded.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 # Storage errors always name the key, so an operator can find the object.
 
@@ -82,6 +82,11 @@ class RemoteSegment:
             f"{self.topic}-{self.partition} segment {self.segment_id} "
             f"(offsets {self.start_offset}-{self.end_offset})"
         )
+
+    def identity(self) -> dict[str, Any]:
+        """The fields above by name, also on a subclass that carries more: how the types that
+        extend a segment (a manifest's metadata, a rewrite job) are built from one."""
+        return {f.name: getattr(self, f.name) for f in fields(RemoteSegment)}
 
 
 @dataclass(frozen=True)

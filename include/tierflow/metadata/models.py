@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from tierflow.metadata.log_config import TopicConfig
+from tierflow.metadata.log_config import FIELD_NAMES, TopicConfig
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState, TieredState
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY (the rowid alias), not a BIGINT one.
@@ -33,12 +33,20 @@ def partition_number_key() -> Any:
     return Field(primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False})
 
 
-def references_partition(table: str) -> sa.ForeignKeyConstraint:
-    """The foreign key from ``table``'s (topic id, partition) to its row in ``partitions``."""
+def references(table: str, column: str, target: str) -> sa.ForeignKeyConstraint:
+    """The foreign key from ``table``'s ``column`` to the column of that name in ``target``,
+    named fk_<table>_<column>_<target> as in the migrations."""
+    return sa.ForeignKeyConstraint(
+        [column], [f"{target}.{column}"], name=f"fk_{table}_{column}_{target}"
+    )
+
+
+def references_partition(table: str, target: str = "partitions") -> sa.ForeignKeyConstraint:
+    """The foreign key from ``table``'s (topic id, partition) to its row in ``target``."""
     return sa.ForeignKeyConstraint(
         ["topic_id", "partition"],
-        ["partitions.topic_id", "partitions.partition"],
-        name=f"fk_{table}_partition_partitions",
+        [f"{target}.topic_id", f"{target}.partition"],
+        name=f"fk_{table}_partition_{target}",
     )
 
 
@@ -76,15 +84,8 @@ class Topic(SQLModel, table=True):
 
     @property
     def config(self) -> TopicConfig:
-        return TopicConfig(
-            remote_storage_enable=self.remote_storage_enable,
-            retention_ms=self.retention_ms,
-            retention_bytes=self.retention_bytes,
-            local_retention_ms=self.local_retention_ms,
-            local_retention_bytes=self.local_retention_bytes,
-            remote_log_disable_policy=self.remote_log_disable_policy,
-            remote_log_copy_disable=self.remote_log_copy_disable,
-        )
+        """The row's config columns, which are named after TopicConfig's fields."""
+        return TopicConfig(**{field: getattr(self, field) for field in FIELD_NAMES})
 
     @property
     def state(self) -> TieredState:
@@ -93,11 +94,7 @@ class Topic(SQLModel, table=True):
 
 class Partition(SQLModel, table=True):
     __tablename__ = "partitions"
-    __table_args__ = (
-        sa.ForeignKeyConstraint(
-            ["topic_id"], ["topics.topic_id"], name="fk_partitions_topic_id_topics"
-        ),
-    )
+    __table_args__ = (references("partitions", "topic_id", "topics"),)
 
     topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
     partition: int = partition_number_key()
@@ -147,13 +144,7 @@ class RemoteLogSegment(SQLModel, table=True):
 
 class RemoteSegmentObject(SQLModel, table=True):
     __tablename__ = "remote_segment_objects"
-    __table_args__ = (
-        sa.ForeignKeyConstraint(
-            ["segment_id"],
-            ["remote_log_segments.segment_id"],
-            name="fk_remote_segment_objects_segment_id_remote_log_segments",
-        ),
-    )
+    __table_args__ = (references("remote_segment_objects", "segment_id", "remote_log_segments"),)
 
     segment_id: str = Field(primary_key=True, sa_type=sa.String(64))
     kind: str = Field(primary_key=True, sa_type=sa.String(32))

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tierflow.rsm import IndexType
+from tierflow.rsm import IndexType, RemoteSegment
 from tierflow.transform.chunk_index import (
     ChunkIndex,
     chunk_index_from_json,
@@ -87,15 +87,12 @@ class EncryptionMetadata:
 
 
 @dataclass(frozen=True)
-class SegmentMetadata:
-    """What Aiven writes as ``remoteLogSegmentMetadata``: informational, ignored on read."""
+class SegmentMetadata(RemoteSegment):
+    """What Aiven writes as ``remoteLogSegmentMetadata``: informational, ignored on read.
 
-    topic_id: str
-    topic: str
-    partition: int
-    segment_id: str
-    start_offset: int
-    end_offset: int
+    Kafka's RemoteLogSegmentMetadata, of which ``RemoteSegment`` is the identifying part.
+    """
+
     max_timestamp_ms: int
     broker_id: int
     event_timestamp_ms: int

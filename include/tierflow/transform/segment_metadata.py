@@ -47,12 +47,7 @@ def derive_segment_metadata(
         log.warning("%s: unreadable time index (%s)", segment.describe(), exc)
         max_timestamp = NO_TIMESTAMP
     return SegmentMetadata(
-        topic_id=segment.topic_id,
-        topic=segment.topic,
-        partition=segment.partition,
-        segment_id=segment.segment_id,
-        start_offset=segment.start_offset,
-        end_offset=segment.end_offset,
+        **segment.identity(),
         max_timestamp_ms=max_timestamp,
         broker_id=broker_id,
         event_timestamp_ms=now_ms,

@@ -24,15 +24,10 @@ from tierflow.rsm import (
 
 
 @dataclass(frozen=True)
-class RewriteJob:
-    """Everything needed to upload one segment, as plain JSON-able values."""
+class RewriteJob(RemoteSegment):
+    """Everything needed to upload one segment, as plain JSON-able values: the segment's
+    identity (the fields of ``RemoteSegment``) and where its files are."""
 
-    topic: str
-    topic_id: str
-    partition: int
-    segment_id: str
-    start_offset: int
-    end_offset: int
     size_in_bytes: int
     log_segment: str
     offset_index: str
@@ -43,14 +38,8 @@ class RewriteJob:
 
     @property
     def segment(self) -> RemoteSegment:
-        return RemoteSegment(
-            self.topic,
-            self.topic_id,
-            self.partition,
-            self.segment_id,
-            self.start_offset,
-            self.end_offset,
-        )
+        """The identity alone: storage managers and their callers compare plain segments."""
+        return RemoteSegment(**self.identity())
 
     @property
     def data(self) -> LogSegmentData:
@@ -66,12 +55,7 @@ class RewriteJob:
     @classmethod
     def build(cls, segment: RemoteSegment, data: LogSegmentData, size: int) -> RewriteJob:
         return cls(
-            topic=segment.topic,
-            topic_id=segment.topic_id,
-            partition=segment.partition,
-            segment_id=segment.segment_id,
-            start_offset=segment.start_offset,
-            end_offset=segment.end_offset,
+            **segment.identity(),
             size_in_bytes=size,
             log_segment=str(data.log_segment),
             offset_index=str(data.offset_index),
