@@ -20,7 +20,12 @@ from enum import StrEnum
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from tierflow.metadata.models import EVENT_ID_TYPE, partition_number_key
+from tierflow.metadata.models import (
+    EVENT_ID_TYPE,
+    partition_number_key,
+    references,
+    references_partition,
+)
 
 # The store's auto-incrementing id: BIGINT, but INTEGER on SQLite (only its rowid alias counts).
 ROW_ID_TYPE = EVENT_ID_TYPE
@@ -44,11 +49,7 @@ class WalObjectState(StrEnum):
 
 class DisklessTopic(SQLModel, table=True):
     __tablename__ = "diskless_topics"
-    __table_args__ = (
-        sa.ForeignKeyConstraint(
-            ["topic_id"], ["topics.topic_id"], name="fk_diskless_topics_topic_id_topics"
-        ),
-    )
+    __table_args__ = (references("diskless_topics", "topic_id", "topics"),)
 
     topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
     timestamp_type: str = Field(default=CREATE_TIME, sa_type=sa.String(16))
@@ -57,13 +58,7 @@ class DisklessTopic(SQLModel, table=True):
 
 class DisklessLog(SQLModel, table=True):
     __tablename__ = "diskless_logs"
-    __table_args__ = (
-        sa.ForeignKeyConstraint(
-            ["topic_id"],
-            ["diskless_topics.topic_id"],
-            name="fk_diskless_logs_topic_id_diskless_topics",
-        ),
-    )
+    __table_args__ = (references("diskless_logs", "topic_id", "diskless_topics"),)
 
     topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
     partition: int = partition_number_key()
@@ -105,16 +100,8 @@ class DisklessBatch(SQLModel, table=True):
 
     __tablename__ = "diskless_batches"
     __table_args__ = (
-        sa.ForeignKeyConstraint(
-            ["object_id"],
-            ["diskless_wal_objects.object_id"],
-            name="fk_diskless_batches_object_id_diskless_wal_objects",
-        ),
-        sa.ForeignKeyConstraint(
-            ["topic_id", "partition"],
-            ["diskless_logs.topic_id", "diskless_logs.partition"],
-            name="fk_diskless_batches_partition_diskless_logs",
-        ),
+        references("diskless_batches", "object_id", "diskless_wal_objects"),
+        references_partition("diskless_batches", "diskless_logs"),
         sa.UniqueConstraint(
             "topic_id", "partition", "base_offset", name="uq_diskless_batches_tp_base"
         ),
