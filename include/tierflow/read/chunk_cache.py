@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tierflow.config import Settings
+from tierflow.read.cache_stats import CacheStats
 
 # load(first_chunk_id, last_chunk_id) -> the plaintext of those chunks, in order.
 ChunkLoader = Callable[[int, int], list[bytes]]
@@ -30,11 +31,8 @@ _SUFFIX = ".chunk"
 
 
 @dataclass
-class CacheStats:
-    hits: int = 0
-    misses: int = 0
-    prefetched: int = 0
-    evictions: int = 0
+class ChunkCacheStats(CacheStats):
+    prefetched: int = 0  # chunks loaded ahead in the ranged read of a miss
 
 
 class ChunkCache:
@@ -51,7 +49,7 @@ class ChunkCache:
         self.disk_dir = None if disk_dir is None else Path(disk_dir)
         self.disk_bytes = disk_bytes if disk_dir is not None else 0
         self.prefetch_chunks = prefetch_chunks
-        self.stats = CacheStats()
+        self.stats = ChunkCacheStats()
         self._memory: OrderedDict[tuple[str, int], bytes] = OrderedDict()
         self._disk: OrderedDict[tuple[str, int], int] = OrderedDict()  # key -> size
         self._memory_used = 0

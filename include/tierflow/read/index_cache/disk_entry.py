@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition
 from tierflow.kafka.time_index import TimeIndex, TimestampOffset
 from tierflow.kafka.txn_index import AbortedTxn
+from tierflow.read.cache_stats import CacheStats
 
 
 @dataclass
@@ -41,12 +42,9 @@ class IndexEntry:
 
 
 @dataclass
-class IndexCacheStats:
+class IndexCacheStats(CacheStats):
     """KIP-958's proposed cache metrics."""
 
-    hits: int = 0
-    misses: int = 0
-    evictions: int = 0
     load_successes: int = 0
     load_failures: int = 0
     refetched_corrupt: int = 0

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition
 from tierflow.kafka.time_index import TimeIndex, TimestampOffset
+from tierflow.read.cache_stats import CacheStats
 from tierflow.read.remote_reads import RemoteReads
 from tierflow.rsm import IndexType, RemoteSegment
 
@@ -58,19 +59,12 @@ class IndexLookups(Protocol):
     ) -> int: ...
 
 
-@dataclass
-class IndexCacheStats:
-    hits: int = 0
-    misses: int = 0
-    evictions: int = 0
-
-
 class RemoteIndexCache:
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         if max_bytes <= 0:
             raise ValueError(f"index cache size must be positive, got {max_bytes}")
         self.max_bytes = max_bytes
-        self.stats = IndexCacheStats()
+        self.stats = CacheStats()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._weight = 0
         self._lock = threading.Lock()
