@@ -11,10 +11,10 @@ when it fails.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 from urllib.parse import urlparse
 
-from tierflow.config import DEFAULT_AWS_CONN_ID, DEFAULT_S3_PART_SIZE, DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
@@ -32,15 +32,20 @@ class UnsupportedStorageURLError(ValueError):
     pass
 
 
+class S3Options(TypedDict, total=False):
+    """What an ``s3://`` URL's store takes besides its client (see S3ObjectStore); a local
+    directory needs none of it."""
+
+    aws_conn_id: str
+    part_size: int
+    retry: RetryPolicy | None
+    timeout_s: float
+
+
 def open_object_store(
-    url: str,
-    *,
-    aws_conn_id: str = DEFAULT_AWS_CONN_ID,
-    part_size: int = DEFAULT_S3_PART_SIZE,
-    s3_client: S3ClientSpec | None = None,
-    retry: RetryPolicy | None = None,
-    timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
+    url: str, *, s3_client: S3ClientSpec | None = None, **options: Unpack[S3Options]
 ) -> ObjectStore:
+    """The bucket at ``url``; ``s3_client`` replaces the Airflow connection (Spark executors)."""
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
         return LocalDirectoryObjectStore(Path(parsed.path if parsed.scheme else url))
@@ -51,15 +56,9 @@ def open_object_store(
             bucket, prefix = parse_s3_url(url)
         except ValueError as exc:
             raise UnsupportedStorageURLError(f"remote storage {exc}") from None
-        return S3ObjectStore(
-            bucket,
-            prefix=prefix,
-            aws_conn_id=aws_conn_id,
-            part_size=part_size,
-            client=None if s3_client is None else s3_client.client(timeout_s),
-            retry=retry,
-            timeout_s=timeout_s,
-        )
+        timeout_s = options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S)
+        client = None if s3_client is None else s3_client.client(timeout_s)
+        return S3ObjectStore(bucket, prefix=prefix, client=client, **options)
     raise UnsupportedStorageURLError(
         f"remote storage {shown_url(url)!r}: unsupported scheme {parsed.scheme!r} "
         "(supported: a path, file://, s3://)"
