@@ -16,7 +16,7 @@ Codes like R2 refer to docs/kafka-behaviours.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatch
@@ -41,33 +41,27 @@ class RemoteFetchError(Exception):
     """A fetch that remote storage cannot answer."""
 
 
+@dataclass(eq=False, repr=False)  # an exception: compared by identity, shown by its message
 class OffsetOutOfRangeError(RemoteFetchError):
     """Kafka's OffsetOutOfRangeException for the remote tier."""
 
-    def __init__(
-        self,
-        topic: str,
-        partition: int,
-        offset: int,
-        *,
-        log_start_offset: int,
-        remote_range: tuple[int, int] | None,
-        leader_epoch: int | None,
-    ) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.offset = offset
-        self.log_start_offset = log_start_offset
-        self.remote_range = remote_range
-        self.leader_epoch = leader_epoch
-        if remote_range is None:
+    topic: str
+    partition: int
+    offset: int
+    _: KW_ONLY
+    log_start_offset: int
+    remote_range: tuple[int, int] | None
+    leader_epoch: int | None
+
+    def __post_init__(self) -> None:
+        if self.remote_range is None:
             where = "remote storage holds no readable segments"
         else:
-            where = f"remote storage holds offsets {remote_range[0]}-{remote_range[1]}"
-        epoch = "not available" if leader_epoch is None else str(leader_epoch)
+            where = f"remote storage holds offsets {self.remote_range[0]}-{self.remote_range[1]}"
+        epoch = "not available" if self.leader_epoch is None else str(self.leader_epoch)
         super().__init__(
-            f"{topic}-{partition}: offset {offset} is out of range ({where}; log start offset "
-            f"{log_start_offset}; leader epoch {epoch})"
+            f"{self.topic}-{self.partition}: offset {self.offset} is out of range ({where}; "
+            f"log start offset {self.log_start_offset}; leader epoch {epoch})"
         )
 
 
