@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from airflow.sdk import Param, TriggerRule, task
+from airflow.sdk import TriggerRule, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.shard_tasks import finish_shard, label_shard, shard_outcomes
-from tierflow.airflow_dags.task_helpers import dry_run, dry_run_param, run_param
+from tierflow.airflow_dags.task_helpers import dry_run, dry_run_param, run_param, switch_param
 
 REMOVAL_POOL = "tierflow_removal"
 
@@ -38,11 +38,10 @@ REMOVAL_POOL = "tierflow_removal"
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "topic-deletion"],
     params={
-        "detect": Param(
+        "detect": switch_param(
             True,
-            type="boolean",
-            title="Detect deleted topics",
-            description="Look for topics gone from the log dirs (and the cluster, when "
+            "Detect deleted topics",
+            "Look for topics gone from the log dirs (and the cluster, when "
             "TIERFLOW_KAFKA_BOOTSTRAP is set) and mark them; off: only continue marked ones.",
         ),
         "dry_run": dry_run_param("Print what would be marked and removed; change nothing."),

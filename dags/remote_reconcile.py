@@ -32,7 +32,7 @@ from datetime import timedelta
 from airflow.sdk import Param, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
-from tierflow.airflow_dags.task_helpers import fail_for_good, run_param
+from tierflow.airflow_dags.task_helpers import fail_for_good, run_param, switch_param
 
 
 @tierflow_dag(
@@ -41,11 +41,10 @@ from tierflow.airflow_dags.task_helpers import fail_for_good, run_param
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "reconcile"],
     params={
-        "apply": Param(
+        "apply": switch_param(
             False,
-            type="boolean",
-            title="Apply",
-            description="Dry run unless on: on, delete orphan objects older than the grace "
+            "Apply",
+            "Dry run unless on: on, delete orphan objects older than the grace "
             "period and finish stale deletes and copies. Missing objects are only reported.",
         ),
         "grace_hours": Param(

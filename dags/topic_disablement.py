@@ -24,7 +24,7 @@ from __future__ import annotations
 from airflow.sdk import Param, get_current_context, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
-from tierflow.airflow_dags.task_helpers import fail_for_good, run_param
+from tierflow.airflow_dags.task_helpers import choice_param, fail_for_good, run_param
 
 
 def _actor() -> str:
@@ -45,19 +45,15 @@ def _actor() -> str:
             title="Topic",
             description="A topic registered with tierflow (tierflow topics list).",
         ),
-        "action": Param(
-            "disable",
-            type="string",
-            enum=["disable", "enable"],
-            title="Action",
-            description="disable: turn tiered storage off; enable: turn it back on.",
+        "action": choice_param(
+            ("disable", "enable"),
+            "Action",
+            "disable: turn tiered storage off; enable: turn it back on.",
         ),
-        "policy": Param(
-            "retain",
-            type="string",
-            enum=["retain", "delete"],
-            title="Disable policy (remote.log.disable.policy)",
-            description="retain: keep remote data readable until retention expires it; "
+        "policy": choice_param(
+            ("retain", "delete"),
+            "Disable policy (remote.log.disable.policy)",
+            "retain: keep remote data readable until retention expires it; "
             "delete: delete all remote data now. Ignored for enable.",
         ),
     },

@@ -1,9 +1,9 @@
-"""Small things several DAGs do alike: offer and read a dry-run switch, read a trigger param,
-and fail for good (no retry) on an error a retry cannot fix."""
+"""Small things several DAGs do alike: offer switches and choices on the trigger form, read a
+trigger param, and fail for good (no retry) on an error a retry cannot fix."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,9 +15,21 @@ def run_param(name: str) -> Any:
     return get_current_context()["params"][name]
 
 
+def switch_param(default: bool, title: str, description: str) -> Param:
+    """An on/off switch of the trigger form."""
+    return Param(default, type="boolean", title=title, description=description)
+
+
+def choice_param(choices: Sequence[str], title: str, description: str) -> Param:
+    """One of ``choices`` on the trigger form, the first by default."""
+    return Param(
+        choices[0], type="string", enum=list(choices), title=title, description=description
+    )
+
+
 def dry_run_param(description: str) -> Param:
     """The ``dry_run`` switch of the trigger form, off by default."""
-    return Param(False, type="boolean", title="Dry run", description=description)
+    return switch_param(False, "Dry run", description)
 
 
 def dry_run() -> bool:
