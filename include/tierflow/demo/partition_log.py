@@ -32,12 +32,11 @@ from tierflow.kafka.naming import (
 )
 from tierflow.kafka.offset_index import OffsetPosition, write_offset_index
 from tierflow.kafka.producer_snapshot import write_producer_snapshot
-from tierflow.kafka.time_index import TimestampOffset, write_time_index
+from tierflow.kafka.time_index import TimeIndexBuilder, write_time_index
 from tierflow.kafka.txn_index import AbortedTxn, write_txn_index
 
 OFFSET_INDEX_ENTRY_SIZE = 8
 TIME_INDEX_ENTRY_SIZE = 12
-NO_TIMESTAMP = -1
 _MARKER_VALUE = struct.Struct(">hi")
 
 
@@ -49,19 +48,9 @@ class _Segment:
     data: bytearray = field(default_factory=bytearray)
     batch_offsets: list[int] = field(default_factory=list)
     offset_entries: list[OffsetPosition] = field(default_factory=list)
-    time_entries: list[TimestampOffset] = field(default_factory=list)
+    times: TimeIndexBuilder = field(default_factory=TimeIndexBuilder)
     aborted: list[AbortedTxn] = field(default_factory=list)
     bytes_since_index_entry: int = 0
-    max_timestamp: int = NO_TIMESTAMP
-    offset_of_max_timestamp: int = -1
-
-    def maybe_append_time_entry(self) -> None:
-        """TimeIndex.maybeAppend: only a strictly larger timestamp makes a new entry."""
-        if self.max_timestamp == NO_TIMESTAMP:
-            return
-        if self.time_entries and self.max_timestamp <= self.time_entries[-1].timestamp:
-            return
-        self.time_entries.append(TimestampOffset(self.max_timestamp, self.offset_of_max_timestamp))
 
 
 @dataclass(frozen=True)
@@ -161,12 +150,10 @@ class PartitionLogWriter:
     def _append_to_segment(self, header: DefaultRecordBatch, batch: bytes) -> None:
         segment = self._active
         position = len(segment.data)
-        if header.max_timestamp > segment.max_timestamp:
-            segment.max_timestamp = header.max_timestamp
-            segment.offset_of_max_timestamp = header.last_offset
+        segment.times.observe(header.max_timestamp, header.last_offset)
         if segment.bytes_since_index_entry > self.index_interval_bytes:
             segment.offset_entries.append(OffsetPosition(header.last_offset, position))
-            segment.maybe_append_time_entry()
+            segment.times.maybe_append()
             segment.bytes_since_index_entry = 0
         segment.bytes_since_index_entry += len(batch)
         segment.data += batch
@@ -205,7 +192,7 @@ class PartitionLogWriter:
     def _roll(self) -> None:
         """Close the active segment and snapshot producer state at the new base offset."""
         finished = self._active
-        finished.maybe_append_time_entry()
+        finished.times.maybe_append()
         self._write_segment(finished, preallocate=False)
         snapshot = self.directory / (offset_prefix(self.next_offset) + SNAPSHOT_SUFFIX)
         write_producer_snapshot(snapshot, self._producers.snapshot())
@@ -219,7 +206,7 @@ class PartitionLogWriter:
         index_path = prefix.with_name(prefix.name + INDEX_SUFFIX)
         write_offset_index(index_path, segment.base_offset, segment.offset_entries)
         time_index_path = prefix.with_name(prefix.name + TIME_INDEX_SUFFIX)
-        write_time_index(time_index_path, segment.base_offset, segment.time_entries)
+        write_time_index(time_index_path, segment.base_offset, segment.times.entries)
         if segment.aborted:
             txn_index_path = prefix.with_name(prefix.name + TXN_INDEX_SUFFIX)
             write_txn_index(txn_index_path, segment.aborted)

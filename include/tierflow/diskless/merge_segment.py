@@ -40,7 +40,7 @@ from tierflow.kafka.producer_snapshot import (
     producer_snapshot_bytes,
     read_producer_snapshot,
 )
-from tierflow.kafka.time_index import NO_TIMESTAMP, TimestampOffset, time_index_bytes
+from tierflow.kafka.time_index import TimeIndexBuilder, time_index_bytes
 
 INDEX_INTERVAL_BYTES = 4096  # Kafka's index.interval.bytes default
 NO_TXN = -1
@@ -130,9 +130,7 @@ class SegmentWriter:
         self._size = 0
         self._since_index_entry = 0
         self._offsets: list[OffsetPosition] = []
-        self._times: list[TimestampOffset] = []
-        self._max_timestamp = NO_TIMESTAMP
-        self._offset_of_max_timestamp = -1
+        self._times = TimeIndexBuilder()
 
     def append(self, batch: bytes, *, source: str) -> None:
         """One whole v2 batch, whose base offset must be the segment's next offset."""
@@ -146,11 +144,10 @@ class SegmentWriter:
                 source, 0, f"magic {magic} batch at offset {base}; expected {self.next_offset}"
             )
         last = base + delta
-        if max_ts > self._max_timestamp:
-            self._max_timestamp, self._offset_of_max_timestamp = max_ts, last
+        self._times.observe(max_ts, last)
         if self._since_index_entry > self.index_interval_bytes:
             self._offsets.append(OffsetPosition(last, self._size))
-            self._maybe_append_time_entry()
+            self._times.maybe_append()
             self._since_index_entry = 0
         self._since_index_entry += len(batch)
         self._out.write(batch)
@@ -160,13 +157,13 @@ class SegmentWriter:
 
     def close(self) -> StagedSegment:
         """Roll: the final time-index entry, the indexes, the snapshot at the next offset."""
-        self._maybe_append_time_entry()
+        self._times.maybe_append()
         self._out.close()
         os.replace(self._tmp, self._log_path)
         index_path = self.directory / (self._prefix + INDEX_SUFFIX)
         index_path.write_bytes(offset_index_bytes(self.base_offset, self._offsets))
         time_path = self.directory / (self._prefix + TIME_INDEX_SUFFIX)
-        time_path.write_bytes(time_index_bytes(self.base_offset, self._times))
+        time_path.write_bytes(time_index_bytes(self.base_offset, self._times.entries))
         snapshot_path = self.directory / (offset_prefix(self.next_offset) + SNAPSHOT_SUFFIX)
         snapshot_path.write_bytes(producer_snapshot_bytes(self.producers.snapshot()))
         return StagedSegment(
@@ -181,11 +178,3 @@ class SegmentWriter:
     def abort(self) -> None:
         self._out.close()
         self._tmp.unlink(missing_ok=True)
-
-    def _maybe_append_time_entry(self) -> None:
-        """TimeIndex.maybeAppend: only a strictly larger timestamp makes a new entry."""
-        if self._max_timestamp == NO_TIMESTAMP:
-            return
-        if self._times and self._max_timestamp <= self._times[-1].timestamp:
-            return
-        self._times.append(TimestampOffset(self._max_timestamp, self._offset_of_max_timestamp))

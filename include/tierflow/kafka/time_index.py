@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tierflow.kafka._fs import write_atomically
@@ -87,6 +87,30 @@ class TimeIndex(SparseIndex[TimestampOffset]):
     @classmethod
     def _pack(cls, entry: TimestampOffset, relative: int) -> bytes:
         return ENTRY.pack(entry.timestamp, relative)
+
+
+@dataclass
+class TimeIndexBuilder:
+    """A segment's time index as its log is written, as Kafka's LogSegment keeps it: the largest
+    timestamp so far and the offset holding it become an entry whenever the log adds an offset
+    index entry, and once more when the segment rolls."""
+
+    entries: list[TimestampOffset] = field(default_factory=list)
+    max_timestamp: int = NO_TIMESTAMP
+    offset_of_max_timestamp: int = -1
+
+    def observe(self, max_timestamp: int, last_offset: int) -> None:
+        """A batch appended: its max timestamp and last offset."""
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = max_timestamp, last_offset
+
+    def maybe_append(self) -> None:
+        """TimeIndex.maybeAppend: only a strictly larger timestamp makes a new entry."""
+        if self.max_timestamp == NO_TIMESTAMP:
+            return
+        if self.entries and self.max_timestamp <= self.entries[-1].timestamp:
+            return
+        self.entries.append(TimestampOffset(self.max_timestamp, self.offset_of_max_timestamp))
 
 
 def time_index_bytes(base_offset: int, entries: Iterable[TimestampOffset]) -> bytes:
