@@ -166,12 +166,9 @@ def merge_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     return write_results(batch, results)
 
 
-def finalize_target(
-    prepared: dict | None, batch: dict, settings: Settings | None = None
-) -> dict | None:
-    """Verify, finish and drop one partition's segments; None when its prepare failed."""
-    if prepared is None:
-        return None
+def finalize_target(prepared: dict, batch: dict, settings: Settings | None = None) -> dict:
+    """Verify, finish and drop one prepared partition's segments (staged.finalize_shard calls
+    it for the partitions whose prepare succeeded)."""
     settings = settings or Settings.from_env()
     plan = merge_plan_from_dict(prepared)
     store = open_store(settings)
@@ -188,10 +185,6 @@ def finalize_target(
     return report.as_dict()
 
 
-class PartitionsNotMergedError(RuntimeError):
-    """Some partitions' prepare failed: the run must end red although the rest was merged."""
-
-
 def merge_totals(reports: Sequence[dict]) -> dict:
     """Partitions, segments, bytes, batches dropped and objects emptied, over the reports."""
     done = [MergeReport.from_dict(r) for r in reports]
@@ -204,19 +197,6 @@ def merge_totals(reports: Sequence[dict]) -> dict:
         "cleaned_up": sum(len(r.cleaned_up) for r in done),
         "pending": [[r.topic, r.partition, *p] for r in done for p in r.pending],
     }
-
-
-def summarize(reports: Sequence[dict | None]) -> dict:
-    """Totals of the run; raises at the end when a partition was not merged."""
-    totals = merge_totals([r for r in reports if r])
-    log.info("merge run: %s", totals)
-    missing = len(reports) - totals["partitions"]
-    if missing:
-        raise PartitionsNotMergedError(
-            f"{missing} of {len(reports)} partitions were not merged (their prepare task "
-            "failed); clear the failed tasks together with their downstream tasks"
-        )
-    return totals
 
 
 def still_started(store: MetadataStore, job: MergeJob) -> MergeJob | None:
