@@ -18,7 +18,7 @@ from tierflow.operator_view.retention_preview import (
 from tierflow.operator_view.snapshot import build_snapshot
 from tierflow.tasks.retention import expire_partition, list_retention_targets, summarize
 
-DAG_FILE = Path(__file__).resolve().parents[2] / "dags" / "retention_expiry.py"
+DAG_FILE = Path(__file__).resolve().parents[3] / "dags" / "retention_expiry.py"
 DAY_MS = 86_400_000
 
 

@@ -5,10 +5,12 @@ Rows here are plain data with the attributes of RemoteLogSegment; no store is in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.lifecycle.retention.remote_plan import (
+    DEFAULT_COPY_GRACE_MS,
+    LogView,
     RetentionReason,
     plan_remote_retention,
     truncate_from_start,
@@ -45,23 +47,39 @@ def ten_segments(**overrides: object) -> list[Row]:
     ]
 
 
-def plan(segments: list[Row], **kw: object):
-    args: dict[str, object] = {
-        "topic": "t",
-        "topic_id": "id",
-        "partition": 0,
-        "segments": segments,
-        "leader_epochs": [EpochEntry(0, 0)],
-        "log_end_offset": 1200,
-        "log_start_offset": 0,
-        "only_local_bytes": 0,
-        "retention_ms": -1,
-        "retention_bytes": -1,
-        "now_ms": NOW,
-        "copy_lease_live": False,
-    }
-    args.update(kw)
-    return plan_remote_retention(**args)  # type: ignore[arg-type]
+@dataclass(frozen=True)
+class TopicRow:
+    """What planning reads of a topic: nothing retained unless a test says so."""
+
+    name: str = "t"
+    topic_id: str = "id"
+    retention_ms: int = -1
+    retention_bytes: int = -1
+
+
+# The partition's log unless a test says otherwise: offsets 0-1199, all in epoch 0.
+LOG = LogView(log_start_offset=0, log_end_offset=1200, leader_epochs=(EpochEntry(0, 0),))
+
+
+def plan(
+    segments: list[Row],
+    *,
+    retention_ms: int = -1,
+    retention_bytes: int = -1,
+    copy_lease_live: bool = False,
+    copy_grace_ms: int = DEFAULT_COPY_GRACE_MS,
+    **log_fields: object,
+):
+    """Plan partition 0 of topic "t" at NOW; ``log_fields`` replace fields of LOG."""
+    return plan_remote_retention(
+        TopicRow(retention_ms=retention_ms, retention_bytes=retention_bytes),
+        0,
+        segments,  # type: ignore[arg-type]
+        replace(LOG, **log_fields),  # type: ignore[arg-type]
+        now_ms=NOW,
+        copy_lease_live=copy_lease_live,
+        copy_grace_ms=copy_grace_ms,
+    )
 
 
 def test_nothing_configured_deletes_nothing():

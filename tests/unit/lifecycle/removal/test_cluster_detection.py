@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.detection.support import held_broker, recreate, rename_for_removal, topic_id
 from tests.support.kafka_metadata_server import KafkaMetadataServer
 from tests.support.tiered import NOW_MS, Tiered
+from tests.unit.lifecycle.removal.support import held_broker, recreate, rename_for_removal, topic_id
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.cluster_metadata import ClusterMetadataError, read_cluster_topics
 from tierflow.lifecycle.removal.detect import (

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.detection.support import (
+from tests.support.tiered import NOW_MS, Tiered
+from tests.unit.lifecycle.removal.support import (
     held_broker,
     log_dir,
     recreate,
@@ -16,7 +17,6 @@ from tests.detection.support import (
     rename_for_removal,
     topic_id,
 )
-from tests.support.tiered import NOW_MS, Tiered
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.removal.detect import (
