@@ -174,13 +174,11 @@ def fetch_command(args: argparse.Namespace) -> int:
 def merge_command(args: argparse.Namespace) -> int:
     settings, store, coordinator = _open()
     rsm, objects = open_storage(settings), open_objects(settings)
-    options = MergeOptions(
-        cutoff_ms=wall_clock_ms() - args.min_age_ms,
-        staging_root=settings.data_dir / "diskless-merge",
-        delete_grace_ms=settings.diskless.delete_grace_ms,
+    options = MergeOptions.from_settings(
+        settings,
+        min_age_ms=args.min_age_ms,
         segment_bytes=args.segment_bytes,
         max_segments=args.max_segments,
-        lease_ttl_s=settings.copy_lease_ttl_s,
     )
     owner = args.owner or cli_actor()
     with as_command_error(*ERRORS):

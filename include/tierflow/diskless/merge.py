@@ -39,7 +39,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Required, TypedDict, Unpack
+from typing import TYPE_CHECKING, Required, TypedDict, Unpack
 
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge_job import (
@@ -79,6 +79,9 @@ from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.rsm import RemoteSegment, RemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
 
+if TYPE_CHECKING:
+    from tierflow.config import Settings
+
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_TTL_S = 900
@@ -94,6 +97,27 @@ class MergeOptions:
     segment_bytes: int = KAFKA_SEGMENT_BYTES
     max_segments: int | None = None  # per partition and run; None: every batch below the cutoff
     lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        min_age_ms: int,
+        segment_bytes: int = KAFKA_SEGMENT_BYTES,
+        max_segments: int | None = None,
+    ) -> MergeOptions:
+        """A run over the batches committed ``min_age_ms`` ago or earlier, staged under the data
+        dir, with the configured grace and lease (the DAG's and the CLI's); ``max_segments`` 0
+        or None: no limit."""
+        return cls(
+            cutoff_ms=wall_clock_ms() - min_age_ms,
+            staging_root=settings.data_dir / "diskless-merge",
+            delete_grace_ms=settings.diskless.delete_grace_ms,
+            segment_bytes=segment_bytes,
+            max_segments=max_segments or None,
+            lease_ttl_s=settings.copy_lease_ttl_s,
+        )
 
 
 class MergeRun(TypedDict, total=False):

@@ -28,7 +28,6 @@ from tierflow.diskless.merge import (
 )
 from tierflow.diskless.merge_job import MergeJob, run_merge_job
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
-from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.rewrite import read_json_lines, write_json_lines
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
@@ -70,23 +69,6 @@ def merge_owner(target: dict) -> str:
     return f"airflow:diskless_merge:{target['topic']}-{target['partition']}"
 
 
-def merge_options(
-    settings: Settings,
-    *,
-    min_age_ms: int,
-    segment_bytes: int = KAFKA_SEGMENT_BYTES,
-    max_segments: int | None = DEFAULT_MAX_SEGMENTS,
-) -> MergeOptions:
-    return MergeOptions(
-        cutoff_ms=wall_clock_ms() - min_age_ms,
-        staging_root=settings.data_dir / "diskless-merge",
-        delete_grace_ms=settings.diskless.delete_grace_ms,
-        segment_bytes=segment_bytes,
-        max_segments=max_segments or None,
-        lease_ttl_s=settings.copy_lease_ttl_s,
-    )
-
-
 def prepare_target(
     target: dict,
     *,
@@ -106,7 +88,7 @@ def prepare_target(
         open_storage(settings),
         target["topic_id"],
         int(target["partition"]),
-        merge_options(
+        MergeOptions.from_settings(
             settings, min_age_ms=min_age_ms, segment_bytes=segment_bytes, max_segments=max_segments
         ),
         owner=owner,
