@@ -20,11 +20,10 @@ Codes like E6 refer to docs/kafka-behaviours.md.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from tierflow.faults import crash_point
-from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.copy.liveness import copy_lease_live
@@ -34,9 +33,11 @@ from tierflow.lifecycle.retention.remote_plan import (
     DELETE_FINISHED,
     DELETE_STARTED,
     LIVE_STATES,
+    LogView,
     PlannedDeletion,
     RemoteRetentionPlan,
     RetentionReason,
+    SegmentRow,
     plan_remote_retention,
     truncate_from_start,
 )
@@ -202,30 +203,30 @@ def plan_partition_retention(
     leases and copies younger than that night look live, which only makes the plan keep more.
     """
     rows = store.segment_summaries(topic.topic_id, partition.partition, states=LIVE_STATES)
-    log_start = partition.log_start_offset
-    highest = max([partition.highest_remote_offset, *(r.end_offset for r in rows)])
-    entries: list[EpochEntry] | None = None
-    local_bytes = 0
-    log_end = highest + 1
-    if log_ is not None:
-        entries = log_.leader_epoch_entries() or None  # None: rebuilt from the rows
-        log_start = max(log_start, log_.log_start_offset())
-        log_end = log_.log_end_offset()
-        local_bytes = only_local_bytes(log_, partition.highest_remote_offset)
     return plan_remote_retention(
-        topic=topic.name,
-        topic_id=topic.topic_id,
-        partition=partition.partition,
-        segments=rows,
-        leader_epochs=entries,
-        log_end_offset=log_end,
-        log_start_offset=log_start,
-        only_local_bytes=local_bytes,
-        retention_ms=topic.retention_ms,
-        retention_bytes=topic.retention_bytes,
+        topic,
+        partition.partition,
+        rows,
+        _log_view(partition, rows, log_),
         now_ms=now_ms,
         copy_lease_live=copy_lease_live(partition, now_ms),
         copy_grace_ms=copy_grace_ms,
+    )
+
+
+def _log_view(
+    partition: Partition, rows: Sequence[SegmentRow], log_: PartitionLog | None
+) -> LogView:
+    """The broker's log of the partition as planning sees it; without a log dir, one past the
+    highest remote offset as its end and no only-local bytes (see plan_partition_retention)."""
+    if log_ is None:
+        highest = max([partition.highest_remote_offset, *(r.end_offset for r in rows)])
+        return LogView(partition.log_start_offset, highest + 1)
+    return LogView(
+        max(partition.log_start_offset, log_.log_start_offset()),
+        log_.log_end_offset(),
+        only_local_bytes(log_, partition.highest_remote_offset),
+        log_.leader_epoch_entries() or None,  # None: rebuilt from the rows
     )
 
 

@@ -92,6 +92,31 @@ class SegmentRow(Protocol):
     leader_epochs: list[tuple[int, int]]
 
 
+class RetainedTopic(Protocol):
+    """What planning reads of the topic (only reads): the Topic row fits."""
+
+    name: str
+    topic_id: str
+    retention_ms: int
+    retention_bytes: int
+
+
+@dataclass(frozen=True)
+class LogView:
+    """What planning knows of the partition's log besides its remote segments: the broker's
+    log dir, or its stand-in from the store when there is none (plan_partition_retention).
+
+    ``only_local_bytes``: local segments above the highest remote offset (Kafka's
+    onlyLocalLogSegmentsSize). ``leader_epochs``: the leader-epoch-checkpoint entries; None
+    rebuilds them from the segments (``epochs_from_segments``).
+    """
+
+    log_start_offset: int
+    log_end_offset: int
+    only_local_bytes: int = 0
+    leader_epochs: Sequence[EpochEntry] | None = None
+
+
 @dataclass(frozen=True)
 class PlannedDeletion:
     segment_id: str
@@ -218,17 +243,11 @@ class _Lineage:
 
 
 def plan_remote_retention(
-    *,
-    topic: str,
-    topic_id: str,
+    topic: RetainedTopic,
     partition: int,
     segments: Sequence[SegmentRow],
-    leader_epochs: Sequence[EpochEntry] | None,
-    log_end_offset: int,
-    log_start_offset: int,
-    only_local_bytes: int,
-    retention_ms: int,
-    retention_bytes: int,
+    log: LogView,
+    *,
     now_ms: int,
     copy_lease_live: bool,
     copy_grace_ms: int = DEFAULT_COPY_GRACE_MS,
@@ -236,24 +255,20 @@ def plan_remote_retention(
     """Which of the partition's remote segments to delete as of ``now_ms``, and why.
 
     ``segments``: the partition's rows in any state, ascending start offset (tombstones are
-    ignored). ``leader_epochs``: the broker's leader-epoch-checkpoint entries; None rebuilds
-    them from the segments (``epochs_from_segments``) when there is no log dir.
-    ``only_local_bytes``: local segments above the highest
-    remote offset (Kafka's onlyLocalLogSegmentsSize). ``copy_lease_live``: someone holds an
-    unexpired copy lease on the partition. Linear in the number of segments.
+    ignored). ``topic`` gives retention.ms and retention.bytes. ``copy_lease_live``: someone
+    holds an unexpired copy lease on the partition. Linear in the number of segments.
     """
-    plan = RemoteRetentionPlan(topic, topic_id, partition, now_ms, log_start_offset)
+    log_start_offset = log.log_start_offset
+    plan = RemoteRetentionPlan(topic.name, topic.topic_id, partition, now_ms, log_start_offset)
     live = [_Segment(row) for row in segments if row.state != DELETE_FINISHED]
     draft = _Draft(plan, live, copy_lease_live, copy_grace_ms)
     _count_remote_log(plan, live)
     for segment in live:  # a failed delete is finished first, wherever it lies
         if segment.row.state == DELETE_STARTED:
             draft.add(segment, RetentionReason.RETRY_DELETE)
-    epochs = _lineage(live, leader_epochs, log_start_offset, log_end_offset)
-    remaining = _breached_bytes(
-        live, epochs, only_local_bytes=only_local_bytes, retention_bytes=retention_bytes
-    )
-    new_start = _scan(draft, epochs, remaining, retention_ms, log_start_offset)
+    epochs = _lineage(live, log)
+    remaining = _breached_bytes(live, epochs, log.only_local_bytes, topic.retention_bytes)
+    new_start = _scan(draft, epochs, remaining, topic.retention_ms, log_start_offset)
     if epochs.entries:
         _older_than_cache(draft, epochs.entries[0].epoch, log_start_offset)
     _stale_copies(draft)
@@ -269,23 +284,19 @@ def _count_remote_log(plan: RemoteRetentionPlan, live: list[_Segment]) -> None:
     plan.remote_log_size_bytes = sum(r.segment_size_bytes for r in counted)
 
 
-def _lineage(
-    live: list[_Segment],
-    leader_epochs: Sequence[EpochEntry] | None,
-    log_start_offset: int,
-    log_end_offset: int,
-) -> _Lineage:
+def _lineage(live: list[_Segment], log: LogView) -> _Lineage:
     """E2: the cache truncated at the log start offset, and listRemoteLogSegments per epoch."""
+    leader_epochs = log.leader_epochs
     if leader_epochs is None:
         leader_epochs = epochs_from_segments(live)  # type: ignore[arg-type]
-    entries = truncate_from_start(leader_epochs, log_start_offset)
+    entries = truncate_from_start(leader_epochs, log.log_start_offset)
     epoch_starts = lineage(entries)
     by_epoch: dict[int, list[_Segment]] = {epoch: [] for epoch in epoch_starts}
     for segment in live:  # listRemoteLogSegments(tp, epoch): by start offset, as given
         for epoch in segment.epochs:
             if epoch in by_epoch:
                 by_epoch[epoch].append(segment)
-    return _Lineage(entries, epoch_starts, by_epoch, log_end_offset)
+    return _Lineage(entries, epoch_starts, by_epoch, log.log_end_offset)
 
 
 def _scan(
@@ -356,11 +367,7 @@ def _stale_copies(draft: _Draft) -> None:
 
 
 def _breached_bytes(
-    live: list[_Segment],
-    epochs: _Lineage,
-    *,
-    only_local_bytes: int,
-    retention_bytes: int,
+    live: list[_Segment], epochs: _Lineage, only_local_bytes: int, retention_bytes: int
 ) -> int:
     """E3: bytes over retention.bytes, counting finished segments inside the lineage."""
     if retention_bytes < 0:
