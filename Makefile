@@ -1,6 +1,8 @@
 # tierflow: two commands for a newcomer.
 #   make demo   first use creates .venv and installs; then runs the copy DAG on embedded defaults
 #   make test   installs the dev tools too, then runs the whole suite
+# and, while working on the library, a quick one:
+#   make check  lint, then the unit tests (tests/unit: no server, Spark or Airflow; about 90 s)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +11,7 @@ RUNTIME_STAMP := $(VENV)/.runtime-installed
 DEV_STAMP := $(VENV)/.dev-installed
 PIP_QUIET := --quiet --disable-pip-version-check
 
-.PHONY: demo test fuzz chaos lint format java test-servers airflow install clean
+.PHONY: demo test check fuzz chaos lint format java test-servers airflow install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +62,12 @@ demo: $(RUNTIME_STAMP) java
 
 test: $(DEV_STAMP) java test-servers
 	$(PY) -m pytest
+
+# Lint, then the unit tests: those of tests/unit need no PostgreSQL, S3, Spark or Airflow (SQLite
+# and a local bucket at most), so they run on a fresh checkout without the servers. make test
+# runs them too, with the rest.
+check: $(DEV_STAMP) lint
+	$(PY) -m pytest -q tests/unit -p no:cacheprovider
 
 # The property-based tests at full strength: at least 10,000 generated cases per property
 # (make test runs the same properties with a few hundred cases each).
