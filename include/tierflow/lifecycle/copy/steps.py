@@ -34,6 +34,7 @@ from typing import TypedDict, Unpack
 from tierflow.config import DEFAULT_LEASE_TTL_S
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
+from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.last_stable_offset import StableOffset, last_stable_offset
 from tierflow.kafka.log_dir import PartitionLog
@@ -184,11 +185,30 @@ def _copy_bound(log_: PartitionLog, topic: Topic, report: PartitionCopyReport) -
     if high_watermark is None:
         report.skipped = "no high watermark in replication-offset-checkpoint"
         return None
-    stable = last_stable_offset(log_, high_watermark)
+    stable = last_stable_offset(log_, _clamped(log_, high_watermark))
     report.held_back = _held_back(stable)
     if report.held_back:
         log.info("%s-%d: %s", log_.topic, log_.partition, report.held_back)
     return stable.offset
+
+
+def _clamped(log_: PartitionLog, high_watermark: int) -> int:
+    """The high watermark as a broker loading the log takes it: never above the log end
+    (UnifiedLog.updateHighWatermark). A checkpoint above the log end (an unclean shutdown that
+    lost the tail) is said, naming the file, rather than taken on trust."""
+    log_end = log_.log_end_offset()
+    if high_watermark <= log_end:
+        return high_watermark
+    log.warning(
+        "%s: %s-%d: high watermark %d is above the log end %d; taken as %d, as a broker would",
+        log_.log_dir.path / REPLICATION_OFFSET_CHECKPOINT,
+        log_.topic,
+        log_.partition,
+        high_watermark,
+        log_end,
+        log_end,
+    )
+    return log_end
 
 
 def _start_segments(
