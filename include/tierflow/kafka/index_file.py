@@ -40,6 +40,21 @@ def index_entries(
     return entries
 
 
+def trim_zero_tail(data: bytes, entry_size: int) -> tuple[bytes, int]:
+    """Index bytes without their zero-filled preallocated tail, and how many slots it had.
+
+    Kafka trims a segment's indexes when it rolls (``trimToValidSize``); a broker killed first
+    leaves the preallocated zeros, which an independent reader takes for entries that do not
+    increase. Bytes that are not whole entries are returned as they are, for the reader to refuse.
+    """
+    if len(data) % entry_size:
+        return data, 0
+    end = len(data)
+    while end and not any(data[end - entry_size : end]):
+        end -= entry_size
+    return data[:end], (len(data) - end) // entry_size
+
+
 def refuse_zero_tail(data: bytes, entry_size: int, kind: str) -> bytes:
     """Index bytes as written, unless their last entry is all zeros.
 
@@ -121,6 +136,11 @@ class SparseIndex(Generic[E]):
             out += cls._pack(e, relative)
             last = e
         return refuse_zero_tail(bytes(out), cls.ENTRY.size, cls.KIND)
+
+    @classmethod
+    def valid_file_bytes(cls, path: str | Path) -> tuple[bytes, int]:
+        """The file's bytes as a trimmed index holds them, and the zero-filled slots dropped."""
+        return trim_zero_tail(read_file_bytes(path), cls.ENTRY.size)
 
     def to_bytes(self) -> bytes:
         return self.entries_bytes(self.base_offset, self.entries)

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tierflow.faults import crash_point
+from tierflow.kafka.offset_index import OffsetIndex
+from tierflow.kafka.time_index import TimeIndex
 from tierflow.rsm import (
     IndexType,
     LogSegmentData,
@@ -47,21 +49,25 @@ class PlainRemoteStorageManager:
     def copy_log_segment_data(
         self, segment: RemoteSegment, data: LogSegmentData
     ) -> list[ObjectInfo]:
-        files: list[tuple[str, Path]] = [
+        # The offset and time indexes go up as their valid entries only: a zero-filled
+        # preallocated tail (a broker killed before trimming) is not data.
+        files: list[tuple[str, Path | bytes]] = [
             (LOG_SUFFIX, data.log_segment),
-            (INDEX_SUFFIXES[IndexType.OFFSET], data.offset_index),
-            (INDEX_SUFFIXES[IndexType.TIMESTAMP], data.time_index),
+            (INDEX_SUFFIXES[IndexType.OFFSET], OffsetIndex.valid_file_bytes(data.offset_index)[0]),
+            (INDEX_SUFFIXES[IndexType.TIMESTAMP], TimeIndex.valid_file_bytes(data.time_index)[0]),
             (INDEX_SUFFIXES[IndexType.PRODUCER_SNAPSHOT], data.producer_snapshot_index),
         ]
         if data.transaction_index is not None:
             files.append((INDEX_SUFFIXES[IndexType.TRANSACTION], data.transaction_index))
+        files.append((INDEX_SUFFIXES[IndexType.LEADER_EPOCH], data.leader_epoch_index))
         written = []
-        for suffix, path in files:
-            written.append(self.objects.put_file(self.key(segment, suffix), path))
+        for suffix, source in files:
+            key = self.key(segment, suffix)
+            if isinstance(source, bytes):
+                written.append(self.objects.put_bytes(key, source))
+            else:
+                written.append(self.objects.put_file(key, source))
             crash_point("rsm.after_put")
-        epoch_key = self.key(segment, INDEX_SUFFIXES[IndexType.LEADER_EPOCH])
-        written.append(self.objects.put_bytes(epoch_key, data.leader_epoch_index))
-        crash_point("rsm.after_put")
         return written
 
     def verify(self, segment: RemoteSegment, expected: list[ObjectInfo]) -> None:

@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tierflow.kafka.index_file import SparseIndex
+from tierflow.kafka.offset_index import OffsetIndex
+from tierflow.kafka.time_index import TimeIndex
 from tierflow.rsm import IndexType, LogSegmentData
 from tierflow.transform.chunk_index import ChunkIndex, build_chunk_index
 from tierflow.transform.chunking import read_chunks
@@ -116,12 +119,18 @@ def _bytes_source(index_type: IndexType, data: bytes) -> IndexSource:
     return IndexSource(index_type, f"{index_type.value} index", len(data), lambda: data)
 
 
+def _sparse_index_source(index_type: IndexType, path: Path, kind: type[SparseIndex]) -> IndexSource:
+    """An offset or time index as its valid entries: a zero-filled tail is never uploaded."""
+    data, _ = kind.valid_file_bytes(path)
+    return IndexSource(index_type, str(path), len(data), lambda: data)
+
+
 def index_sources(data: LogSegmentData) -> list[IndexSource | None]:
     """The indexes in the order of the ``.indexes`` object; None for an absent txn index."""
     txn = data.transaction_index
     by_type: dict[IndexType, IndexSource | None] = {
-        IndexType.OFFSET: _file_source(IndexType.OFFSET, data.offset_index),
-        IndexType.TIMESTAMP: _file_source(IndexType.TIMESTAMP, data.time_index),
+        IndexType.OFFSET: _sparse_index_source(IndexType.OFFSET, data.offset_index, OffsetIndex),
+        IndexType.TIMESTAMP: _sparse_index_source(IndexType.TIMESTAMP, data.time_index, TimeIndex),
         IndexType.PRODUCER_SNAPSHOT: _file_source(
             IndexType.PRODUCER_SNAPSHOT, data.producer_snapshot_index
         ),

@@ -7,9 +7,12 @@ bad input leaves no metadata and no objects behind.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
+from tierflow.kafka.index_file import SparseIndex
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.offset_index import OffsetIndex
@@ -17,6 +20,8 @@ from tierflow.kafka.time_index import TimeIndex
 from tierflow.kafka.txn_index import read_txn_index
 from tierflow.lifecycle.copy.candidates import CopyCandidate
 from tierflow.rsm import LogSegmentData
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts
     size = segment.size_in_bytes()
     OffsetIndex.read(segment.index_path, segment.base_offset, log_size=size)
     TimeIndex.read(segment.time_index_path, segment.base_offset)
+    _say_zero_tail(OffsetIndex, segment.index_path)
+    _say_zero_tail(TimeIndex, segment.time_index_path)
     txn_path = segment.txn_index_path if segment.has_txn_index() else None
     txn_entries = read_txn_index(txn_path) if txn_path else []
 
@@ -86,6 +93,22 @@ def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts
             ),
         ),
     )
+
+
+def _say_zero_tail(kind: type[SparseIndex], path: Path) -> None:
+    """One line when a rolled segment's index kept its zero-filled preallocated tail.
+
+    Kafka trims an index when its segment rolls; a broker killed first leaves the zeros. The
+    storage managers upload the valid entries only; the local file is the broker's, left alone.
+    """
+    _, slots = kind.valid_file_bytes(path)
+    if slots:
+        log.warning(
+            "%s: trimmed %d zero-filled preallocated slots from the %s before upload",
+            path,
+            slots,
+            kind.KIND,
+        )
 
 
 def _epochs_in_range(entries: list[EpochEntry], candidate: CopyCandidate) -> list[EpochEntry]:
