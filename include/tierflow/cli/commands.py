@@ -7,20 +7,22 @@ that needs the library (the console, the errors every command reports in one lin
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.table import Table
 
-from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config, pipe_width
+from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config
+from tierflow.cli.console import iso_utc, stdout_console
 from tierflow.cli.report import partition_table
 from tierflow.cli.spec import OWNER, Command, Group, arg, config_option, flag, partition_option
-from tierflow.cluster.brokers import BrokerIdError
+from tierflow.cluster.brokers import META_PROPERTIES, BrokerIdError, read_properties
 from tierflow.cluster.leaders import leader_logs
 from tierflow.cluster.replicas import DuplicateReplicaError
 from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.uuid import derived_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.steps import (
     CopyFailedError,
@@ -40,7 +42,7 @@ from tierflow.storage.keys import InvalidTopicIdError, InvalidTopicNameError, va
 if TYPE_CHECKING:
     from tierflow.kafka.log_dir import PartitionLog
 
-console = Console(width=pipe_width(110))
+console = stdout_console()
 
 KNOWN_ERRORS = (
     KafkaFormatError,
@@ -74,13 +76,14 @@ def topics_register(args: argparse.Namespace) -> int:
         # The name first: a hostile one must not even be looked up in the log dirs.
         validate_topic_name(args.name)
         configs = dict(parse_config(item) for item in args.config)
-        topic_id = args.topic_id
+        topic_id, actor = args.topic_id, "cli"
         if topic_id is None:
-            topic_id = _topic_id_from_log_dirs(settings, args.name)
+            topic_id, derived = _topic_id_from_log_dirs(settings, args.name)
+            actor = DERIVED_ID_ACTOR if derived else actor
         topic = open_store(settings).register_topic(
             args.name,
             topic_id,
-            actor="cli",
+            actor=actor,
             now_ms=wall_clock_ms(),
             **parse_kafka_configs(configs),
         )
@@ -94,14 +97,36 @@ def _leader_partition_logs(settings: Settings) -> list[PartitionLog]:
         return [found.log for found in leader_logs(settings)]
 
 
-def _topic_id_from_log_dirs(settings: Settings, name: str) -> str:
-    for log_ in _leader_partition_logs(settings):
-        if log_.topic == name and log_.topic_id():
-            return str(log_.topic_id())
-    raise CommandError(
-        f"topic {name!r}: no partition.metadata in the log dirs to take its id from; "
-        "pass --topic-id"
+# The registration event's actor when the topic id was derived: the store records that it was.
+DERIVED_ID_ACTOR = "cli (topic id derived: no partition.metadata)"
+
+
+def _topic_id_from_log_dirs(settings: Settings, name: str) -> tuple[str, bool]:
+    """The id in the topic's partition.metadata; for a broker before 2.8, which writes none,
+    a stable id derived from the cluster id and the topic name, said on the terminal (and True:
+    derived)."""
+    logs = [log_ for log_ in _leader_partition_logs(settings) if log_.topic == name]
+    for log_ in logs:
+        if log_.topic_id():
+            return str(log_.topic_id()), False
+    if not logs:
+        raise CommandError(f"topic {name!r}: no partition of it in the log dirs; pass --topic-id")
+    cluster = _cluster_id(logs[0].log_dir.path)
+    topic_id = derived_kafka_uuid(f"{cluster}/{name}")
+    console.print(
+        f"{name}: no partition.metadata (a broker before Kafka 2.8): topic id {topic_id} "
+        f"derived from cluster {cluster} and the topic name; the same every time"
     )
+    return topic_id, True
+
+
+def _cluster_id(log_dir: Path) -> str:
+    """``cluster.id`` of the log dir's meta.properties (written since Kafka 0.10.1)."""
+    path = log_dir / META_PROPERTIES
+    cluster = read_properties(path).get("cluster.id") if path.is_file() else None
+    if not cluster:
+        raise CommandError(f"{path}: no cluster.id to derive a topic id from; pass --topic-id")
+    return cluster
 
 
 def topics_list(args: argparse.Namespace) -> int:
@@ -198,12 +223,12 @@ def events(args: argparse.Namespace) -> int:
     topic_id = store.topic(args.topic).topic_id if args.topic else None
     rows = store.events(topic_id=topic_id, segment_id=args.segment)[-args.limit :]
     table = Table(title="State transitions (oldest first)")
-    for column in ("#", "time (ms)", "entity", "partition", "segment", "from", "to", "actor"):
+    for column in ("#", "time (UTC)", "entity", "partition", "segment", "from", "to", "actor"):
         table.add_column(column)
     for event in rows:
         table.add_row(
             str(event.id),
-            str(event.event_timestamp_ms),
+            iso_utc(event.event_timestamp_ms),
             event.entity,
             "" if event.partition is None else str(event.partition),
             event.segment_id or "",

@@ -16,6 +16,8 @@ _KAFKA_UUID = re.compile(r"[A-Za-z0-9_-]{22}")
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 _RESERVED = {ZERO_UUID, METADATA_TOPIC_ID}
+# The namespace of derived topic ids (uuid5): fixed, so a derivation never changes.
+_DERIVED_NAMESPACE = uuid.UUID("5b1f8f0e-7a43-4c39-9a4e-2f6f4c1b8d21")
 
 
 def to_kafka_uuid(value: uuid.UUID) -> str:
@@ -50,3 +52,15 @@ def new_kafka_uuid() -> str:
         text = to_kafka_uuid(uuid.uuid4())
         if not text.startswith("-") and text not in _RESERVED:
             return text
+
+
+def derived_kafka_uuid(seed: str) -> str:
+    """A stable id from ``seed``, for a topic whose broker never wrote one (Kafka before 2.8
+    has no partition.metadata): the same seed always gives the same id, never a reserved one
+    and never one starting with '-'."""
+    attempt = 0
+    while True:
+        text = to_kafka_uuid(uuid.uuid5(_DERIVED_NAMESPACE, f"{seed}#{attempt}"))
+        if not text.startswith("-") and text not in _RESERVED:
+            return text
+        attempt += 1
