@@ -15,6 +15,7 @@ from tierflow.cli import (
     fetch_commands,
     key_commands,
     reconcile_commands,
+    retention_commands,
     status_commands,
     topic_commands,
 )
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         key_commands,
         topic_commands,
         reconcile_commands,
+        retention_commands,
         diskless_commands,
         cluster_commands,
     ):

@@ -1,0 +1,210 @@
+"""``tierflow retention``: one retention_expiry DAG run from a shell, for on-call.
+
+The same task bodies the DAG runs, in its order: plan the whole cluster into shards, expire
+every shard (here in-process, one after the other), then summarize. Each partition's plan is
+the one its run carried out (local retention first, remote planned after it), so the plan
+printed first is exactly what was deleted, or with --dry-run what would be.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+from rich import box
+from rich.table import Table
+
+from tierflow.cli.common import CommandError
+from tierflow.cli.spec import Command, add_commands, arg, flag
+from tierflow.cli.status_tables import console
+from tierflow.config import Settings
+from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.operator_view.formatting import utc
+from tierflow.tasks.retention import expire_shard, plan_retention_shards, summarize
+from tierflow.tasks.shards import failures_of
+
+EXIT_DONE, EXIT_FAILED = 0, 1
+LOCAL_REPORTED_ONLY = " (local: reported only, TIERFLOW_DELETE_LOCAL_SEGMENTS is off)"
+FIGURES = ("remote_segments", "remote_bytes", "local_segments", "local_bytes")
+
+DESCRIPTION = """\
+Run what one retention_expiry DAG run does, from this shell: local retention
+(local.retention.ms/bytes) then remote retention (retention.ms/bytes, the log start
+offset, the leader-epoch lineage, unfinished deletes and stale copies) for every
+partition of the tiered topics, one after the other. Local files are deleted only with
+TIERFLOW_DELETE_LOCAL_SEGMENTS=true.
+
+Prints the plan first (per partition: segments to delete, the rule that chose them,
+bytes; and the totals), then what was deleted per topic. A partition that fails is named
+and the others go ahead.
+
+Exit status: 0 done, 1 some partition failed (each is named on one line), 2 errors.
+"""
+
+
+def parse_now(text: str) -> int:
+    """An ISO-8601 instant in epoch milliseconds; without an offset it is UTC."""
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise CommandError(
+            f"--now {text!r}: not an ISO-8601 instant, e.g. 2026-05-01T02:00:00Z"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)
+
+
+def retention_command(args: argparse.Namespace) -> int:
+    now_ms = wall_clock_ms() if args.now is None else parse_now(args.now)
+    settings = Settings.from_env()
+    shards = plan_retention_shards(settings)
+    outcomes = [
+        expire_shard(shard, now_ms=now_ms, dry_run=args.dry_run, settings=settings)
+        for shard in shards
+    ]
+    results = [r for outcome in outcomes for r in outcome["results"]]
+    summary = summarize(results, dry_run=args.dry_run)
+    failed = failures_of(shards, outcomes)
+    report = {
+        "now_ms": now_ms,
+        "dry_run": args.dry_run,
+        "plan": plan_of(results),
+        "result": {
+            **summary,
+            "totals": _totals(summary["topics"].values()),
+            "local_files_deleted": settings.delete_local_segments,
+            "failed": failed,
+        },
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print(report)
+    if failed:
+        names = ", ".join(f"{f['label']} ({f['error']})" for f in failed)
+        print(f"tierflow: retention: {len(failed)} partition(s) failed: {names}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_DONE
+
+
+def plan_of(results: list[dict]) -> dict:
+    """Per partition, the segments its run planned to delete and why; and the totals."""
+    partitions = [_partition_plan(r) for r in results]
+    figures = [
+        {
+            "remote_segments": len(p["remote"]),
+            "remote_bytes": sum(d["size_bytes"] for d in p["remote"]),
+            "local_segments": len(p["local"]),
+            "local_bytes": sum(d["size_bytes"] for d in p["local"]),
+        }
+        for p in partitions
+    ]
+    return {"partitions": partitions, "totals": {"partitions": len(partitions), **_totals(figures)}}
+
+
+def _partition_plan(result: dict) -> dict:
+    remote = result["remote"]
+    local = result["local"] or {"deletions": [], "new_local_log_start_offset": None}
+    return {
+        "topic": result["topic"],
+        "partition": result["partition"],
+        "new_log_start_offset": remote["new_log_start_offset"],
+        "new_local_log_start_offset": local["new_local_log_start_offset"],
+        "remote": [
+            {k: d[k] for k in ("segment_id", "start_offset", "end_offset", "size_bytes", "reason")}
+            for d in remote["deletions"]
+        ],
+        "local": [
+            {k: d[k] for k in ("base_offset", "next_offset", "size_bytes", "reason")}
+            for d in local["deletions"]
+        ],
+    }
+
+
+def _totals(figures: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    totals = Counter({name: 0 for name in FIGURES})
+    for one in figures:
+        totals.update({name: one[name] for name in FIGURES})
+    return dict(totals)
+
+
+def _print(report: dict) -> None:
+    out = console()
+    when = f"as of {utc(report['now_ms'])}" + (", dry run" if report["dry_run"] else "")
+    plan = report["plan"]
+    out.print(_plan_table(plan, f"retention plan, {when}"))
+    out.print(f"plan: {_figures(plan['totals'])} in {plan['totals']['partitions']} partition(s)")
+    verb = "would delete" if report["dry_run"] else "deleted"
+    out.print(_result_table(report["result"], f"retention result: {verb}"))
+    local = "" if report["result"]["local_files_deleted"] else LOCAL_REPORTED_ONLY
+    out.print(f"{verb}: {_figures(report['result']['totals'])}{local}")
+
+
+def _plan_table(plan: dict, title: str) -> Table:
+    """One row per partition, tier and rule: the segments that rule chose and their bytes."""
+    table = _table(title, ("partition", "tier", "why", "segments", "bytes"))
+    for p in plan["partitions"]:
+        for tier in ("remote", "local"):
+            for reason, (count, size) in _by_reason(p[tier]).items():
+                name = f"{p['topic']}-{p['partition']}"
+                table.add_row(name, tier, reason, str(count), str(size))
+    return table
+
+
+def _result_table(result: dict, title: str) -> Table:
+    table = _table(title, ("topic", *(name.replace("_", " ") for name in FIGURES)))
+    for topic, figures in sorted(result["topics"].items()):
+        table.add_row(topic, *(str(figures[name]) for name in FIGURES))
+    return table
+
+
+def _table(title: str, columns: tuple[str, ...]) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for column in columns:
+        right = column in ("segments", "bytes") or column.startswith(("remote ", "local "))
+        table.add_column(column, justify="right" if right else "left", no_wrap=True)
+    return table
+
+
+def _by_reason(deletions: list[dict]) -> dict[str, tuple[int, int]]:
+    found: dict[str, tuple[int, int]] = {}
+    for d in deletions:
+        count, size = found.get(d["reason"], (0, 0))
+        found[d["reason"]] = (count + 1, size + d["size_bytes"])
+    return found
+
+
+def _figures(totals: dict) -> str:
+    return (
+        f"{totals['remote_segments']} remote segment(s) ({totals['remote_bytes']} bytes), "
+        f"{totals['local_segments']} local segment(s) ({totals['local_bytes']} bytes)"
+    )
+
+
+RETENTION = Command(
+    "retention",
+    retention_command,
+    help="run or preview the nightly tiered retention (what one retention_expiry run does)",
+    description=DESCRIPTION,
+    raw=True,
+    args=(
+        flag("--dry-run", "plan and print what would be deleted; change nothing"),
+        arg(
+            "--now",
+            metavar="ISO",
+            help="evaluate retention as of this ISO-8601 instant, e.g. 2026-05-01T02:00:00Z "
+            "(UTC without an offset), as a backfill of that night would [the current time]",
+        ),
+        flag("--json", "print the plan and the result as JSON ({plan, result}), for scripts"),
+    ),
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``retention`` to the ``tierflow`` command."""
+    add_commands(sub, (RETENTION,))
