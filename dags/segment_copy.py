@@ -37,8 +37,8 @@ from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.staged_pipeline import wire_staged_pipeline
 
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "rewrite_segments.py"
-# A partition lease outlives a killed task by this much; a cleared rerun takes it over at once.
-LEASE_TTL_S = 900
+# A partition lease outlives a killed task by TIERFLOW_COPY_LEASE_TTL_S (the prepare task reads
+# it from the settings); a cleared rerun takes it over at once.
 
 
 @tierflow_dag(
@@ -53,7 +53,6 @@ def segment_copy() -> None:
         verb="rewrite",
         pool="tierflow_copy",
         spark_app=SPARK_APP,
-        extra_params={"lease_ttl_s": LEASE_TTL_S},
     )
 
 

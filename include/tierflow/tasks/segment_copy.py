@@ -92,7 +92,11 @@ def copy_owner(target: dict) -> str:
     return f"airflow:segment_copy:{target['topic']}-{target['partition']}"
 
 
-def prepare_target(target: dict, *, lease_ttl_s: int, settings: Settings | None = None) -> dict:
+def prepare_target(
+    target: dict, *, lease_ttl_s: int | None = None, settings: Settings | None = None
+) -> dict:
+    """Plan one partition's copy under its lease, held for ``lease_ttl_s`` (default
+    TIERFLOW_COPY_LEASE_TTL_S): how long a killed task's lease blocks other owners."""
     settings = settings or Settings.from_env()
     log_ = leader_log(settings, target["topic"], int(target["partition"])).log
     plan = prepare_copy(
@@ -100,7 +104,7 @@ def prepare_target(target: dict, *, lease_ttl_s: int, settings: Settings | None 
         open_store(settings),
         rsm=open_storage(settings),
         owner=copy_owner(target),
-        lease_ttl_s=lease_ttl_s,
+        lease_ttl_s=lease_ttl_s or settings.copy_lease_ttl_s,
         actor=attributed(copy_owner(target)),
     )
     if plan.report.skipped:
@@ -250,7 +254,7 @@ COPY = StagedOperation(
     name="copy",
     targets=list_copy_targets,
     prepare=lambda target, settings, params, run_key: prepare_target(
-        target, lease_ttl_s=int(params.get("lease_ttl_s") or 900), settings=settings
+        target, lease_ttl_s=int(params.get("lease_ttl_s") or 0) or None, settings=settings
     ),
     plan_batch=lambda prepared, run_key, settings: plan_rewrite(
         prepared, run_key=run_key, settings=settings
