@@ -19,8 +19,11 @@ that fails is named, and the others go ahead.
   DELETE_SEGMENT_STARTED → storage delete → DELETE_SEGMENT_FINISHED. Deletes left unfinished by
   an earlier failure are retried first, and COPY_SEGMENT_STARTED orphans older than
   `TIERFLOW_STALE_COPY_GRACE_S` with no live copy are removed (Kafka leaks those).
-* **Dry run:** trigger with `dry_run` on to print the plan (segments and bytes per topic) and
-  change nothing.
+* **Dry run** prints the plan (segments and bytes per topic) and changes nothing. A manual
+  trigger is one unless `dry_run` is switched off (or `{"dry_run": false}` in its conf). A
+  scheduled night deletes, except the DAG's first (no earlier successful run, e.g. just
+  unpaused): a dry run unless `TIERFLOW_ALLOW_FIRST_RUN=true`. A backfill deletes. An explicit
+  `dry_run` in the conf always wins.
 """
 
 from __future__ import annotations
@@ -40,7 +43,11 @@ from tierflow.airflow_dags.shard_tasks import (
     map_over_lanes,
     pick_lanes,
 )
-from tierflow.airflow_dags.task_helpers import dry_run, dry_run_param, fail_for_good
+from tierflow.airflow_dags.task_helpers import (
+    deleting_dry_run_param,
+    dry_run,
+    fail_for_good,
+)
 
 RETENTION_POOL = "tierflow_retention"
 
@@ -51,7 +58,7 @@ RETENTION_POOL = "tierflow_retention"
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "retention"],
     params={
-        "dry_run": dry_run_param(
+        "dry_run": deleting_dry_run_param(
             "Print what would be deleted (segments and bytes per topic); change nothing."
         ),
     },

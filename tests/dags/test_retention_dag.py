@@ -1,4 +1,5 @@
-"""The retention_expiry DAG run by Airflow itself: a dry run, and a backfill over three nights."""
+"""The retention_expiry DAG run by Airflow itself: a dry run (asked for, or a manual trigger's
+default), and a backfill over three nights."""
 
 from __future__ import annotations
 
@@ -77,6 +78,18 @@ def test_dry_run_changes_nothing(tmp_path: Path):
     assert "would delete" in log_text
 
 
+def test_a_manual_trigger_with_the_default_params_changes_nothing(tmp_path: Path):
+    """dag.test() makes a manual run, as the UI's Trigger button does: dry_run is on."""
+    t = tiered_with_one_day_retention(tmp_path)
+    assert expired_as_of(t, NOW_MS), "the data must hold expired segments for this test"
+    events = len(t.store.events())
+    objects = sorted(t.rsm.objects.list())
+    assert run(t, "default", logical_date=_ms_to_dt(NOW_MS)) == "success"
+    assert len(t.store.events()) == events
+    assert sorted(t.rsm.objects.list()) == objects
+    assert "would delete" in (tmp_path / "default.log").read_text()
+
+
 def test_backfill_deletes_each_night_what_had_expired_by_then(tmp_path: Path):
     t = tiered_with_one_day_retention(tmp_path)
     first_night = _ms_to_dt(NOW_MS).replace(hour=2, minute=0, second=0, microsecond=0)
@@ -85,7 +98,9 @@ def test_backfill_deletes_each_night_what_had_expired_by_then(tmp_path: Path):
     for night in nights:
         now_ms = int(night.timestamp() * 1000)
         expected = expired_as_of(t, now_ms) | (seen[-1] if seen else set())
-        assert run(t, f"night-{night.date()}", logical_date=night) == "success"
+        # dag.test() runs are manual, hence dry by default: ask for the real thing.
+        name = f"night-{night.date()}"
+        assert run(t, name, run_conf={"dry_run": False}, logical_date=night) == "success"
         assert deleted(t) == expected, night
         seen.append(expected)
     assert len(seen[0]) < len(seen[-1]), "later nights delete more"

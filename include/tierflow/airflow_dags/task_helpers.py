@@ -3,11 +3,17 @@ trigger param, and fail for good (no retry) on an error a retry cannot fix."""
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from airflow.sdk import Param, get_current_context
+
+from tierflow.airflow_dags.dry_run_rule import ALLOW_FIRST_RUN_VARIABLE, allow_first_run, is_dry_run
+
+log = logging.getLogger(__name__)
 
 
 def run_param(name: str) -> Any:
@@ -32,9 +38,39 @@ def dry_run_param(description: str) -> Param:
     return switch_param(False, "Dry run", description)
 
 
+def deleting_dry_run_param(description: str) -> Param:
+    """The ``dry_run`` switch of a DAG that deletes: on by default, so a manual trigger with
+    the form untouched changes nothing (scheduled runs follow ``dry_run_rule`` instead)."""
+    return switch_param(
+        True, "Dry run", description + " On by default: switch it off to really delete."
+    )
+
+
 def dry_run() -> bool:
-    """Whether the run was triggered with ``dry_run`` on: plan and report, change nothing."""
-    return bool(run_param("dry_run"))
+    """Whether this run of a deleting DAG is a dry run (plan and report, change nothing), by
+    ``tierflow.airflow_dags.dry_run_rule``: the trigger's choice, a manual trigger's default,
+    or, for a scheduled run, whether it is the DAG's first."""
+    context = get_current_context()
+    dag_run = context["dag_run"]
+    run_type = str(getattr(dag_run.run_type, "value", dag_run.run_type))
+    conf = dag_run.conf or {}
+    # A lazy proxy: of None when no earlier run succeeded (``is None`` would not see it).
+    had_successful_run = bool(context.get("prev_start_date_success"))
+    decided = is_dry_run(
+        run_type=run_type,
+        conf=conf,
+        form_dry_run=bool(context["params"]["dry_run"]),
+        had_successful_run=had_successful_run,
+        first_run_allowed=allow_first_run(os.environ),
+    )
+    if decided and conf.get("dry_run") is None and run_type != "manual":
+        log.warning(
+            "dry run: the DAG's first %s run (no earlier successful run) changes nothing; "
+            "set %s=true to let it delete",
+            run_type,
+            ALLOW_FIRST_RUN_VARIABLE,
+        )
+    return decided
 
 
 @contextmanager
