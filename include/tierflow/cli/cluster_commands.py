@@ -8,11 +8,11 @@ from collections import Counter
 from itertools import groupby
 
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from tierflow.cli.common import CommandError, as_command_error
+from tierflow.cli.console import stdout_console
 from tierflow.cli.spec import Command, Group, add_commands, arg, flag
 from tierflow.cluster.brokers import BrokerIdError
 from tierflow.cluster.describe import ClusterDescription, PartitionDescription, describe_cluster
@@ -52,7 +52,7 @@ def cluster_describe(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(described.as_json(), indent=2))
         return 0
-    console = Console()
+    console = stdout_console()
     console.print(_brokers_table(described))
     if args.topic or len(described.partitions) <= MAX_PARTITION_ROWS:
         for topic, rows in _by_topic(described):

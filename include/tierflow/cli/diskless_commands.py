@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tierflow.cli.commands import KNOWN_ERRORS, console
 from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config
+from tierflow.cli.console import data_console
 from tierflow.cli.diskless_output import (
     print_demo,
     print_merged,
@@ -154,13 +155,14 @@ def fetch_command(args: argparse.Namespace) -> int:
     if args.output:
         args.output.write_bytes(b"".join(result.batches))
     position = 0
+    out = data_console()  # keys and payloads print as themselves, never as markup
     for data in result.batches:
         batch = dump_batch(position, data, source=f"{args.topic}-{args.partition}")
         position += len(data)
-        console.print(batch_line(batch), highlight=False, soft_wrap=True)
+        out.print(batch_line(batch))
         if args.print_records:
             for line in record_lines(batch, print_payload=True):
-                console.print(line, highlight=False, soft_wrap=True)
+                out.print(line)
     tiered = len(result.tiered.batches) if result.tiered else 0
     console.print(
         f"{len(result.batches)} batch(es), offsets {result.first_offset}-"

@@ -27,7 +27,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from tierflow.cli.common import CommandError, as_command_error, pipe_width
+from tierflow.cli.common import CommandError, as_command_error
+from tierflow.cli.console import data_console, stderr_console, stdout_console
 from tierflow.cli.spec import (
     Command,
     OneOf,
@@ -85,26 +86,24 @@ def fetch_command(args: argparse.Namespace) -> int:
                 log_end_offset=log_end,
                 index_cache=open_index_cache(settings),
             )
-        out = _out()
+        out = data_console()
         if result.timestamp_match is not None:
             match = result.timestamp_match
             out.print(
                 f"timestamp {args.timestamp}: first record at offset {match.offset} "
-                f"(timestamp {match.timestamp}, leader epoch {match.leader_epoch})",
-                highlight=False,
+                f"(timestamp {match.timestamp}, leader epoch {match.leader_epoch})"
             )
         for batch in result.found:
             dumped = dump_batch(batch.header.position, batch.data, source=batch.segment_id)
-            out.print(f"segment: {batch.segment_id} {batch_line(dumped)}", highlight=False)
+            out.print(f"segment: {batch.segment_id} {batch_line(dumped)}")
             if args.print_records:
                 for line in record_lines(dumped, print_payload=True):
-                    out.print(line, highlight=False, markup=False)
+                    out.print(line)
     out.print(
         f"{len(result.batches)} batches, {result.size_in_bytes} bytes, offsets "
         f"{result.first_offset}-{result.next_offset - 1}, next offset {result.next_offset}; "
         f"segments read: {', '.join(result.segments_read)}; "
-        f"remote bytes read: {result.remote_bytes_read}",
-        highlight=False,
+        f"remote bytes read: {result.remote_bytes_read}"
     )
     return 0
 
@@ -149,15 +148,15 @@ def dump_segment_command(args: argparse.Namespace) -> int:
             source, start, size, chunks = _local_segment(args.path)
         else:
             source, start, size, chunks = _remote_segment(args)
-        out = _out()
-        out.print(f"Dumping {source}", highlight=False, markup=False)
-        out.print(f"Log starting offset: {start}", highlight=False)
+        out = data_console()
+        out.print(f"Dumping {source}")
+        out.print(f"Log starting offset: {start}")
         for position, data in iter_batch_frames(_with_progress(chunks, size), source=source):
             dumped = dump_batch(position, data, source=source)
-            out.print(batch_line(dumped), highlight=False, markup=False)
+            out.print(batch_line(dumped))
             if deep:
                 for line in record_lines(dumped, print_payload=args.print_records):
-                    out.print(line, highlight=False, markup=False)
+                    out.print(line)
     return 0
 
 
@@ -241,7 +240,7 @@ def metadata_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(reports, indent=2))
         return 0
-    out = _out()
+    out = stdout_console(soft_wrap=True)
     if not reports:
         out.print("no partitions with remote metadata")
     for report in reports:
@@ -326,13 +325,8 @@ def _utc(ms: int) -> str:
 # -- output ----------------------------------------------------------------------------------
 
 
-def _out() -> Console:
-    # Wide enough for a whole dump line and the metadata table.
-    return Console(width=pipe_width(240), soft_wrap=True)
-
-
 def _err() -> Console:
-    return Console(stderr=True)
+    return stderr_console()
 
 
 @contextmanager

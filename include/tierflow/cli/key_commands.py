@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 
 from tierflow.cli.common import CommandError, as_command_error
+from tierflow.cli.console import stdout_console
 from tierflow.cli.spec import (
     KEYRING,
     Command,
@@ -30,7 +30,7 @@ from tierflow.transform.errors import KeyRingError
 from tierflow.transform.keyring import KEYRING_FILE, MIN_BITS, KeyRing
 
 # Paths and keys must stay on one line, whatever the terminal width.
-console = Console(soft_wrap=True, highlight=False)
+console = stdout_console(soft_wrap=True, highlight=False)
 
 
 def _settings() -> Settings:

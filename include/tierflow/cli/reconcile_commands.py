@@ -16,7 +16,8 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from tierflow.cli.common import CommandError, pipe_width
+from tierflow.cli.common import CommandError
+from tierflow.cli.console import stdout_console
 from tierflow.cli.report import human_bytes
 from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.config import InvalidSettingError, Settings
@@ -176,8 +177,8 @@ def _totals(plan: ReconcilePlan, report: ReconcileReport | None) -> str:
 
 
 def _out() -> Console:
-    # Wide enough for the whole table on one line per row.
-    return Console(width=pipe_width(240), soft_wrap=True, highlight=False)
+    # The whole table on one line per row off a terminal (cli.console).
+    return stdout_console(soft_wrap=True, highlight=False)
 
 
 RECONCILE = Command(

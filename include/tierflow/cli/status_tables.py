@@ -9,7 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from tierflow.cli.common import pipe_width
+from tierflow.cli.console import stdout_console
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metrics import SummedMetrics, TopicMetrics
 from tierflow.operator_view.formatting import utc
@@ -247,8 +247,8 @@ LEFT_ALIGNED = frozenset(
 
 
 def console() -> Console:
-    # Wide enough for the whole table on one line per row.
-    return Console(width=pipe_width(320), soft_wrap=True)
+    # The whole table on one line per row off a terminal (cli.console).
+    return stdout_console(soft_wrap=True)
 
 
 def optional(value: int | None) -> str:

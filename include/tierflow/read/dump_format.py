@@ -3,12 +3,18 @@
 The lines follow Kafka's DumpLogSegments so output can be compared (and grepped) the same
 way: one ``baseOffset: ...`` line per batch and, with deep iteration, one ``| offset: ...``
 line per record, keys and payloads decoded as UTF-8 as Kafka's default decoder does.
+
+Unlike Kafka's decoder (which turns bytes that are not UTF-8 into U+FFFD), keys and payloads are
+printed reversibly: ``escape`` keeps valid UTF-8 as text and escapes the rest, so ``unescape``
+gives back every byte, and a control character in a key can neither vanish nor move the cursor.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -118,9 +124,9 @@ def record_lines(batch: DumpedBatch, *, print_payload: bool) -> Iterator[str]:
             line += _control(key, value)
         elif print_payload:
             if key is not None:
-                line += f" key: {_text(key)}"
+                line += f" key: {escape(key)}"
             if value is not None:
-                line += f" payload: {_text(value)}"
+                line += f" payload: {escape(value)}"
         yield line
 
 
@@ -153,8 +159,49 @@ def _size(data: bytes | None) -> int:
     return -1 if data is None else len(data)
 
 
-def _text(data: bytes) -> str:
-    return bytes(data).decode("utf-8", errors="replace")
+# Characters a terminal (or rich) would act on, or drop, instead of showing: control characters
+# (ASCII, DEL and U+0080-U+009F) and the line and paragraph separators.
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
+_ESCAPE = re.compile(r"\\(?:\\|x([0-9a-f]{2})|u([0-9a-f]{4}))")
+
+
+def escape(data: bytes) -> str:
+    """A key or payload as printable text: valid UTF-8 as itself, with a byte that is not
+    UTF-8 as ``\\xNN``, a control character as ``\\xNN`` (ASCII) or ``\\uNNNN``, and the
+    backslash as ``\\\\``, so the printed text maps back to exactly one byte string."""
+    text = bytes(data).decode("utf-8", errors="surrogateescape")
+    if text.isprintable() and "\\" not in text:
+        return text  # the common case: nothing to escape
+    return "".join(_escape_char(char) for char in text)
+
+
+def _escape_char(char: str) -> str:
+    code = ord(char)
+    if char == "\\":
+        return "\\\\"
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
+    if unicodedata.category(char) not in _ESCAPED_CATEGORIES:
+        return char
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+
+
+def unescape(text: str) -> bytes:
+    """The bytes ``escape`` printed as ``text``: what a script reading the dump gets back."""
+    out = bytearray()
+    position = 0
+    for match in _ESCAPE.finditer(text):
+        out += text[position : match.start()].encode("utf-8")
+        byte, code = match.groups()
+        if byte is not None:
+            out.append(int(byte, 16))
+        elif code is not None:
+            out += chr(int(code, 16)).encode("utf-8")
+        else:
+            out += b"\\"
+        position = match.end()
+    out += text[position:].encode("utf-8")
+    return bytes(out)
 
 
 def _bool(value: bool) -> str:

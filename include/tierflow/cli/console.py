@@ -1,0 +1,47 @@
+"""The one way commands make rich consoles, and the operator's time format.
+
+On a terminal rich fits output to the window. Off a terminal (a pipe, a file, a CI log, a test
+capture) nothing is wrapped or cut: a message, a path or a state name is grepped and copied
+from there, so every line is as long as it needs to be and every table cell whole.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+
+# Wider than any line the CLI prints, so off a terminal rich never wraps nor truncates. (It is
+# an upper bound, not a pad: tables and messages take only the width they need.)
+UNBOUNDED_WIDTH = 100_000
+
+
+def stdout_console(**options: Any) -> Console:
+    """A console on stdout: the terminal's width there, unbounded and soft-wrapped elsewhere."""
+    return _console(sys.stdout.isatty(), options)
+
+
+def stderr_console(**options: Any) -> Console:
+    """A console on stderr (warnings, progress), sized like ``stdout_console``."""
+    return _console(sys.stderr.isatty(), {**options, "stderr": True})
+
+
+def data_console() -> Console:
+    """For lines that quote data (keys, payloads, paths): no markup, emoji codes or highlighting,
+    so ``[x]`` or ``:x:`` inside a key prints as itself."""
+    return stdout_console(soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+
+def _console(on_terminal: bool, options: dict[str, Any]) -> Console:
+    if on_terminal:
+        return Console(**options)
+    return Console(**{**options, "width": UNBOUNDED_WIDTH, "soft_wrap": True})
+
+
+def iso_utc(ms: int) -> str:
+    """Epoch milliseconds as ISO-8601 UTC to the millisecond: ``2026-11-25T03:12:45.123Z``."""
+    # Whole seconds and milliseconds apart: ms / 1000 as a float can round to the wrong ms.
+    moment = datetime.fromtimestamp(ms // 1000, tz=UTC).replace(microsecond=ms % 1000 * 1000)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
