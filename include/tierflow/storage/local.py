@@ -2,7 +2,8 @@
 
 Objects are written to a temporary file beside the target, fsynced and renamed into place, so
 a crash never leaves a half-written object under its real key; the temporary files it may leave
-are ignored by ``list`` and swept by ``sweep_temporary_files``.
+are ignored by ``list``, listed by ``list_leftovers`` (for reconcile, which reports and deletes
+them as orphans) and swept by ``sweep_temporary_files``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tierflow.rsm import (
     RemoteResourceNotFoundError,
     RemoteStorageError,
 )
-from tierflow.storage.object_store import READ_CHUNK, StreamingWrites, validate_key
+from tierflow.storage.object_store import READ_CHUNK, ObjectStore, StreamingWrites, validate_key
 
 _TMP_MARKER = ".tmp-"
 
@@ -34,9 +35,12 @@ class LocalDirectoryObjectStore(StreamingWrites):
     def describe(self) -> str:
         return self.root.as_uri()
 
-    def _path(self, key: str) -> Path:
+    def _path(self, key: str, *, leftover_ok: bool = False) -> Path:
+        """The file of ``key``. Keys may not name temporary files, so no object collides with
+        one; ``stat`` and ``delete`` take them (``leftover_ok``) for reconcile's leftovers."""
         parts = validate_key(key).split("/")
-        if any(p.startswith(".") and _TMP_MARKER in p for p in parts):
+        *dirs, name = parts
+        if any(_is_temporary(p) for p in dirs) or (_is_temporary(name) and not leftover_ok):
             raise InvalidKeyError(key, "key contains a temporary-file name")
         return self.root.joinpath(*parts)
 
@@ -84,14 +88,14 @@ class LocalDirectoryObjectStore(StreamingWrites):
 
     def stat(self, key: str) -> ObjectInfo | None:
         try:
-            found = self._path(key).stat()
+            found = self._path(key, leftover_ok=True).stat()
         except FileNotFoundError:
             return None
         return ObjectInfo(key, found.st_size, last_modified_ms=found.st_mtime_ns // 1_000_000)
 
     def delete(self, keys: Iterable[str]) -> None:
         for key in keys:
-            path = self._path(key)
+            path = self._path(key, leftover_ok=True)
             try:
                 # A writer killed mid-upload leaves its temporary file beside the key: it goes too.
                 for leftover in _leftovers_of(path):
@@ -111,7 +115,15 @@ class LocalDirectoryObjectStore(StreamingWrites):
             directory = directory.parent
 
     def list(self, prefix: str = "") -> Iterator[str]:
-        """Keys starting with ``prefix``: each directory's files sorted, then its directories.
+        """Keys starting with ``prefix``: each directory's files sorted, then its directories."""
+        return self._walk(prefix, leftovers=False)
+
+    def list_leftovers(self, prefix: str = "") -> Iterator[str]:
+        """The temporary files under ``prefix`` (as keys) that writers killed mid-upload left."""
+        return self._walk(prefix, leftovers=True)
+
+    def _walk(self, prefix: str, *, leftovers: bool) -> Iterator[str]:
+        """Objects, or else temporary files, whose keys start with ``prefix``.
 
         The walk starts at the deepest directory the prefix names, so listing one partition
         does not read the whole bucket; its last part (``000`` of ``t/0/000``) filters names.
@@ -131,7 +143,7 @@ class LocalDirectoryObjectStore(StreamingWrites):
                 filenames = [name for name in filenames if name.startswith(partial)]
                 top = False
             for name in sorted(filenames):
-                if name.startswith(".") and _TMP_MARKER in name:
+                if _is_temporary(name) != leftovers:
                     continue
                 yield Path(dirpath, name).relative_to(self.root).as_posix()
 
@@ -140,7 +152,7 @@ class LocalDirectoryObjectStore(StreamingWrites):
         swept = []
         for dirpath, _dirnames, filenames in os.walk(self.root):
             for name in filenames:
-                if name.startswith(".") and _TMP_MARKER in name:
+                if _is_temporary(name):
                     path = Path(dirpath, name)
                     path.unlink(missing_ok=True)
                     swept.append(path)
@@ -150,6 +162,18 @@ class LocalDirectoryObjectStore(StreamingWrites):
         """Remove every object: for demos and tests only."""
         shutil.rmtree(self.root, ignore_errors=True)
         self.root.mkdir(parents=True, exist_ok=True)
+
+
+def leftover_keys(objects: ObjectStore, prefix: str) -> Iterator[str]:
+    """Temporary files of killed uploads under ``prefix``, as keys that ``stat`` and ``delete``
+    take. Only a local-directory bucket has them: an S3 object appears whole or not at all."""
+    if isinstance(objects, LocalDirectoryObjectStore):
+        yield from objects.list_leftovers(prefix)
+
+
+def _is_temporary(name: str) -> bool:
+    """A writer's temporary file: ``.<name>.tmp-<hex>`` beside its target."""
+    return name.startswith(".") and _TMP_MARKER in name
 
 
 def _create(path: Path, attempts: int = 3) -> BinaryIO:

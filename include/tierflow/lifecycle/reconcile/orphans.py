@@ -41,6 +41,12 @@ def unregistered_place(key: str, prefix: str, topic_dirs: dict[str, Topic]) -> P
     return Place(name, topic.topic_id, number, f"partition {number} of {name} is not registered")
 
 
+def leftover_place(key: str, prefix: str, topic_dirs: dict[str, Topic]) -> Place:
+    """Where a killed upload's temporary file lies: never an object, whatever names its key."""
+    place = unregistered_place(key, prefix, topic_dirs)
+    return place._replace(why="temporary file of an upload that was killed")
+
+
 def orphan_place(store: MetadataStore, scan: PartitionScan, key: str) -> Place | None:
     """Where an unnamed key in a registered partition lies, and whose tombstone it is; None
     when a live segment names it after all (a copy that started after the partition was read).

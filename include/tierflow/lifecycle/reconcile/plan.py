@@ -17,7 +17,12 @@ from tierflow.lifecycle.reconcile.layout import (
     stem_in,
     topic_dir,
 )
-from tierflow.lifecycle.reconcile.orphans import add_orphan, orphan_place, unregistered_place
+from tierflow.lifecycle.reconcile.orphans import (
+    add_orphan,
+    leftover_place,
+    orphan_place,
+    unregistered_place,
+)
 from tierflow.lifecycle.reconcile.segments import LIVE_STATES, check_recorded, plan_stale_rows
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
@@ -25,6 +30,7 @@ from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDelet
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.storage.keys import normalize_prefix
+from tierflow.storage.local import leftover_keys
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.wal_keys import is_wal_object_key
 
@@ -72,6 +78,9 @@ def plan_reconcile(
                 continue  # a diskless WAL object: the diskless coordinator and its GC own it
             plan.objects_listed += 1
             add_orphan(plan, objects, key, unregistered_place(key, plan.prefix, topic_dirs))
+        for key in leftover_keys(objects, scope):
+            plan.objects_listed += 1
+            add_orphan(plan, objects, key, leftover_place(key, plan.prefix, topic_dirs))
     return plan
 
 
