@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 from urllib.parse import urlparse
 
-from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S, ENV_REMOTE_STORAGE, InvalidSettingError
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
@@ -48,7 +48,7 @@ def open_object_store(
     """The bucket at ``url``; ``s3_client`` replaces the Airflow connection (Spark executors)."""
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
-        return LocalDirectoryObjectStore(Path(parsed.path if parsed.scheme else url))
+        return _local_bucket(Path(parsed.path if parsed.scheme else url))
     if parsed.scheme == "s3":
         from tierflow.storage.s3 import S3ObjectStore, parse_s3_url
 
@@ -63,6 +63,19 @@ def open_object_store(
         f"remote storage {shown_url(url)!r}: unsupported scheme {parsed.scheme!r} "
         "(supported: a path, file://, s3://)"
     )
+
+
+def _local_bucket(root: Path) -> LocalDirectoryObjectStore:
+    """A directory bucket, made if missing; a regular file where it or a parent should be is
+    the operator's setting to fix, named as such rather than as an errno."""
+    try:
+        return LocalDirectoryObjectStore(root)
+    except (FileExistsError, NotADirectoryError):
+        blocking = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), root)
+        raise InvalidSettingError(
+            f"{ENV_REMOTE_STORAGE} {root}: {blocking} is not a directory "
+            "(a local bucket is a directory, made if missing)"
+        ) from None
 
 
 def is_s3_url(url: str) -> bool:
