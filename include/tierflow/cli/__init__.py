@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import tomllib
 from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
 
 from tierflow.cli import (
     airflow_commands,
@@ -19,21 +23,23 @@ from tierflow.cli import (
     status_commands,
     topic_commands,
 )
-from tierflow.cli.common import CommandError
+from tierflow.cli.common import require_existing_store
+from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for, one_line
 from tierflow.cli.spec import add_commands
 from tierflow.config import InvalidSettingError, Settings
-from tierflow.metadata.engine import InvalidStoreURLError, StoreUnavailableError
 from tierflow.runtime import redact
-from tierflow.storage.factory import UnsupportedStorageURLError
-from tierflow.transform.errors import KeyRingError
 
-# Configuration the operator must fix, wherever a command meets it: one line, no traceback.
-SETTINGS_ERRORS = (
-    InvalidSettingError,
-    InvalidStoreURLError,
-    StoreUnavailableError,
-    UnsupportedStorageURLError,
-    KeyRingError,
+# Commands that only read the store: they never create one (a mistyped TIERFLOW_DB_URL or
+# TIERFLOW_DATA_DIR would otherwise leave an empty store behind and print nothing).
+READS_STORE_ONLY = (
+    commands.topics_list,
+    commands.verify,
+    commands.events,
+    fetch_commands.fetch_command,
+    fetch_commands.metadata_command,
+    status_commands.status_command,
+    diskless_commands.fetch_command,
+    diskless_commands.describe_command,
 )
 
 DESCRIPTION = """\
@@ -60,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log every step")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log every step; a failure shows its traceback"
+    )
+    parser.add_argument("--version", action="version", version=f"tierflow {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_commands(sub, (airflow_commands.DEMO, topic_commands.TOPICS, *commands.COMMANDS))
     for module in (
@@ -79,16 +88,56 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; an expected failure ends in one line on stderr and its exit code
+    (exit_codes.py), a traceback only with ``-v``."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        return int(args.func(args) or 0)
-    except (CommandError, *SETTINGS_ERRORS) as exc:
-        print(f"tierflow: error: {_redacted(str(exc))}", file=sys.stderr)
-        return 2
+        if args.func in READS_STORE_ONLY:
+            require_existing_store(Settings.from_env().db_url)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe fails here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
+    except SystemExit as exc:
+        # rich's Console met the closed pipe first: it already pointed stdout at devnull.
+        if isinstance(exc.__context__, BrokenPipeError):
+            return BROKEN_PIPE
+        raise
+    except KeyboardInterrupt:
+        print("tierflow: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except Exception as exc:
+        code = exit_code_for(exc)
+        if code is None or args.verbose:
+            raise
+        print(f"tierflow: error: {_redacted(one_line(exc))}", file=sys.stderr)
+        return code
+
+
+def _reader_gone() -> int:
+    """The reader closed the pipe (``| head``): stop quietly. Python's "Note on SIGPIPE":
+    point stdout at devnull so the interpreter's own flush at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (a test's capture)
+        pass
+    return BROKEN_PIPE
+
+
+def _version() -> str:
+    """The installed distribution's version; a source checkout's pyproject otherwise."""
+    try:
+        return metadata.version("tierflow")
+    except metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+        with pyproject.open("rb") as file:
+            return str(tomllib.load(file)["project"]["version"])
 
 
 def _redacted(message: str) -> str:

@@ -1,5 +1,6 @@
 """What every command module shares: the operator's error, the actor it acts as, ``--config``
-parsing and the width of its output. Imports nothing of tierflow, so any command may use it."""
+parsing, the width of its output and the check that a store exists. Imports nothing of tierflow,
+so any command may use it."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 
 class CommandError(Exception):
-    """An error for the operator: printed as one line, exit status 2."""
+    """An error for the operator: printed as one line, exit status 2 (exit_codes.USAGE)."""
 
 
 @contextmanager
@@ -40,3 +45,26 @@ def pipe_width(width: int) -> int | None:
     """The terminal's width, or ``width`` for pipes, CI logs and test captures (rather than
     rich's 80-column fallback)."""
     return None if sys.stdout.isatty() else width
+
+
+class NotFoundError(CommandError):
+    """Something that must exist does not (the store a read-only command reads): exit 3."""
+
+
+def require_existing_store(db_url: str) -> None:
+    """Refuse to go on when the SQLite store is missing: a command that only reads must not
+    create an empty store (and its directory) where the operator mistyped a path."""
+    try:
+        url = make_url(db_url)
+    except ArgumentError:
+        return  # opening the store names what is wrong with the URL
+    if url.get_backend_name() != "sqlite":
+        return
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return
+    if not Path(database).is_file():
+        raise NotFoundError(
+            f"metadata store {database} does not exist (TIERFLOW_DB_URL; a command that only "
+            "reads never creates it: `tierflow db upgrade` or a writing command does)"
+        )
