@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config
+from tierflow.cli.common import (
+    CommandError,
+    NotFoundError,
+    as_command_error,
+    cli_actor,
+    parse_config,
+)
 from tierflow.cli.console import iso_utc, stdout_console
 from tierflow.cli.report import partition_table
 from tierflow.cli.spec import OWNER, Command, Group, arg, config_option, flag, partition_option
@@ -215,6 +221,11 @@ def _verify_all(store, rsm, settings: Settings, topic_filter: str | None):
             continue
         logs.append(log_)
         checks.extend(verify_partition(log_, topic, store, rsm))
+    if topic_filter and not logs:
+        store.topic(topic_filter)  # an unregistered topic: UnknownTopicError names it
+        raise NotFoundError(
+            f"topic {topic_filter!r}: no partition of it in the log dirs to verify against"
+        )
     return logs, checks
 
 
