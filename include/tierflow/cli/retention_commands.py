@@ -42,7 +42,8 @@ Prints the plan first (per partition: segments to delete, the rule that chose th
 bytes; and the totals), then what was deleted per topic. A partition that fails is named
 and the others go ahead.
 
-Exit status: 0 done, 1 some partition failed (each is named on one line), 2 errors.
+Exit status: 0 done, 1 some partition failed (each is named on one line on stderr); an
+error that stops the whole run (settings, store) exits as it does for every command.
 """
 
 
