@@ -16,7 +16,10 @@ by the next one (or by clearing the failed task).
    DELETE_SEGMENT_STARTED → storage delete → DELETE_SEGMENT_FINISHED, whatever is left under
    the partition's prefix is swept, then FINISHED is recorded.
 
-Trigger with **dry_run** on to see what would be marked and removed, changing nothing.
+**Dry run** shows what would be marked and removed, changing nothing. A manual trigger is one
+unless `dry_run` is switched off (or `{"dry_run": false}` in its conf). An hourly run deletes,
+except the DAG's first (no earlier successful run, e.g. just unpaused): a dry run unless
+`TIERFLOW_ALLOW_FIRST_RUN=true`. An explicit `dry_run` in the conf always wins.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ from airflow.sdk import TriggerRule, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.shard_tasks import finish_shard, label_shard, shard_outcomes
-from tierflow.airflow_dags.task_helpers import dry_run, dry_run_param, run_param, switch_param
+from tierflow.airflow_dags.task_helpers import (
+    deleting_dry_run_param,
+    dry_run,
+    run_param,
+    switch_param,
+)
 
 REMOVAL_POOL = "tierflow_removal"
 
@@ -44,7 +52,9 @@ REMOVAL_POOL = "tierflow_removal"
             "Look for topics gone from the log dirs (and the cluster, when "
             "TIERFLOW_KAFKA_BOOTSTRAP is set) and mark them; off: only continue marked ones.",
         ),
-        "dry_run": dry_run_param("Print what would be marked and removed; change nothing."),
+        "dry_run": deleting_dry_run_param(
+            "Print what would be marked and removed; change nothing."
+        ),
     },
     retry_delay=timedelta(minutes=1),
     max_retry_delay=timedelta(minutes=30),

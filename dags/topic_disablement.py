@@ -17,14 +17,30 @@ The topic moves ENABLED → DISABLING → DISABLED. A second request while DISAB
 with `TIERED_STORAGE_DISABLEMENT_IN_PROGRESS`, unless it repeats the interrupted request's
 policy and nothing is still working on the topic: then this run finishes the interrupted one.
 Clearing a failed `complete` task finishes it too.
+
+**Dry run** (`dry_run`, on by default, like every trigger of a DAG that deletes): a
+**disable / delete** request is only described, not recorded, and nothing changes; switch
+`dry_run` off (or `{"dry_run": false}` in the conf) to delete. `retain` and `enable` delete
+nothing and ignore it.
 """
 
 from __future__ import annotations
 
+import logging
+
 from airflow.sdk import Param, get_current_context, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
-from tierflow.airflow_dags.task_helpers import choice_param, fail_for_good, run_param
+from tierflow.airflow_dags.task_helpers import (
+    choice_param,
+    deleting_dry_run_param,
+    dry_run,
+    fail_for_good,
+    run_param,
+)
+
+log = logging.getLogger(__name__)
+DRY_RUN = "dry run"  # the outcome of a disable/delete request left undone
 
 
 def _actor() -> str:
@@ -56,6 +72,9 @@ def _actor() -> str:
             "retain: keep remote data readable until retention expires it; "
             "delete: delete all remote data now. Ignored for enable.",
         ),
+        "dry_run": deleting_dry_run_param(
+            "For disable with policy delete: say what would happen; change nothing."
+        ),
     },
 )
 def topic_disablement() -> None:
@@ -65,6 +84,13 @@ def topic_disablement() -> None:
         from tierflow.tasks.disablement import apply_request
 
         topic, action, policy = run_param("topic"), run_param("action"), run_param("policy")
+        if action == "disable" and policy == "delete" and dry_run():
+            log.warning(
+                "dry run: disabling %s with policy delete would delete all its remote data and "
+                "move its log start offset to the local log start; nothing changed",
+                topic,
+            )
+            return {"topic": topic, "action": action, "policy": policy, "outcome": DRY_RUN}
         with fail_for_good(MetadataError):  # a rejected request: retrying cannot make it valid
             return apply_request(topic, action, policy, actor=_actor())
 
@@ -72,7 +98,7 @@ def topic_disablement() -> None:
     def complete(outcome: dict) -> dict:
         from tierflow.tasks.disablement import complete_request
 
-        if outcome["action"] != "disable":
+        if outcome["action"] != "disable" or outcome["outcome"] == DRY_RUN:
             return outcome
         return complete_request(outcome["topic"], actor=_actor())
 

@@ -116,7 +116,8 @@ def test_copy_retention_and_removal_over_1120_partitions(cluster: ClusterLogs) -
     assert sum(tis.values()) <= 2 * MAX_SHARDS + 7 + 3 * lanes
 
     _expire_the_oldest_segment(cluster)
-    assert run(cluster, "retention_expiry", logical_date=LOGICAL_DATE) == "success"
+    real = {"dry_run": False}  # dag.test() runs are manual triggers: dry unless told otherwise
+    assert run(cluster, "retention_expiry", run_conf=real, logical_date=LOGICAL_DATE) == "success"
     kept = live_segments(cluster)
     assert kept == {key: segments[1:] for key, segments in copied.items()}
     assert on_broker_queues(task_instances(cluster, "retention_expiry"), "expire") == MAX_SHARDS
@@ -124,7 +125,7 @@ def test_copy_retention_and_removal_over_1120_partitions(cluster: ClusterLogs) -
     for broker in cluster.brokers:  # the topic is deleted from the cluster
         for p in range(PARTITIONS):
             shutil.rmtree(cluster.log_dirs[broker] / f"clicks-{p}")
-    assert run(cluster, "remote_partition_removal") == "success"
+    assert run(cluster, "remote_partition_removal", run_conf=real) == "success"
     assert {topic for topic, _ in live_segments(cluster)} == {"orders"}
     keys = open_objects(cluster.settings).list()
     assert keys and not [k for k in keys if k.startswith("clicks-")]

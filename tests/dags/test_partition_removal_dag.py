@@ -34,7 +34,7 @@ def run(t: Tiered, name: str, *, extra: dict | None = None, **conf: object) -> s
         airflow_home=t.settings.data_dir / "airflow",
         extra_env={**t.settings.as_env(), **(extra or {})},
         log_file=t.settings.data_dir / f"{name}.log",
-        run_conf=conf,
+        run_conf={"dry_run": False, **conf},  # a manual trigger is dry unless told otherwise
     )
 
 

@@ -31,7 +31,8 @@ def trigger(t: Tiered, name: str, **conf: str) -> str:
         airflow_home=t.settings.data_dir / "airflow",
         extra_env=t.settings.as_env(),
         log_file=t.settings.data_dir / f"{name}.log",
-        run_conf={"topic": "orders", **conf},
+        # A manual trigger is dry unless told otherwise (it matters for disable/delete).
+        run_conf={"topic": "orders", "dry_run": False, **conf},
     )
 
 
@@ -146,6 +147,25 @@ def test_second_request_is_rejected_and_an_interrupted_one_resumed(tmp_path: Pat
     assert bucket_files(t) == live_keys(t)
 
 
+def test_disable_with_delete_is_a_dry_run_by_default(tmp_path: Path) -> None:
+    t = build_tiered(tmp_path)
+    for log_ in t.logs():
+        copy(t, log_)
+    events, objects = len(t.store.events()), bucket_files(t)
+    state = run_dag_in_subprocess(
+        "topic_disablement",
+        project=PROJECT,
+        airflow_home=t.settings.data_dir / "airflow",
+        extra_env=t.settings.as_env(),
+        log_file=t.settings.data_dir / "default.log",
+        run_conf={"topic": "orders", "action": "disable", "policy": "delete"},  # no dry_run
+    )
+    assert state == "success"
+    assert "would delete all its remote data" in log_text(t, "default")
+    assert (len(t.store.events()), bucket_files(t)) == (events, objects)
+    assert t.store.topic("orders").state is TieredState.ENABLED
+
+
 @pytest.mark.parametrize(
     ("conf", "message"),
     [
@@ -180,7 +200,7 @@ def test_killed_while_disabling_then_triggered_again(tmp_path: Path, kill_at: st
             airflow_home=t.settings.data_dir / "airflow",
             extra_env=crashing,
             log_file=t.settings.data_dir / "killed.log",
-            run_conf={"topic": "orders", "action": "disable", "policy": "delete"},
+            run_conf={"topic": "orders", "action": "disable", "policy": "delete", "dry_run": False},
         )
     assert t.store.topic("orders").state is TieredState.DISABLING
     os.environ.pop("TIERFLOW_CRASH_AT", None)

@@ -10,7 +10,8 @@ The rule, in order:
 4. A scheduled run runs for real, except the first one: with no earlier successful run of the
    DAG (just deployed or unpaused for the first time) it is a dry run, unless
    ``TIERFLOW_ALLOW_FIRST_RUN=true``. Any successful run counts, a dry run included, so the
-   next night deletes.
+   next night deletes. Airflow looks only at runs with an earlier logical date: a run
+   triggered from the UI (which has none) does not count.
 """
 
 from __future__ import annotations
