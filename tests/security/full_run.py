@@ -58,6 +58,8 @@ def plan(world: World) -> list[dict]:
             "label": "retention_expiry",
             "dag_id": "retention_expiry",
             "logical_date": two_days_later.isoformat(),
+            # Manual runs of a deleting DAG default to a dry run: this one must really delete.
+            "conf": {"dry_run": False},
         },
         {
             "label": "topic_disablement",
@@ -70,7 +72,11 @@ def plan(world: World) -> list[dict]:
             "conf": {"topic": "no-such-topic", "action": "disable", "policy": "retain"},
         },
         {"label": "kafka_deletes_audit", "delete_topic": "audit", "log_dir": log_dir},
-        {"label": "remote_partition_removal", "dag_id": "remote_partition_removal"},
+        {
+            "label": "remote_partition_removal",
+            "dag_id": "remote_partition_removal",
+            "conf": {"dry_run": False},
+        },
         {
             "label": "remote_reconcile",
             "dag_id": "remote_reconcile",
