@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,12 +38,6 @@ def parse_config(item: str) -> tuple[str, str]:
     if not sep:
         raise CommandError(f"--config {item!r}: expected KEY=VALUE")
     return key.strip(), value.strip()
-
-
-def pipe_width(width: int) -> int | None:
-    """The terminal's width, or ``width`` for pipes, CI logs and test captures (rather than
-    rich's 80-column fallback)."""
-    return None if sys.stdout.isatty() else width
 
 
 class NotFoundError(CommandError):
