@@ -19,6 +19,7 @@ from tests.security.needles import PG_PASSWORD, pg_password_secret
 from tests.security.pg_role import PasswordRole
 from tests.security.scan import find_secrets, text
 from tests.support.ports import free_port
+from tierflow.cli import exit_codes
 from tierflow.config import Settings
 from tierflow.metadata.engine import InvalidStoreURLError, StoreUnavailableError
 from tierflow.metadata.store import MetadataStore
@@ -89,7 +90,11 @@ def test_the_cli_prints_one_line_without_the_password(
         "unquoted": f"postgresql+psycopg://{pg_role.user}:{PG_PASSWORD}@{pg_role.host}/db",
     }[case]
     run = tierflow(env_for(tmp_path, url), *command)
-    assert run.returncode == 2, run.output
+    # A store that refuses or cannot be reached is a store error; a URL that does not parse is
+    # a setting the operator mistyped.
+    assert run.returncode == (exit_codes.USAGE if case == "unquoted" else exit_codes.STORE), (
+        run.output
+    )
     assert run.output.startswith("tierflow: error: ") and "Traceback" not in run.output
     assert run.leaks(SECRETS) == []
 
