@@ -114,7 +114,7 @@ class DisklessRegistry(EngineBase):
     def require_diskless_topic(self, topic_id: str) -> DisklessTopic:
         return found_or_raise(
             self.diskless_topic(topic_id),
-            NotDisklessTopicError(f"topic id {topic_id} is not a diskless topic"),
+            lambda: NotDisklessTopicError(f"topic id {topic_id} is not a diskless topic"),
         )
 
     def diskless_topics(self) -> list[DisklessTopic]:
@@ -124,7 +124,7 @@ class DisklessRegistry(EngineBase):
         """The id of the live topic called ``name``, which must be diskless."""
         topic = found_or_raise(
             self._first(select(Topic).where(col(Topic.name) == name)),
-            UnknownTopicError(f"unknown topic {name!r}"),
+            lambda: UnknownTopicError(f"unknown topic {name!r}"),
         )
         self.require_diskless_topic(topic.topic_id)
         return topic.topic_id
@@ -132,13 +132,13 @@ class DisklessRegistry(EngineBase):
     def topic_row(self, topic_id: str) -> Topic:
         """The topic's row in the metadata store: its name and retention configs."""
         return found_or_raise(
-            self._get(Topic, topic_id), UnknownTopicError(f"unknown topic id {topic_id!r}")
+            self._get(Topic, topic_id), lambda: UnknownTopicError(f"unknown topic id {topic_id!r}")
         )
 
     def log(self, topic_id: str, partition: int) -> DisklessLog:
         return found_or_raise(
             self._get(DisklessLog, (topic_id, partition)),
-            UnknownDisklessPartitionError(
+            lambda: UnknownDisklessPartitionError(
                 f"no diskless partition {topic_id}-{partition}: register the topic as diskless"
             ),
         )

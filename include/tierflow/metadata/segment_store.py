@@ -286,7 +286,7 @@ class SegmentStore(StoreBase):
     def segment(self, segment_id: str) -> RemoteLogSegment:
         return found_or_raise(
             self._find_segment(segment_id),
-            UnknownSegmentError(f"unknown remote log segment {segment_id!r}"),
+            lambda: UnknownSegmentError(f"unknown remote log segment {segment_id!r}"),
         )
 
     def segment_objects(self, segment_id: str) -> list[RemoteSegmentObject]:

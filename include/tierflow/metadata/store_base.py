@@ -9,7 +9,7 @@ whose first statement is a conditional UPDATE (or INSERT) naming what it read.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -68,10 +68,11 @@ def update_and_record(
     return True
 
 
-def found_or_raise(found: Row | None, error: Exception) -> Row:
-    """What a lookup found, or ``error`` (saying what was looked for) when it found nothing."""
+def found_or_raise(found: Row | None, error: Callable[[], Exception]) -> Row:
+    """What a lookup found, or ``error()`` (saying what was looked for) when it found nothing;
+    the error is built only then, not on every lookup of the hot paths."""
     if found is None:
-        raise error
+        raise error()
     return found
 
 
@@ -108,7 +109,7 @@ class EngineBase:
 class StoreBase(EngineBase):
     def topic_by_id(self, topic_id: str) -> Topic:
         return found_or_raise(
-            self._get(Topic, topic_id), UnknownTopicError(f"unknown topic id {topic_id!r}")
+            self._get(Topic, topic_id), lambda: UnknownTopicError(f"unknown topic id {topic_id!r}")
         )
 
     def partition(self, topic_id: str, partition: int) -> Partition | None:
@@ -117,5 +118,5 @@ class StoreBase(EngineBase):
     def _require_partition(self, topic_id: str, partition: int) -> Partition:
         return found_or_raise(
             self.partition(topic_id, partition),
-            UnknownPartitionError(f"unknown partition {topic_id}-{partition}"),
+            lambda: UnknownPartitionError(f"unknown partition {topic_id}-{partition}"),
         )

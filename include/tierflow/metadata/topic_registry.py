@@ -167,7 +167,9 @@ class TopicRegistry(StoreBase):
         return self._all(query)
 
     def topic(self, name: str) -> Topic:
-        return found_or_raise(self._find_topic(name), UnknownTopicError(f"unknown topic {name!r}"))
+        return found_or_raise(
+            self._find_topic(name), lambda: UnknownTopicError(f"unknown topic {name!r}")
+        )
 
     def topics(self) -> list[Topic]:
         return self._all(select(Topic).order_by(col(Topic.name)))
