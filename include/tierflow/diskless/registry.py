@@ -131,9 +131,7 @@ class DisklessRegistry(EngineBase):
 
     def topic_row(self, topic_id: str) -> Topic:
         """The topic's row in the metadata store: its name and retention configs."""
-        return found_or_raise(
-            self._get(Topic, topic_id), lambda: UnknownTopicError(f"unknown topic id {topic_id!r}")
-        )
+        return self.topic_by_id(topic_id)
 
     def log(self, topic_id: str, partition: int) -> DisklessLog:
         return found_or_raise(

@@ -105,13 +105,14 @@ class EngineBase:
         with self._session() as session:
             return list(session.exec(query).all())
 
-
-class StoreBase(EngineBase):
     def topic_by_id(self, topic_id: str) -> Topic:
+        """A topic's row by id; both the store and the diskless registry read topics."""
         return found_or_raise(
             self._get(Topic, topic_id), lambda: UnknownTopicError(f"unknown topic id {topic_id!r}")
         )
 
+
+class StoreBase(EngineBase):
     def partition(self, topic_id: str, partition: int) -> Partition | None:
         return self._get(Partition, (topic_id, partition))
 
