@@ -22,7 +22,7 @@ LIBRARY = Path(tierflow.__file__).parent
 # Bottom first. Units in one row are siblings: neither may import the other.
 LAYERS: list[list[str]] = [
     ["kafka"],
-    ["ids", "config", "faults", "rsm", "assets"],
+    ["ids", "config", "faults", "rsm", "assets", "units"],
     ["transform"],
     ["storage"],
     ["metadata"],

@@ -19,7 +19,7 @@ from tierflow.cli.common import (
     cli_actor,
     parse_config,
 )
-from tierflow.cli.console import iso_utc, stdout_console
+from tierflow.cli.console import stdout_console
 from tierflow.cli.report import partition_table
 from tierflow.cli.spec import OWNER, Command, Group, arg, config_option, flag, partition_option
 from tierflow.cluster.brokers import META_PROPERTIES, BrokerIdError, read_properties
@@ -44,6 +44,7 @@ from tierflow.metadata.tierable import NotTierableTopicError
 from tierflow.rsm import RemoteStorageError
 from tierflow.runtime import UnknownPartitionError, open_storage, open_store
 from tierflow.storage.keys import InvalidTopicIdError, InvalidTopicNameError, validate_topic_name
+from tierflow.units import iso_utc
 
 if TYPE_CHECKING:
     from tierflow.kafka.log_dir import PartitionLog

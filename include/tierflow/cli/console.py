@@ -1,4 +1,4 @@
-"""The one way commands make rich consoles, and the operator's time format.
+"""The one way commands make rich consoles.
 
 On a terminal rich fits output to the window. Off a terminal (a pipe, a file, a CI log, a test
 capture) nothing is wrapped or cut: a message, a path or a state name is grepped and copied
@@ -8,7 +8,6 @@ from there, so every line is as long as it needs to be and every table cell whol
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
@@ -38,10 +37,3 @@ def _console(on_terminal: bool, options: dict[str, Any]) -> Console:
     if on_terminal:
         return Console(**options)
     return Console(**{**options, "width": UNBOUNDED_WIDTH, "soft_wrap": True})
-
-
-def iso_utc(ms: int) -> str:
-    """Epoch milliseconds as ISO-8601 UTC to the millisecond: ``2026-11-25T03:12:45.123Z``."""
-    # Whole seconds and milliseconds apart: ms / 1000 as a float can round to the wrong ms.
-    moment = datetime.fromtimestamp(ms // 1000, tz=UTC).replace(microsecond=ms % 1000 * 1000)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 
 from dev.airflow_local import run_dag_in_subprocess  # not installed: the command checks
-from tierflow.cli.report import human_bytes, partition_table
+from tierflow.cli.report import partition_table
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.kafka.log_dir import PartitionLog
@@ -22,6 +22,7 @@ from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_storage, open_store, partition_logs
 from tierflow.transform.keyring import KeyRing
+from tierflow.units import compression_ratio, human_bytes
 
 
 def demo_settings(base: Path) -> Settings:
@@ -110,8 +111,9 @@ def _print_summary(
         f"decryption and decompression, in {time.monotonic() - started:.1f} s."
     )
     console.print(
-        f"Segments {human_bytes(remote_bytes)} stored as {human_bytes(stored)} "
-        f"(ratio {stored / remote_bytes:.2f}, manifests and indexes included). "
+        f"Segments {human_bytes(remote_bytes)} stored as {human_bytes(stored)}: compression "
+        f"{compression_ratio(remote_bytes, stored)} (original / stored, manifests and indexes "
+        "included). "
         f"Bucket: {settings.remote_storage}"
     )
     for check in checks:

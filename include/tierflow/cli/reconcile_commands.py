@@ -18,7 +18,6 @@ from rich.table import Table
 
 from tierflow.cli.common import CommandError
 from tierflow.cli.console import stdout_console
-from tierflow.cli.report import human_bytes
 from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.lifecycle.reconcile import (
@@ -27,7 +26,6 @@ from tierflow.lifecycle.reconcile import (
     ReconcilePlan,
     ReconcileReport,
     Result,
-    human_duration,
     reconcile_summary,
     why_kept,
 )
@@ -35,6 +33,7 @@ from tierflow.metadata.errors import UnknownTopicError
 from tierflow.rsm import RemoteStorageError
 from tierflow.storage.factory import UnsupportedStorageURLError
 from tierflow.tasks.reconcile import run_reconcile
+from tierflow.units import human_bytes, human_duration
 
 ACTOR = "cli:reconcile"
 EXIT_CLEAN, EXIT_ANOMALIES, EXIT_ERRORS = 0, 1, 2

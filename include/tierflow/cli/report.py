@@ -12,6 +12,7 @@ from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.verify import SegmentCheck
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
+from tierflow.units import compression_ratio, human_bytes
 
 _SHORT = {
     RemoteLogSegmentState.COPY_SEGMENT_STARTED: "copy-started",
@@ -19,15 +20,6 @@ _SHORT = {
     RemoteLogSegmentState.DELETE_SEGMENT_STARTED: "delete-started",
     RemoteLogSegmentState.DELETE_SEGMENT_FINISHED: "deleted",
 }
-
-
-def human_bytes(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
 
 
 def partition_table(
@@ -40,7 +32,7 @@ def partition_table(
     table.add_column("partition", no_wrap=True)
     table.add_column("segments\nlocal/remote", justify="right", no_wrap=True)
     table.add_column("bytes\nlocal/remote", justify="right", no_wrap=True)
-    table.add_column("stored", justify="right", no_wrap=True)
+    table.add_column("stored\n(compression)", justify="right", no_wrap=True)
     table.add_column("remote states", no_wrap=True)
     table.add_column("verified", justify="right", no_wrap=True)
     for log_ in logs:
@@ -58,7 +50,7 @@ def partition_table(
             f"{log_.topic}-{log_.partition}",
             f"{len(segments)} / {len(finished)}",
             f"{human_bytes(local_bytes)} / {human_bytes(remote_bytes)}",
-            human_bytes(stored),
+            f"{human_bytes(stored)} ({compression_ratio(remote_bytes, stored)})",
             ", ".join(f"{name} {n}" for name, n in sorted(states.items())) or "-",
             f"{identical}/{len(mine)}" if mine else "-",
         )

@@ -23,9 +23,9 @@ from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.cli.status_tables import console
 from tierflow.config import Settings
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.operator_view.formatting import utc
 from tierflow.tasks.retention import expire_shard, plan_retention_shards, summarize
 from tierflow.tasks.shards import failures_of
+from tierflow.units import human_bytes, iso_utc
 
 EXIT_DONE, EXIT_FAILED = 0, 1
 LOCAL_REPORTED_ONLY = " (local: reported only, TIERFLOW_DELETE_LOCAL_SEGMENTS is off)"
@@ -136,7 +136,7 @@ def _totals(figures: Iterable[Mapping[str, int]]) -> dict[str, int]:
 
 def _print(report: dict) -> None:
     out = console()
-    when = f"as of {utc(report['now_ms'])}" + (", dry run" if report["dry_run"] else "")
+    when = f"as of {iso_utc(report['now_ms'])}" + (", dry run" if report["dry_run"] else "")
     plan = report["plan"]
     out.print(_plan_table(plan, f"retention plan, {when}"))
     out.print(f"plan: {_figures(plan['totals'])} in {plan['totals']['partitions']} partition(s)")
@@ -148,26 +148,26 @@ def _print(report: dict) -> None:
 
 def _plan_table(plan: dict, title: str) -> Table:
     """One row per partition, tier and rule: the segments that rule chose and their bytes."""
-    table = _table(title, ("partition", "tier", "why", "segments", "bytes"))
+    table = _table(title, ("partition", "tier", "why", "segments", "size"))
     for p in plan["partitions"]:
         for tier in ("remote", "local"):
             for reason, (count, size) in _by_reason(p[tier]).items():
                 name = f"{p['topic']}-{p['partition']}"
-                table.add_row(name, tier, reason, str(count), str(size))
+                table.add_row(name, tier, reason, str(count), human_bytes(size))
     return table
 
 
 def _result_table(result: dict, title: str) -> Table:
-    table = _table(title, ("topic", *(name.replace("_", " ") for name in FIGURES)))
+    table = _table(title, ("topic", *(_column(name) for name in FIGURES)))
     for topic, figures in sorted(result["topics"].items()):
-        table.add_row(topic, *(str(figures[name]) for name in FIGURES))
+        table.add_row(topic, *(_figure(name, figures[name]) for name in FIGURES))
     return table
 
 
 def _table(title: str, columns: tuple[str, ...]) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for column in columns:
-        right = column in ("segments", "bytes") or column.startswith(("remote ", "local "))
+        right = column in ("segments", "size") or column.startswith(("remote ", "local "))
         table.add_column(column, justify="right" if right else "left", no_wrap=True)
     return table
 
@@ -182,9 +182,18 @@ def _by_reason(deletions: list[dict]) -> dict[str, tuple[int, int]]:
 
 def _figures(totals: dict) -> str:
     return (
-        f"{totals['remote_segments']} remote segment(s) ({totals['remote_bytes']} bytes), "
-        f"{totals['local_segments']} local segment(s) ({totals['local_bytes']} bytes)"
+        f"{totals['remote_segments']} remote segment(s) ({human_bytes(totals['remote_bytes'])}), "
+        f"{totals['local_segments']} local segment(s) ({human_bytes(totals['local_bytes'])})"
     )
+
+
+def _column(name: str) -> str:
+    return name.replace("_bytes", "_size").replace("_", " ")
+
+
+def _figure(name: str, value: int) -> str:
+    """A result figure as the tables show it: sizes in human units, counts exact."""
+    return human_bytes(value) if name.endswith("_bytes") else str(value)
 
 
 RETENTION = Command(

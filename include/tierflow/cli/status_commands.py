@@ -43,11 +43,11 @@ from tierflow.cli.status_tables import (
 )
 from tierflow.config import Settings
 from tierflow.metadata.errors import UnknownTopicError
-from tierflow.operator_view.formatting import utc
 from tierflow.operator_view.model import OperatorSnapshot, PartitionPage
 from tierflow.operator_view.options import DEFAULT_LIMIT, MAX_LIMIT, ViewOptions
 from tierflow.operator_view.paging import page_range
 from tierflow.operator_view.snapshot import snapshot_from_settings
+from tierflow.units import iso_utc
 
 DEFAULT_EVENTS = 10
 
@@ -106,7 +106,7 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
     retention = snapshot.retention
     found = [
         table(
-            f"next retention run, as of {utc(retention.as_of_ms)} ({retention.as_of_ms} ms)",
+            f"next retention run, as of {iso_utc(retention.as_of_ms)}",
             RETENTION_COLUMNS,
             [retention_row(p) for p in retention.partitions],
             "remote and local are bytes/segments that run would delete from the partitions "

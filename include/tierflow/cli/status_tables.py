@@ -1,6 +1,7 @@
 """The tables of ``tierflow status``: one row function per section of the page.
 
-Every figure is printed exact (bytes, offsets, milliseconds), as ``--json`` has it.
+Sizes in human units and times in ISO-8601 UTC (tierflow.units), offsets and counts exact;
+``--json`` has every figure exact (bytes, milliseconds).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich.table import Table
 from tierflow.cli.console import stdout_console
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metrics import SummedMetrics, TopicMetrics
-from tierflow.operator_view.formatting import utc
+from tierflow.operator_view.formatting import retention_bytes, retention_ms
 from tierflow.operator_view.model import (
     BrokerView,
     EventView,
@@ -23,6 +24,7 @@ from tierflow.operator_view.model import (
     TopicView,
 )
 from tierflow.tasks.attribution import TaskInstanceRef, actor_base
+from tierflow.units import human_bytes, human_duration, iso_utc
 
 _S = RemoteLogSegmentState
 # (column header, state) for the remote-by-state columns; DELETE_SEGMENT_FINISHED rows are
@@ -54,7 +56,7 @@ COLUMNS = (
 CAPTION = (
     "local, copying (COPY_SEGMENT_STARTED), remote (COPY_SEGMENT_FINISHED), deleting "
     "(DELETE_SEGMENT_STARTED), copy lag (RemoteCopyLag*) and delete lag (RemoteDeleteLag*) are "
-    "bytes/segments; remote size is RemoteLogSizeBytes, metadata RemoteLogMetadataCount"
+    "size / segments; remote size is RemoteLogSizeBytes, metadata RemoteLogMetadataCount"
 )
 # The topic table: the partition columns that add up.
 TOPIC_COLUMNS = (
@@ -62,8 +64,8 @@ TOPIC_COLUMNS = (
     "partitions",
     *FIGURE_COLUMNS,
     "tiered/epoch",
-    "retention ms/bytes",
-    "local retention ms/bytes",
+    "retention time/size",
+    "local retention time/size",
 )
 RETENTION_COLUMNS = (
     "topic",
@@ -82,7 +84,7 @@ STUCK_COLUMNS = (
     "offsets",
     "size",
     "since",
-    "age (s)",
+    "age",
     "started by",
     "task instance",
 )
@@ -120,8 +122,8 @@ def topic_row(t: TopicMetrics | TopicView) -> list[str]:
     if isinstance(t, TopicView):
         settings = [
             f"{t.tiered_state}/{t.tiered_epoch}",
-            f"{t.retention_ms}/{t.retention_bytes}",
-            f"{t.effective_local_retention_ms}/{t.effective_local_retention_bytes}",
+            _retention(t.retention_ms, t.retention_bytes),
+            _retention(t.effective_local_retention_ms, t.effective_local_retention_bytes),
         ]
     return [t.topic, *_summed(t), *settings]
 
@@ -145,9 +147,9 @@ def stuck_row(s: StuckSegment) -> list[str]:
         s.segment_id,
         s.state,
         f"{s.start_offset}-{s.end_offset}",
-        str(s.size_bytes),
-        utc(s.since_ms),
-        str(s.age_ms // 1000),
+        human_bytes(s.size_bytes),
+        iso_utc(s.since_ms),
+        human_duration(s.age_ms),
         actor_base(s.actor),
         _task_instance(s.task_instance),
     ]
@@ -156,7 +158,7 @@ def stuck_row(s: StuckSegment) -> list[str]:
 def event_row(e: EventView) -> list[str]:
     return [
         str(e.id),
-        utc(e.time_ms, millis=True),
+        iso_utc(e.time_ms),
         e.entity,
         e.topic,
         optional(e.partition),
@@ -170,9 +172,9 @@ def event_row(e: EventView) -> list[str]:
 
 def history_row(h: HistoryPoint) -> list[str]:
     return [
-        utc(h.time_ms, millis=True),
-        str(h.remote_log_size_bytes),
-        str(h.remote_copy_lag_bytes),
+        iso_utc(h.time_ms),
+        human_bytes(h.remote_log_size_bytes),
+        human_bytes(h.remote_copy_lag_bytes),
     ]
 
 
@@ -192,7 +194,7 @@ def _figures(m: SummedMetrics | PartitionView) -> list[str]:
         *(_pair(m.remote[state].bytes, m.remote[state].segments) for _n, state in REMOTE_COLUMNS),
         _pair(m.remote_copy_lag_bytes, m.remote_copy_lag_segments),
         _pair(m.remote_delete_lag_bytes, m.remote_delete_lag_segments),
-        str(m.remote_log_size_bytes),
+        human_bytes(m.remote_log_size_bytes),
         str(m.remote_log_metadata_count),
     ]
 
@@ -228,8 +230,8 @@ LEFT_ALIGNED = frozenset(
     {
         "topic",
         "tiered/epoch",
-        "retention ms/bytes",
-        "local retention ms/bytes",
+        "retention time/size",
+        "local retention time/size",
         "note",
         "segment",
         "state",
@@ -267,5 +269,10 @@ def more(shown: int, total: int, what: str) -> str | None:
 
 
 def _pair(size: int | None, count: int | None) -> str:
-    """``bytes/segments``; ``-`` when unknown (the partition is not in the log dirs)."""
-    return "-" if size is None or count is None else f"{size}/{count}"
+    """``1.50 MiB / 3`` (size / segments); ``-`` when unknown (not in the log dirs)."""
+    return "-" if size is None or count is None else f"{human_bytes(size)} / {count}"
+
+
+def _retention(ms: int, size: int) -> str:
+    """``7 d / unlimited``: Kafka's retention.ms and retention.bytes, -1 and -2 spelled out."""
+    return f"{retention_ms(ms)} / {retention_bytes(size)}"

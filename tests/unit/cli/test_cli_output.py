@@ -12,9 +12,9 @@ from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered
 from tests.unit.kafka.log_builders import BASE_TS, write
 from tierflow.cli import main
-from tierflow.cli.console import iso_utc
 from tierflow.kafka.batch_builder import Record, build_batch
 from tierflow.read.dump_format import escape, unescape
+from tierflow.units import iso_utc
 
 # Bytes rich or a terminal would drop or act on, a backslash that looks like an escape,
 # text that looks like rich markup or an emoji code, and bytes that are not UTF-8.

@@ -22,7 +22,6 @@ from tierflow.lifecycle.reconcile.findings import (
     Finding,
     FindingKind,
     ReconcilePlan,
-    human_duration,
 )
 from tierflow.lifecycle.reconcile.plan import plan_reconcile
 from tierflow.lifecycle.reconcile.report import (
@@ -42,7 +41,6 @@ __all__ = [
     "ReconcileReport",
     "Result",
     "apply_reconcile",
-    "human_duration",
     "plan_reconcile",
     "reconcile_summary",
     "why_kept",

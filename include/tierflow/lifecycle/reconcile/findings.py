@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from tierflow.units import human_duration
+
 
 class FindingKind(StrEnum):
     ORPHAN_OBJECT = "orphan-object"
@@ -126,15 +128,3 @@ class ReconcilePlan:
 def object_age(now_ms: int, last_modified_ms: int | None) -> int | None:
     """How long ago an object was last written; None when the bucket does not say."""
     return None if last_modified_ms is None else now_ms - last_modified_ms
-
-
-def human_duration(ms: int) -> str:
-    """A short human duration: 0s, 45s, 12m, 3.5h, 2.0d."""
-    seconds = ms / 1000
-    if abs(seconds) < 60:
-        return f"{seconds:.0f}s"
-    if abs(seconds) < 3600:
-        return f"{seconds / 60:.0f}m"
-    if abs(seconds) < 86400:
-        return f"{seconds / 3600:.1f}h"
-    return f"{seconds / 86400:.1f}d"

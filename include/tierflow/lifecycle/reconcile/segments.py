@@ -15,7 +15,6 @@ from tierflow.lifecycle.reconcile.findings import (
     Finding,
     FindingKind,
     ReconcilePlan,
-    human_duration,
     object_age,
 )
 from tierflow.lifecycle.reconcile.layout import PartitionScan
@@ -25,6 +24,7 @@ from tierflow.metadata.segment_store import FinishedObject, SegmentSummary
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.storage.object_store import ObjectStore
+from tierflow.units import human_duration
 
 _S = RemoteLogSegmentState
 # Rows that name their objects; a DELETE_SEGMENT_FINISHED tombstone names nothing any more.
