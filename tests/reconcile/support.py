@@ -101,6 +101,18 @@ def finished(t: Tiered, topic: str, partition: int) -> list[RemoteLogSegment]:
     return t.store.segments(topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
 
 
+def recorded_work(t: Tiered) -> tuple[int, int]:
+    """How many FINISHED segments a reconcile checks the objects of, and their recorded bytes:
+    what its progress must report."""
+    recorded = [
+        found
+        for topic in t.store.topics()
+        for partition in t.store.partitions(topic.topic_id)
+        for found in t.store.finished_objects(topic.topic_id, partition.partition).values()
+    ]
+    return len({found.segment_id for found in recorded}), sum(found.size for found in recorded)
+
+
 def object_key(t: Tiered, segment_id: str, kind: str = "log") -> str:
     return next(o.key for o in t.store.segment_objects(segment_id) if o.kind == kind)
 

@@ -11,10 +11,10 @@ import argparse
 from pathlib import Path
 
 from rich.markup import escape
-from rich.progress import Progress
 
 from tierflow.cli.common import CommandError, as_command_error
 from tierflow.cli.console import stdout_console
+from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import (
     KEYRING,
     Command,
@@ -95,7 +95,7 @@ def keys_list(args: argparse.Namespace) -> int:
 
 
 def rewrap_keys(args: argparse.Namespace) -> int:
-    from tierflow.lifecycle.key_rewrap import finished_segments, rewrap_segments
+    from tierflow.lifecycle.key_rewrap import rewrap_segments
     from tierflow.runtime import open_storage, open_store
     from tierflow.storage.chunked import ChunkedRemoteStorageManager
 
@@ -107,16 +107,15 @@ def rewrap_keys(args: argparse.Namespace) -> int:
     if not isinstance(rsm, ChunkedRemoteStorageManager):
         raise CommandError("rewrap-keys works on the chunked layout (TIERFLOW_STORAGE_LAYOUT)")
     store = open_store(settings)
-    total = len(finished_segments(store, args.topic))
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("re-wrapping data keys", total=total)
+    # On stderr (stdout keeps the summary alone): a bar on a terminal, log lines elsewhere.
+    with work_progress("rewrap-keys") as progress:
         summary = rewrap_segments(
             store,
             rsm,
             actor="cli-rewrap-keys",
             now_ms=wall_clock_ms,
             topic=args.topic,
-            progress=lambda _segment: progress.advance(task),
+            progress=progress,
         )
     assert rsm.key_ring is not None
     console.print(

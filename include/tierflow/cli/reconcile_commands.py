@@ -18,6 +18,7 @@ from rich.table import Table
 
 from tierflow.cli.common import CommandError
 from tierflow.cli.console import stdout_console
+from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.lifecycle.reconcile import (
@@ -98,9 +99,16 @@ def _run(
     settings: Settings, args: argparse.Namespace
 ) -> tuple[ReconcilePlan, ReconcileReport | None]:
     grace_ms = settings.reconcile_grace_s * 1000 if args.grace is None else args.grace
-    return run_reconcile(
-        settings, apply=args.apply, object_grace_ms=grace_ms, actor=ACTOR, topics=args.topic
-    )
+    # On stderr, so a --json or table on stdout stays as it was; --json asks for quiet too.
+    with work_progress("reconcile", enabled=not args.json) as progress:
+        return run_reconcile(
+            settings,
+            apply=args.apply,
+            object_grace_ms=grace_ms,
+            actor=ACTOR,
+            topics=args.topic,
+            progress=progress,
+        )
 
 
 def exit_status(plan: ReconcilePlan, report: ReconcileReport | None) -> int:

@@ -4,6 +4,9 @@ Only manifests change (the data key stays, its wrapping changes), and the store'
 manifest is updated with the new size and checksum. A run killed between the two steps is
 repaired by the next run: a manifest already under the active key whose row does not match
 gets its row fixed.
+
+Progress is counted in segments and in their manifests' bytes: the manifest is all a re-wrap
+reads and writes, whatever the size of the segment's data.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.models import SegmentObjectKind
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
@@ -27,10 +32,13 @@ class RewrapSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (segment id, error)
 
 
-def finished_segments(
-    store: MetadataStore, topic: str | None = None
-) -> list[tuple[RemoteSegment, str]]:
-    """Every COPY_SEGMENT_FINISHED segment as (RemoteSegment, segment id), by partition."""
+class FinishedSegment(NamedTuple):
+    segment: RemoteSegment
+    manifest_size: int  # its rsm-manifest object's recorded size; 0 when it has none
+
+
+def finished_segments(store: MetadataStore, topic: str | None = None) -> list[FinishedSegment]:
+    """Every COPY_SEGMENT_FINISHED segment with its manifest's size, by partition."""
     found = []
     for row_topic in store.topics():
         if topic is not None and row_topic.name != topic:
@@ -41,6 +49,7 @@ def finished_segments(
                 partition.partition,
                 states=[RemoteLogSegmentState.COPY_SEGMENT_FINISHED],
             )
+            manifests = _manifest_sizes(store, row_topic.topic_id, partition.partition)
             for row in rows:
                 segment = RemoteSegment(
                     row_topic.name,
@@ -50,8 +59,17 @@ def finished_segments(
                     row.start_offset,
                     row.end_offset,
                 )
-                found.append((segment, row.segment_id))
+                found.append(FinishedSegment(segment, manifests.get(row.segment_id, 0)))
     return found
+
+
+def _manifest_sizes(store: MetadataStore, topic_id: str, partition: int) -> dict[str, int]:
+    """Segment id to its manifest's size, in one query for the partition."""
+    return {
+        found.segment_id: found.size
+        for found in store.finished_objects(topic_id, partition).values()
+        if found.kind == SegmentObjectKind.RSM_MANIFEST.value
+    }
 
 
 def rewrap_segments(
@@ -61,10 +79,16 @@ def rewrap_segments(
     actor: str,
     now_ms: Callable[[], int],
     topic: str | None = None,
-    progress: Callable[[RemoteSegment], None] | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> RewrapSummary:
+    """Re-wrap every finished segment's data key under the active key; ``progress`` hears of
+    the segments and manifest bytes to do, then of each one done."""
     summary = RewrapSummary()
-    for segment, segment_id in finished_segments(store, topic):
+    found = finished_segments(store, topic)
+    progress.add_total(len(found), sum(item.manifest_size for item in found))
+    for segment, manifest_size in found:
+        progress.note(segment.describe())
+        segment_id = segment.segment_id
         try:
             info = rsm.rewrap(segment)
             if info is not None:
@@ -76,8 +100,7 @@ def rewrap_segments(
                 summary.unchanged.append(segment_id)
         except RemoteStorageError as exc:
             summary.failed.append((segment_id, str(exc)))
-        if progress is not None:
-            progress(segment)
+        progress.advance(1, manifest_size)
     return summary
 
 

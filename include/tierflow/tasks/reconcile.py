@@ -21,6 +21,7 @@ from typing import Any
 
 from tierflow.config import Settings
 from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.reconcile import (
     Outcome,
     ReconcilePlan,
@@ -64,8 +65,10 @@ def run_reconcile(
     object_grace_ms: int,
     actor: str,
     topics: list[str] | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> tuple[ReconcilePlan, ReconcileReport | None]:
-    """Plan against the configured bucket and store, and with ``apply`` fix what is safe."""
+    """Plan against the configured bucket and store, and with ``apply`` fix what is safe;
+    ``progress`` hears of the planning, the long part (see plan_reconcile)."""
     objects = open_objects(settings)
     store = open_store(settings)
     try:
@@ -77,6 +80,7 @@ def run_reconcile(
             object_grace_ms=object_grace_ms,
             row_grace_ms=settings.stale_copy_grace_s * 1000,
             topics=topics,
+            progress=progress,
         )
         if not apply:
             return plan, None

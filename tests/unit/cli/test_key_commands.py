@@ -18,6 +18,7 @@ from tierflow.metadata import RemoteLogSegmentState
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.transform.keyring import KeyRing
+from tierflow.units import human_bytes
 
 
 def run(*argv: str) -> int:
@@ -150,3 +151,30 @@ def test_rewrap_reports_segments_it_cannot_unwrap(env: Settings, tmp_path: Path,
     assert run("rewrap-keys") == 1
     out = capsys.readouterr().out
     assert segment.segment_id in out and "key id 'k1' is not in the key ring" in out
+
+
+def test_rewrap_progress_goes_to_stderr_in_manifest_bytes(
+    env: Settings, tmp_path: Path, capsys
+) -> None:
+    segments = copy_finished(env, tmp_path, 3)
+    store = open_store(env)
+    manifests = sum(
+        row.size
+        for segment in segments
+        for row in store.segment_objects(segment.segment_id)
+        if row.kind == "rsm-manifest"
+    )
+    assert run("keys", "add", "--key-id", "k2", "--generate", "--activate") == 0
+    capsys.readouterr()
+
+    assert run("rewrap-keys") == 0
+
+    out, err = capsys.readouterr()
+    # Off a terminal: no bar, plain lines, the last one saying what was done.
+    lines = err.splitlines()
+    assert all(line.startswith("rewrap-keys: ") for line in lines)
+    assert lines[-1].startswith(
+        f"rewrap-keys: done, 3/3 segments, {human_bytes(manifests)} of {human_bytes(manifests)} "
+        "(100%)"
+    )
+    assert out == "3 re-wrapped under 'k2', 0 unchanged, 0 store rows repaired, 0 failed\n"

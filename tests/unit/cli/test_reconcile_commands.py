@@ -20,6 +20,7 @@ from tests.reconcile.support import (
     bucket_keys,
     build_planted,
     objects,
+    recorded_work,
     tier_all,
 )
 from tests.retention.support import FailingDeletes
@@ -29,6 +30,7 @@ from tierflow.cli.commands import CommandError
 from tierflow.cli.reconcile_commands import exit_status, parse_duration, register
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import apply_reconcile, plan_reconcile
+from tierflow.units import human_bytes
 
 Run = Callable[..., tuple[int, str]]
 
@@ -149,3 +151,32 @@ def test_a_failed_fix_exits_2(planted: Planted) -> None:
     assert len(report.failed) == 1
     assert exit_status(plan, report) == 2
     assert exit_status(plan, None) == 1
+
+
+def test_progress_goes_to_stderr_and_json_stays_quiet(
+    planted: Planted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = planted.t
+    segments, size = recorded_work(t)
+    size_text = human_bytes(size)
+    use_settings(monkeypatch, t.settings)
+    parser = argparse.ArgumentParser(prog="tierflow")
+    register(parser.add_subparsers())
+
+    args = parser.parse_args(["reconcile"])
+    capsys.readouterr()
+    assert args.func(args) == 1
+    out, err = capsys.readouterr()
+    # Off a terminal: plain lines on stderr, the last saying what was checked; the table and
+    # its totals alone on stdout.
+    lines = err.splitlines()
+    assert all(line.startswith("reconcile: ") for line in lines)
+    assert lines[-1].startswith(
+        f"reconcile: done, {segments}/{segments} segments, {size_text} of {size_text} (100%)"
+    )
+    assert "reconcile findings" in out and "reconcile:" not in out
+
+    args = parser.parse_args(["reconcile", "--json"])
+    assert args.func(args) == 1
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["data_loss"] == 2

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TypedDict, Unpack
 
 from tierflow.config import DEFAULT_LEASE_TTL_S
@@ -47,6 +48,7 @@ from tierflow.lifecycle.copy.candidates import (
 )
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
 from tierflow.lifecycle.copy.segment_facts import SegmentFacts, inspect_segment
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.models import Topic
@@ -91,6 +93,7 @@ class PartitionCopyReport:
     copied: list[CopiedSegment] = field(default_factory=list)
     cleaned_up: list[str] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)  # base offsets a dry run would copy
+    pending_bytes: int = 0  # and their local log files' total size
     skipped: str | None = None
     # Why copying stops below the high watermark: an open transaction holds the LSO back.
     held_back: str | None = None
@@ -150,6 +153,7 @@ def prepare_copy(
     if dry_run:
         candidates = _candidates(store, topic, log_, bounds)
         plan.report.pending = [c.base_offset for c in candidates]
+        plan.report.pending_bytes = sum(c.segment.size_in_bytes() for c in candidates)
         return plan
 
     crash_point("copy.before_lease")
@@ -376,15 +380,25 @@ def copy_partition(
     *,
     owner: str,
     on_copied: Callable[[CopiedSegment], None] | None = None,
+    progress: Progress = NO_PROGRESS,
     **options: Unpack[CopyOptions],
 ) -> PartitionCopyReport:
-    """Prepare, rewrite in this process, finalize: the whole copy of one partition."""
+    """Prepare, rewrite in this process, finalize: the whole copy of one partition.
+
+    ``progress`` hears of the segments and bytes planned (``add_total``: no dry run is needed
+    to size a bar, and one sized from a dry run's ``pending_bytes`` would count them twice)
+    and of each upload as it ends, which is when the time goes; ``on_copied`` follows once
+    each is FINISHED. A dry run reports nothing to ``progress``: it does no work.
+    """
     plan = prepare_copy(log_, store, rsm=rsm, owner=owner, **options)
     if options.get("dry_run", False) or plan.report.skipped:
         return plan.report
+    progress.add_total(len(plan.jobs), plan.total_bytes)
     results = {}
     for job in plan.jobs:
+        progress.note(f"{job.topic}-{job.partition} {Path(job.log_segment).name}")
         results[job.segment_id] = rewrite_segment(job, rsm)
+        progress.advance(1, job.size_in_bytes)
         crash_point("copy.after_upload")
     clock = options.get("clock", wall_clock_ms)
     return finalize_copy(plan, results, store, rsm, owner=owner, clock=clock, on_copied=on_copied)

@@ -13,7 +13,8 @@ from pathlib import Path
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.candidates import CopyCandidate
 from tierflow.lifecycle.copy.segment_facts import inspect_segment
-from tierflow.metadata.models import Topic
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
+from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import IndexType, RemoteResourceNotFoundError, RemoteStorageManager
@@ -35,53 +36,77 @@ class SegmentCheck:
 
 
 def verify_partition(
-    log_: PartitionLog, topic: Topic, store: MetadataStore, rsm: RemoteStorageManager
+    log_: PartitionLog,
+    topic: Topic,
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    *,
+    progress: Progress = NO_PROGRESS,
 ) -> list[SegmentCheck]:
+    """Compare each COPY_SEGMENT_FINISHED segment of the partition with its local files.
+
+    ``progress`` hears of the partition's finished segments and their bytes, then of each one
+    checked (compared, or found gone from the disk).
+    """
     local = {s.base_offset: s for s in log_.segments()}
     bases = sorted(local)
     checks = []
     finished = store.segments(
         topic.topic_id, log_.partition, states=[RemoteLogSegmentState.COPY_SEGMENT_FINISHED]
     )
+    progress.add_total(len(finished), sum(row.segment_size_bytes for row in finished))
     for row in finished:
+        progress.note(f"{topic.name}-{log_.partition} {row.start_offset:020d}.log")
         segment = local.get(row.start_offset)
         later = [b for b in bases if b > row.start_offset]
         if segment is None or not later:
             checks.append(_check(topic, row, None, "local segment no longer on disk"))
-            continue
-        ref = remote_segment(topic, row)
-        facts = inspect_segment(log_, CopyCandidate(segment, later[0]))
-        pairs: list[tuple[str, Iterable[bytes], Path | bytes]] = [
-            ("log", rsm.iter_log_segment(ref), segment.log_path),
-            ("offset index", [rsm.fetch_index(ref, IndexType.OFFSET)], segment.index_path),
-            ("time index", [rsm.fetch_index(ref, IndexType.TIMESTAMP)], segment.time_index_path),
-            (
-                "producer snapshot",
-                [rsm.fetch_index(ref, IndexType.PRODUCER_SNAPSHOT)],
-                facts.data.producer_snapshot_index,
-            ),
-            (
-                "leader-epoch checkpoint",
-                [rsm.fetch_index(ref, IndexType.LEADER_EPOCH)],
-                facts.data.leader_epoch_index,
-            ),
-        ]
-        if facts.data.transaction_index is not None:
-            pairs.append(
-                (
-                    "transaction index",
-                    [_fetch_optional(rsm, ref, IndexType.TRANSACTION)],
-                    facts.data.transaction_index,
-                )
-            )
-        problem = None
-        for name, remote, expected in pairs:
-            position = first_difference(remote, _local_chunks(expected))
-            if position is not None:
-                problem = f"{name} differs from the local file at byte {position}"
-                break
-        checks.append(_check(topic, row, problem is None, problem or "byte-identical"))
+        else:
+            problem = _first_problem(log_, topic, row, rsm, CopyCandidate(segment, later[0]))
+            checks.append(_check(topic, row, problem is None, problem or "byte-identical"))
+        progress.advance(1, row.segment_size_bytes)
     return checks
+
+
+def _first_problem(
+    log_: PartitionLog,
+    topic: Topic,
+    row: RemoteLogSegment,
+    rsm: RemoteStorageManager,
+    candidate: CopyCandidate,
+) -> str | None:
+    """The first remote object that differs from its local file, said; None if none does."""
+    segment = candidate.segment
+    ref = remote_segment(topic, row)
+    facts = inspect_segment(log_, candidate)
+    pairs: list[tuple[str, Iterable[bytes], Path | bytes]] = [
+        ("log", rsm.iter_log_segment(ref), segment.log_path),
+        ("offset index", [rsm.fetch_index(ref, IndexType.OFFSET)], segment.index_path),
+        ("time index", [rsm.fetch_index(ref, IndexType.TIMESTAMP)], segment.time_index_path),
+        (
+            "producer snapshot",
+            [rsm.fetch_index(ref, IndexType.PRODUCER_SNAPSHOT)],
+            facts.data.producer_snapshot_index,
+        ),
+        (
+            "leader-epoch checkpoint",
+            [rsm.fetch_index(ref, IndexType.LEADER_EPOCH)],
+            facts.data.leader_epoch_index,
+        ),
+    ]
+    if facts.data.transaction_index is not None:
+        pairs.append(
+            (
+                "transaction index",
+                [_fetch_optional(rsm, ref, IndexType.TRANSACTION)],
+                facts.data.transaction_index,
+            )
+        )
+    for name, remote, expected in pairs:
+        position = first_difference(remote, _local_chunks(expected))
+        if position is not None:
+            return f"{name} differs from the local file at byte {position}"
+    return None
 
 
 def _fetch_optional(rsm: RemoteStorageManager, ref, index_type: IndexType) -> bytes:

@@ -6,8 +6,10 @@ belong to removal/remove.py: they are skipped, with one informational finding ea
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.reconcile.findings import Action, Finding, FindingKind, ReconcilePlan
 from tierflow.lifecycle.reconcile.layout import (
     PartitionScan,
@@ -26,6 +28,7 @@ from tierflow.lifecycle.reconcile.orphans import (
 from tierflow.lifecycle.reconcile.segments import LIVE_STATES, check_recorded, plan_stale_rows
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
+from tierflow.metadata.segment_store import FinishedObject
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
@@ -49,6 +52,7 @@ def plan_reconcile(
     object_grace_ms: int,
     row_grace_ms: int,
     topics: Iterable[str] | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> ReconcilePlan:
     """Compare the bucket under ``prefix`` with the store; change nothing.
 
@@ -56,7 +60,8 @@ def plan_reconcile(
     at a time); then the whole prefix is listed for keys outside every registered partition,
     except diskless WAL objects (``<prefix>diskless/wal/<uuid>``): they hold batches of many
     partitions, and the diskless GC judges them against the coordinator.
-    ``topics`` (Kafka names) narrows both to those topics.
+    ``topics`` (Kafka names) narrows both to those topics. ``progress`` hears of the
+    FINISHED segments' objects checked (segments and recorded bytes), a partition at a time.
     """
     if object_grace_ms < 0 or row_grace_ms < 0:
         raise ValueError("grace periods must not be negative")
@@ -66,11 +71,13 @@ def plan_reconcile(
     for topic in chosen:
         for scan in partition_scans(store, topic, prefix):
             known.add(scan.where)
-            _plan_partition(plan, store, objects, scan)
+            progress.note(f"{scan.name}-{scan.number}")
+            _plan_partition(plan, store, objects, scan, progress)
             plan.partitions_checked += 1
     scopes = [plan.prefix] if topics is None else [topic_dir(plan.prefix, t) for t in chosen]
     topic_dirs = {topic_dir(plan.prefix, t): t for t in store.topics()}
     for scope in scopes:
+        progress.note(f"keys outside the registered partitions, under {scope}")
         for key in objects.list(scope):
             if partition_dir(key, plan.prefix) in known:
                 continue  # its partition's scan judged it
@@ -98,7 +105,11 @@ def _chosen_topics(store: MetadataStore, names: Iterable[str] | None) -> list[To
 
 
 def _plan_partition(
-    plan: ReconcilePlan, store: MetadataStore, objects: ObjectStore, scan: PartitionScan
+    plan: ReconcilePlan,
+    store: MetadataStore,
+    objects: ObjectStore,
+    scan: PartitionScan,
+    progress: Progress,
 ) -> None:
     removal = store.partition_delete(scan.topic.topic_id, scan.number)
     if removal is not None and removal.delete_state in PENDING_REMOVAL:
@@ -109,19 +120,36 @@ def _plan_partition(
     finished_state = RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value
     finished = {r.segment_id: r for r in live if r.state == finished_state}
     recorded = store.finished_objects(scan.topic.topic_id, scan.number)
+    checked = _Checked(progress, recorded)
     seen: set[str] = set()
     for key in objects.list(scan.where):
         plan.objects_listed += 1
         if key in recorded:
             seen.add(key)
             check_recorded(plan, store, objects, scan, key, recorded[key], finished)
+            checked.done(recorded[key])
         elif stem_in(key, scan.where) not in named:
             place = orphan_place(store, scan, key)
             if place is not None:
                 add_orphan(plan, objects, key, place)
     for key in sorted(recorded.keys() - seen):  # not listed: stat says whether it is gone
         check_recorded(plan, store, objects, scan, key, recorded[key], finished)
+        checked.done(recorded[key])
     plan_stale_rows(plan, store, scan)
+
+
+class _Checked:
+    """Tells ``progress`` of a partition's FINISHED objects as they are checked: their bytes
+    one object at a time, a segment once all its objects are."""
+
+    def __init__(self, progress: Progress, recorded: Mapping[str, FinishedObject]):
+        self.progress = progress
+        self.left = Counter(found.segment_id for found in recorded.values())
+        progress.add_total(len(self.left), sum(found.size for found in recorded.values()))
+
+    def done(self, found: FinishedObject) -> None:
+        self.left[found.segment_id] -= 1
+        self.progress.advance(int(self.left[found.segment_id] == 0), found.size)
 
 
 def _skip_partition(

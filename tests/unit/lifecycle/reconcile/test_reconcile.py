@@ -21,9 +21,11 @@ from tests.reconcile.support import (
     objects,
     plant_stale_copy,
     put_old,
+    recorded_work,
     tier_all,
 )
 from tests.retention.support import FailingDeletes
+from tests.support.progress import HeardProgress
 from tests.support.tiered import LAYOUTS, Tiered, build_tiered
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import (
@@ -424,3 +426,19 @@ def test_a_copy_started_meanwhile_is_not_an_orphan(tmp_path: Path) -> None:
     p = plan(t, store_objects=racing)
     assert racing.meanwhile is None, "the copy ran while the partition was being listed"
     assert by_kind(p, FindingKind.ORPHAN_OBJECT) == []
+
+
+def test_progress_counts_every_finished_segment_and_its_bytes_once_checked(
+    planted: Planted,
+) -> None:
+    heard = HeardProgress()
+
+    p = plan(planted.t, progress=heard)
+
+    assert p.data_loss, "the planted missing and wrong-sized objects are checked too"
+    assert recorded_work(planted.t)[0] > 0
+    assert heard.totals == recorded_work(planted.t) and heard.done == heard.totals
+    partitions = [note for note in heard.notes if not note.startswith("keys outside")]
+    assert sorted(partitions) == sorted(
+        f"{log_.topic}-{log_.partition}" for log_ in planted.t.logs()
+    )
