@@ -3,6 +3,7 @@ a writer killed between its upload and its commit."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -95,6 +96,12 @@ def test_cli_register_produce_fetch_round_trip(
     assert main([*fetch, "--output", str(out)]) == 0
     # Leader epoch 0 (the partition's), offsets as in the classic segment: same bytes otherwise.
     assert out.read_bytes() == b"".join(c[:12] + b"\x00\x00\x00\x00" + c[16:] for c in classic)
+    capsys.readouterr()
+    assert main([*fetch, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["first_offset"], report["next_offset"], report["tiered_batches"]) == (0, 30, 0)
+    assert [b["baseOffset"] for b in report["batches"]] == list(range(0, 30, 3))
+    assert all(b["partitionLeaderEpoch"] == 0 and b["isvalid"] for b in report["batches"])
     assert main(["diskless", "produce", "clicks", str(segment), "--partition", "5"]) == 2
     assert "no diskless partition" in capsys.readouterr().err
     bad = tmp_path / "bad.log"

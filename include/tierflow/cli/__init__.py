@@ -15,6 +15,7 @@ from tierflow.cli import (
     airflow_commands,
     cluster_commands,
     commands,
+    copy_commands,
     diskless_commands,
     fetch_commands,
     key_commands,
@@ -33,7 +34,7 @@ from tierflow.runtime import redact
 # TIERFLOW_DATA_DIR would otherwise leave an empty store behind and print nothing).
 READS_STORE_ONLY = (
     commands.topics_list,
-    commands.verify,
+    copy_commands.verify,
     commands.events,
     fetch_commands.fetch_command,
     fetch_commands.metadata_command,
@@ -71,7 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tierflow {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    add_commands(sub, (airflow_commands.DEMO, topic_commands.TOPICS, *commands.COMMANDS))
+    add_commands(
+        sub,
+        (
+            airflow_commands.DEMO,
+            topic_commands.TOPICS,
+            *copy_commands.COMMANDS,
+            *commands.COMMANDS,
+        ),
+    )
     for module in (
         fetch_commands,
         status_commands,

@@ -175,7 +175,7 @@ AIRFLOW = Group(
             airflow_test_dag,
             help="run one DAG run with dag.test()",
             args=(
-                arg("dag_id"),
+                arg("dag_id", help="the DAG to run, e.g. segment_copy"),
                 arg("--conf", default="{}", help="run conf as JSON"),
                 arg(
                     "--logical-date",

@@ -1,4 +1,4 @@
-"""The lifecycle by hand: ``topics register|list``, ``copy``, ``verify``, ``events`` and ``db``.
+"""The store by hand: ``topics register|list``, ``events`` and ``db``.
 
 Thin adapters from parsed arguments to the library; also what the other command modules share
 that needs the library (the console, the errors every command reports in one line).
@@ -14,14 +14,12 @@ from rich.table import Table
 
 from tierflow.cli.common import (
     CommandError,
-    NotFoundError,
     as_command_error,
-    cli_actor,
     parse_config,
+    print_json,
 )
 from tierflow.cli.console import stdout_console
-from tierflow.cli.report import partition_table
-from tierflow.cli.spec import OWNER, Command, Group, arg, config_option, flag, partition_option
+from tierflow.cli.spec import Command, Group, arg, config_option, flag
 from tierflow.cluster.brokers import META_PROPERTIES, BrokerIdError, read_properties
 from tierflow.cluster.leaders import leader_logs
 from tierflow.cluster.replicas import DuplicateReplicaError
@@ -34,15 +32,15 @@ from tierflow.lifecycle.copy.steps import (
     CopyFailedError,
     PartitionBusyError,
     TopicIdMismatchError,
-    copy_partition,
 )
-from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.engine import describe_url
 from tierflow.metadata.errors import InvalidConfigError, TopicConflictError, UnknownTopicError
 from tierflow.metadata.log_config import parse_kafka_configs
+from tierflow.metadata.models import MetadataEvent, Topic
 from tierflow.metadata.tierable import NotTierableTopicError
+from tierflow.operator_view.formatting import retention_bytes, retention_ms
 from tierflow.rsm import RemoteStorageError
-from tierflow.runtime import UnknownPartitionError, open_storage, open_store
+from tierflow.runtime import UnknownPartitionError, open_store
 from tierflow.storage.keys import InvalidTopicIdError, InvalidTopicNameError, validate_topic_name
 from tierflow.units import iso_utc
 
@@ -64,7 +62,7 @@ KNOWN_ERRORS = (
 )
 
 
-def _settings() -> Settings:
+def settings_from_env() -> Settings:
     return Settings.from_env()
 
 
@@ -78,7 +76,7 @@ REGISTER_ERRORS = (
 
 
 def topics_register(args: argparse.Namespace) -> int:
-    settings = _settings()
+    settings = settings_from_env()
     with as_command_error(*KNOWN_ERRORS, *REGISTER_ERRORS):
         # The name first: a hostile one must not even be looked up in the log dirs.
         validate_topic_name(args.name)
@@ -98,7 +96,7 @@ def topics_register(args: argparse.Namespace) -> int:
     return 0
 
 
-def _leader_partition_logs(settings: Settings) -> list[PartitionLog]:
+def leader_partition_logs(settings: Settings) -> list[PartitionLog]:
     """Every partition's leader replica (tierflow.cluster): the one copy and verify read."""
     with as_command_error(ClusterMetadataError, BrokerIdError, DuplicateReplicaError):
         return [found.log for found in leader_logs(settings)]
@@ -112,7 +110,7 @@ def _topic_id_from_log_dirs(settings: Settings, name: str) -> tuple[str, bool]:
     """The id in the topic's partition.metadata; for a broker before 2.8, which writes none,
     a stable id derived from the cluster id and the topic name, said on the terminal (and True:
     derived)."""
-    logs = [log_ for log_ in _leader_partition_logs(settings) if log_.topic == name]
+    logs = [log_ for log_ in leader_partition_logs(settings) if log_.topic == name]
     for log_ in logs:
         if log_.topic_id():
             return str(log_.topic_id()), False
@@ -137,103 +135,49 @@ def _cluster_id(log_dir: Path) -> str:
 
 
 def topics_list(args: argparse.Namespace) -> int:
+    topics = open_store(settings_from_env()).topics()
+    if args.json:
+        print_json([topic_json(t) for t in topics])
+        return 0
     table = Table(title="Registered topics")
-    for column in ("topic", "id", "remote", "tiered state", "epoch", "retention.ms"):
+    for column in ("topic", "id", "remote", "tiered state", "epoch", "retention"):
         table.add_column(column)
-    table.add_column("retention.bytes")
-    for topic in open_store(_settings()).topics():
+    table.add_column("local retention")
+    for topic in topics:
+        config = topic.config
         table.add_row(
             topic.name,
             topic.topic_id,
             str(topic.remote_storage_enable).lower(),
             str(topic.tiered_state),
             str(topic.tiered_epoch),
-            str(topic.retention_ms),
-            str(topic.retention_bytes),
+            f"{retention_ms(config.retention_ms)} / {retention_bytes(config.retention_bytes)}",
+            f"{retention_ms(config.local_retention_ms)} / "
+            f"{retention_bytes(config.local_retention_bytes)}",
         )
     console.print(table)
     return 0
 
 
-def copy(args: argparse.Namespace) -> int:
-    settings = _settings()
-    store, rsm = open_store(settings), open_storage(settings)
-    owner = args.owner or cli_actor()
-    logs = [
-        log_
-        for log_ in _leader_partition_logs(settings)
-        if (args.topic is None or log_.topic == args.topic)
-        and (args.partition is None or log_.partition == args.partition)
-    ]
-    if not logs:
-        raise CommandError("no matching partitions in the log dirs")
-    failures = 0
-    for log_ in logs:
-        label = f"{log_.topic}-{log_.partition}"
-        try:
-            report = copy_partition(
-                log_,
-                store,
-                rsm,
-                owner=owner,
-                lease_ttl_s=settings.copy_lease_ttl_s,
-                dry_run=args.dry_run,
-                on_copied=lambda s, label=label: console.print(
-                    f"  {label}: copied offsets {s.start_offset}-{s.end_offset} "
-                    f"({s.size_in_bytes} bytes) as {s.segment_id}"
-                ),
-            )
-        except UnknownTopicError:
-            continue
-        except KNOWN_ERRORS as exc:
-            failures += 1
-            console.print(f"[red]{label}: {exc}[/red]")
-            continue
-        if report.skipped:
-            console.print(f"{label}: skipped ({report.skipped})")
-        elif args.dry_run:
-            console.print(f"{label}: would copy segments at base offsets {report.pending}")
-        if report.held_back:
-            console.print(f"{label}: {report.held_back}, later segments stay local")
-        for segment_id in report.cleaned_up:
-            console.print(f"{label}: removed abandoned attempt {segment_id}")
-    return 1 if failures else 0
-
-
-def verify(args: argparse.Namespace) -> int:
-    settings = _settings()
-    store, rsm = open_store(settings), open_storage(settings)
-    logs, checks = _verify_all(store, rsm, settings, args.topic)
-    console.print(partition_table(store, logs, checks, title="Remote copies checked"))
-    bad = [c for c in checks if c.identical is False]
-    for check in bad:
-        console.print(f"[red]{check.topic}-{check.partition} {check.segment_id}: {check.detail}")
-    return 1 if bad else 0
-
-
-def _verify_all(store, rsm, settings: Settings, topic_filter: str | None):
-    logs, checks = [], []
-    for log_ in _leader_partition_logs(settings):
-        if topic_filter and log_.topic != topic_filter:
-            continue
-        try:
-            topic = store.topic(log_.topic)
-        except UnknownTopicError:
-            continue
-        logs.append(log_)
-        checks.extend(verify_partition(log_, topic, store, rsm))
-    if topic_filter and not logs:
-        store.topic(topic_filter)  # an unregistered topic: UnknownTopicError names it
-        raise NotFoundError(
-            f"topic {topic_filter!r}: no partition of it in the log dirs to verify against"
-        )
-    return logs, checks
+def topic_json(topic: Topic) -> dict:
+    """A registered topic for scripts: its KIP-950 state and its configs under Kafka's names."""
+    return {
+        "topic": topic.name,
+        "topic_id": topic.topic_id,
+        "tiered_state": topic.tiered_state,
+        "tiered_epoch": topic.tiered_epoch,
+        "updated_ms": topic.updated_ms,
+        "configs": topic.config.as_kafka_configs(),
+    }
 
 
 def events(args: argparse.Namespace) -> int:
-    store = open_store(_settings())
+    store = open_store(settings_from_env())
     topic_id = store.topic(args.topic).topic_id if args.topic else None
     rows = store.events(topic_id=topic_id, segment_id=args.segment)[-args.limit :]
+    if args.json:
+        print_json([event_json(event) for event in rows])
+        return 0
     table = Table(title="State transitions (oldest first)")
     for column in ("#", "time (UTC)", "entity", "partition", "segment", "from", "to", "actor"):
         table.add_column(column)
@@ -252,8 +196,24 @@ def events(args: argparse.Namespace) -> int:
     return 0
 
 
+def event_json(event: MetadataEvent) -> dict:
+    """One state transition for scripts: the stored row, with its time also in ISO-8601."""
+    return {
+        "id": event.id,
+        "time": iso_utc(event.event_timestamp_ms),
+        "event_timestamp_ms": event.event_timestamp_ms,
+        "entity": event.entity,
+        "topic_id": event.topic_id,
+        "partition": event.partition,
+        "segment_id": event.segment_id,
+        "from_state": event.from_state,
+        "to_state": event.to_state,
+        "actor": event.actor,
+    }
+
+
 def db_upgrade(args: argparse.Namespace) -> int:
-    settings = _settings()
+    settings = settings_from_env()
     open_store(settings)
     console.print(f"schema is at the latest revision: {describe_url(settings.db_url)}")
     return 0
@@ -269,41 +229,34 @@ TOPIC_ACTIONS = (
         description="Register a topic, or update its configs. The topic id is read from "
         "the partition.metadata files in the log dirs unless --topic-id is given.",
         args=(
-            arg("name"),
+            arg("name", help="the topic's name, as Kafka has it"),
             arg("--topic-id", help="Kafka topic id (22-character base64)"),
             config_option(
                 "a Kafka topic config, e.g. remote.storage.enable=true, retention.ms=86400000"
             ),
         ),
     ),
-    Command("list", topics_list, help="list registered topics"),
+    Command(
+        "list",
+        topics_list,
+        help="list registered topics",
+        args=(flag("--json", "print the topics as JSON, configs under Kafka's names"),),
+    ),
 )
 
 COMMANDS = (
     Command(
-        "copy",
-        copy,
-        help="copy eligible segments now (what the segment_copy DAG does)",
-        description="Copy every eligible segment of tiered partitions. Safe to interrupt and "
-        "rerun: abandoned attempts are cleaned up first.",
-        args=(
-            arg("--topic"),
-            partition_option(),
-            OWNER,
-            flag("--dry-run", "list what would be copied"),
-        ),
-    ),
-    Command(
-        "verify",
-        verify,
-        help="read tiered segments back and compare them with the local files",
-        args=(arg("--topic"),),
-    ),
-    Command(
         "events",
         events,
         help="show the state-transition history",
-        args=(arg("--topic"), arg("--segment"), arg("--limit", type=int, default=50)),
+        description="The state transitions the store recorded (topics, partitions, segments), "
+        "oldest first, with who made each: an Airflow task instance or a CLI process.",
+        args=(
+            arg("--topic", help="only this topic's events"),
+            arg("--segment", metavar="SEGMENT_ID", help="only this remote segment's events"),
+            arg("--limit", type=int, default=50, help="show the newest N [50]"),
+            flag("--json", "print the events as JSON for scripts"),
+        ),
     ),
     Group(
         "db",

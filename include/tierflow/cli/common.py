@@ -4,9 +4,10 @@ so any command may use it."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +26,21 @@ def as_command_error(*errors: type[BaseException]) -> Iterator[None]:
         yield
     except errors as exc:
         raise CommandError(str(exc)) from exc
+
+
+def print_json(document: object) -> None:
+    """``--json``: one document on stdout, indented, keys in the order the command built."""
+    print(json.dumps(document, indent=2))
+
+
+def stream_json(head: dict, key: str, items: Iterable[object]) -> None:
+    """One JSON document whose ``key`` holds ``items``, written as they come: a dump of a
+    1 GiB segment never sits in memory whole."""
+    opening = json.dumps({**head, key: []})[:-2]  # everything up to the list's "]}"
+    print(opening, end="")
+    for index, item in enumerate(items):
+        print(("" if index == 0 else ", ") + json.dumps(item), end="")
+    print("]}")
 
 
 def cli_actor() -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 
 from dev.airflow_local import run_dag_in_subprocess  # not installed: the command checks
-from tierflow.cli.report import partition_table
+from tierflow.cli.report import PartitionFigures, partition_figures, partition_table
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.kafka.log_dir import PartitionLog
@@ -50,8 +50,9 @@ def run_demo(project: Path, base: Path, console: Console) -> int:
         checks.extend(verify_partition(log_, store.topic(log_.topic), store, rsm))
 
     console.print("[bold]4/4[/bold] Summary")
-    console.print(partition_table(store, logs, checks))
-    _print_summary(store, checks, settings, started, console)
+    figures = [partition_figures(store, log_, checks) for log_ in logs]
+    console.print(partition_table(figures))
+    _print_summary(figures, checks, settings, started, console)
     identical = sum(1 for c in checks if c.identical)
     ok = state == "success" and checks and identical == len(checks)
     return 0 if ok else 1
@@ -97,15 +98,15 @@ def _copy_through_airflow(project: Path, base: Path, settings: Settings, console
 
 
 def _print_summary(
-    store: MetadataStore,
+    figures: list[PartitionFigures],
     checks: list[SegmentCheck],
     settings: Settings,
     started: float,
     console: Console,
 ) -> None:
     identical = sum(1 for c in checks if c.identical)
-    remote_bytes = sum(c.size_in_bytes for c in checks)
-    stored = stored_bytes(store, checks)
+    remote_bytes = sum(f.remote_bytes for f in figures)
+    stored = sum(f.stored_bytes for f in figures)
     console.print(
         f"{identical}/{len(checks)} tiered segments byte-identical to the local files after "
         f"decryption and decompression, in {time.monotonic() - started:.1f} s."
@@ -113,16 +114,10 @@ def _print_summary(
     console.print(
         f"Segments {human_bytes(remote_bytes)} stored as {human_bytes(stored)}: compression "
         f"{compression_ratio(remote_bytes, stored)} (original / stored, manifests and indexes "
-        "included). "
-        f"Bucket: {settings.remote_storage}"
+        f"included). Bucket: {settings.remote_storage}"
     )
     for check in checks:
         if not check.identical:
             console.print(
                 f"[red]{check.topic}-{check.partition} {check.segment_id}: {check.detail}"
             )
-
-
-def stored_bytes(store: MetadataStore, checks: list[SegmentCheck]) -> int:
-    """Bytes in the bucket for the checked segments: every object, as recorded and verified."""
-    return sum(o.size for c in checks for o in store.segment_objects(c.segment_id))

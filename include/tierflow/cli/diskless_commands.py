@@ -13,7 +13,13 @@ import json
 from pathlib import Path
 
 from tierflow.cli.commands import KNOWN_ERRORS, console
-from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config
+from tierflow.cli.common import (
+    CommandError,
+    as_command_error,
+    cli_actor,
+    parse_config,
+    print_json,
+)
 from tierflow.cli.console import data_console
 from tierflow.cli.diskless_output import (
     print_demo,
@@ -50,10 +56,17 @@ from tierflow.metadata.errors import MetadataError
 from tierflow.metadata.log_config import parse_kafka_configs
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.diskless import fetch_diskless
-from tierflow.read.dump_format import batch_line, dump_batch, record_lines
+from tierflow.read.diskless import DisklessFetchResult, fetch_diskless
+from tierflow.read.dump_format import (
+    DumpedBatch,
+    batch_document,
+    batch_line,
+    dump_batch,
+    record_lines,
+)
 from tierflow.read.fetch import RemoteFetchError
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.units import human_bytes
 
 ERRORS = (*KNOWN_ERRORS, DisklessError, MetadataError, RemoteFetchError, ValueError, OSError)
 
@@ -154,11 +167,16 @@ def fetch_command(args: argparse.Namespace) -> int:
         )
     if args.output:
         args.output.write_bytes(b"".join(result.batches))
-    position = 0
-    out = data_console()  # keys and payloads print as themselves, never as markup
+    source = f"{args.topic}-{args.partition}"
+    dumped, position = [], 0
     for data in result.batches:
-        batch = dump_batch(position, data, source=f"{args.topic}-{args.partition}")
+        dumped.append(dump_batch(position, data, source=source))
         position += len(data)
+    if args.json:
+        print_json(_fetch_document(result, dumped, args.print_records))
+        return 0
+    out = data_console()  # keys and payloads print as themselves, never as markup
+    for batch in dumped:
         out.print(batch_line(batch))
         if args.print_records:
             for line in record_lines(batch, print_payload=True):
@@ -167,10 +185,23 @@ def fetch_command(args: argparse.Namespace) -> int:
     console.print(
         f"{len(result.batches)} batch(es), offsets {result.first_offset}-"
         f"{result.next_offset - 1}, {tiered} from tiered segments; "
-        f"{result.ranged_gets} ranged GET(s) of WAL objects, {result.bytes_read:,} bytes; "
+        f"{result.ranged_gets} ranged GET(s) of WAL objects, {human_bytes(result.bytes_read)}; "
         f"high watermark {result.high_watermark}"
     )
     return 0
+
+
+def _fetch_document(result: DisklessFetchResult, dumped: list[DumpedBatch], records: bool) -> dict:
+    """``diskless fetch --json``: the batches as ``dump-segment --json`` has them."""
+    return {
+        "first_offset": result.first_offset,
+        "next_offset": result.next_offset,
+        "high_watermark": result.high_watermark,
+        "tiered_batches": len(result.tiered.batches) if result.tiered else 0,
+        "ranged_gets": result.ranged_gets,
+        "bytes_read": result.bytes_read,
+        "batches": [batch_document(b, records=records, payloads=records) for b in dumped],
+    }
 
 
 def merge_command(args: argparse.Namespace) -> int:
@@ -252,7 +283,7 @@ def gc_command(_args: argparse.Namespace) -> int:
             uncommitted_grace_ms=settings.diskless.uncommitted_grace_ms,
         )
     console.print(
-        f"deleted {len(report.deleted)} WAL object(s), {report.bytes_deleted:,} bytes "
+        f"deleted {len(report.deleted)} WAL object(s), {human_bytes(report.bytes_deleted)} "
         f"({len(report.abandoned)} never committed)"
     )
     return 0
@@ -277,10 +308,15 @@ ACTIONS = (
         "remote.storage.enable=false for a topic whose data stays in WAL objects until "
         "retention deletes it. Either way it is fixed once the topic is diskless.",
         args=(
-            arg("topic"),
-            arg("--partitions", type=int, required=True),
+            arg("topic", help="the diskless topic's name"),
+            arg("--partitions", type=int, required=True, help="its number of partitions"),
             arg("--topic-id", help="Kafka topic id [the registered one, or a new one]"),
-            arg("--timestamp-type", choices=TIMESTAMP_TYPES, default=TIMESTAMP_TYPES[0]),
+            arg(
+                "--timestamp-type",
+                choices=TIMESTAMP_TYPES,
+                default=TIMESTAMP_TYPES[0],
+                help=f"message.timestamp.type of the topic [{TIMESTAMP_TYPES[0]}]",
+            ),
             config_option("retention.ms, ..."),
         ),
     ),
@@ -293,24 +329,33 @@ ACTIONS = (
         "TIERFLOW_KAFKA_BOOTSTRAP set, reads --source-topic from Kafka instead (untested: see "
         "tierflow.diskless.produce).",
         args=(
-            arg("topic"),
-            arg("files", nargs="*", type=Path),
-            partition_option(default=0),
+            arg("topic", help="the diskless topic to produce into"),
+            arg("files", nargs="*", type=Path, help="files of record batches (.log segments)"),
+            partition_option("the partition to produce into [0]", default=0),
             arg("--source-topic", help="the Kafka topic to read [TOPIC]"),
-            flag("--json"),
+            flag("--json", "print the objects, batches, bytes and offsets as JSON"),
         ),
     ),
     Command(
         "fetch",
         fetch_command,
         help="read batches through the diskless read path",
+        description="Read a diskless partition from an offset: from tiered segments below "
+        "the WAL start, then from WAL objects with one ranged GET per contiguous run, offsets "
+        "injected as the broker would. Prints each batch like kafka-dump-log.",
         args=(
-            arg("topic"),
-            partition_option(required=True),
-            arg("--offset", type=int, required=True),
-            arg("--max-bytes", type=int, default=1 << 20),
-            flag("--print-records"),
+            arg("topic", help="the diskless topic"),
+            partition_option("the partition", required=True),
+            arg("--offset", type=int, required=True, help="start at the batch holding it"),
+            arg(
+                "--max-bytes",
+                type=int,
+                default=1 << 20,
+                help="stop before a batch past this size; the first is whole [1048576]",
+            ),
+            flag("--print-records", "also print every record with its key and payload"),
             arg("--output", type=Path, help="write the batches to this file"),
+            flag("--json", "print the batches as JSON (records in base64 with --print-records)"),
         ),
     ),
     Command(
@@ -322,13 +367,23 @@ ACTIONS = (
         "through the copy lifecycle (COPY_SEGMENT_STARTED, upload, verify, FINISHED) and are "
         "then dropped from the WAL. A rerun with the same --owner resumes a killed merge.",
         args=(
-            arg("--topic"),
-            arg("--min-age-ms", type=int, default=0, help="[0: everything committed]"),
-            arg("--segment-bytes", type=int, default=KAFKA_SEGMENT_BYTES),
+            arg("--topic", help="only this topic [every consolidated diskless topic]"),
+            arg(
+                "--min-age-ms",
+                type=int,
+                default=0,
+                help="merge only batches committed this long ago [0: everything committed]",
+            ),
+            arg(
+                "--segment-bytes",
+                type=int,
+                default=KAFKA_SEGMENT_BYTES,
+                help=f"roll merged segments at this size (segment.bytes) [{KAFKA_SEGMENT_BYTES}]",
+            ),
             arg("--max-segments", type=int, help="per partition [all]"),
             OWNER,
-            flag("--dry-run"),
-            flag("--json"),
+            flag("--dry-run", "list what would be merged; write nothing"),
+            flag("--json", "print each partition's merge report as JSON"),
         ),
     ),
     Command(
@@ -338,15 +393,29 @@ ACTIONS = (
         description="Per topic: offsets, size on object storage, total size of the WAL "
         "objects holding it, and of those of them also holding deleted batches. With "
         "--objects, per WAL object: key, state, total size and used size.",
-        args=(arg("--topic"), flag("--objects", "list the WAL objects too"), flag("--json")),
+        args=(
+            arg("--topic", help="only this topic [every diskless topic]"),
+            flag("--objects", "list the WAL objects too"),
+            flag("--json", "print the overview as JSON (sizes in exact bytes)"),
+        ),
     ),
     Command(
         "retention",
         retention_command,
         help="apply retention.ms/bytes to the WAL",
-        args=(arg("--topic"),),
+        description="Delete each diskless partition's batches past retention.ms or "
+        "retention.bytes (logically: their WAL objects' used size shrinks), and carry remote "
+        "retention's log start over to the diskless log. What the diskless_gc DAG does first.",
+        args=(arg("--topic", help="only this topic [every diskless topic]"),),
     ),
-    Command("gc", gc_command, help="delete WAL objects that are due, from storage"),
+    Command(
+        "gc",
+        gc_command,
+        help="delete WAL objects that are due, from storage",
+        description="Delete every WAL object emptied longer than "
+        "TIERFLOW_DISKLESS_DELETE_GRACE_MS ago and every object never committed within "
+        "TIERFLOW_DISKLESS_UNCOMMITTED_GRACE_MS; rows go only once storage confirmed.",
+    ),
     Command(
         "demo",
         demo_command,

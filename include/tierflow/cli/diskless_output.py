@@ -16,6 +16,7 @@ from tierflow.diskless.describe import DisklessOverview
 from tierflow.diskless.merge import MergeReport
 from tierflow.diskless.produce import ProduceSummary
 from tierflow.diskless.writer import WalWriter
+from tierflow.units import human_bytes
 
 
 def print_produced(
@@ -37,7 +38,7 @@ def print_produced(
     ranges = ", ".join(f"{topic}-{p}: {a}-{b}" for p, (a, b) in sorted(offsets.items()))
     console.print(
         f"produced {summary.batches} batch(es) in {writer.stats.objects} WAL object(s), "
-        f"{writer.stats.bytes:,} bytes; offsets {ranges or '-'}"
+        f"{human_bytes(writer.stats.bytes)}; offsets {ranges or '-'}"
     )
 
 
@@ -53,12 +54,12 @@ def print_merged(reports: list[MergeReport], dry_run: bool) -> None:
         if r.skipped:
             console.print(f"{label}: skipped ({r.skipped})")
         elif dry_run:
-            pending = ", ".join(f"{a}-{b} ({n:,} bytes)" for a, b, n in r.pending) or "nothing"
+            pending = ", ".join(f"{a}-{b} ({human_bytes(n)})" for a, b, n in r.pending) or "nothing"
             console.print(f"{label}: would merge {pending}")
         for s in r.merged:
             console.print(
                 f"{label}: merged offsets {s.start_offset}-{s.end_offset} "
-                f"({s.size_in_bytes:,} bytes) as {s.segment_id}"
+                f"({human_bytes(s.size_in_bytes)}) as {s.segment_id}"
             )
     if not dry_run:
         segments = sum(len(r.merged) for r in reports)
@@ -80,17 +81,18 @@ def print_overview(overview: DisklessOverview, *, show_objects: bool) -> None:
         topics.add_row(
             t.topic + ("" if t.merged_into_tiered_storage else " (WAL only)"),
             str(len(t.partitions)),
-            f"{t.size_on_object_storage:,} B",
-            f"{t.objects} / {t.objects_bytes:,} B",
-            f"{t.objects_with_deleted_batches} / {t.objects_with_deleted_batches_bytes:,} B "
-            f"({t.deleted_bytes_in_objects:,} B deleted)",
-            f"{t.tiered_segments} / {t.tiered_bytes:,} B",
+            human_bytes(t.size_on_object_storage),
+            f"{t.objects} / {human_bytes(t.objects_bytes)}",
+            f"{t.objects_with_deleted_batches} / "
+            f"{human_bytes(t.objects_with_deleted_batches_bytes)} "
+            f"({human_bytes(t.deleted_bytes_in_objects)} deleted)",
+            f"{t.tiered_segments} / {human_bytes(t.tiered_bytes)}",
         )
     console.print(topics)
     partitions = Table(title="Offsets", box=box.SIMPLE_HEAD)
     for column in ("partition", "log start", "tiered up to", "WAL start", "high watermark"):
         partitions.add_column(column, justify="left" if column == "partition" else "right")
-    partitions.add_column("WAL bytes", justify="right")
+    partitions.add_column("WAL size", justify="right")
     for t in overview.topics:
         for p in t.partitions:
             partitions.add_row(
@@ -99,7 +101,7 @@ def print_overview(overview: DisklessOverview, *, show_objects: bool) -> None:
                 "-" if p.tiered_end_offset < 0 else str(p.tiered_end_offset),
                 str(p.wal_start_offset),
                 str(p.high_watermark),
-                f"{p.wal_bytes:,}",
+                human_bytes(p.wal_bytes),
             )
     console.print(partitions)
     if show_objects:
@@ -110,27 +112,27 @@ def print_overview(overview: DisklessOverview, *, show_objects: bool) -> None:
             objects.add_row(
                 o.key,
                 o.state,
-                f"{o.total_size:,}",
-                f"{o.used_size:,}",
+                human_bytes(o.total_size),
+                human_bytes(o.used_size),
                 str(o.batches),
                 ", ".join(o.topics),
             )
         console.print(objects)
     console.print(
         f"{overview.awaiting_deletion} emptied WAL object(s), "
-        f"{overview.awaiting_deletion_bytes:,} B, awaiting the garbage collector"
+        f"{human_bytes(overview.awaiting_deletion_bytes)}, awaiting the garbage collector"
     )
 
 
 def print_retention(coordinator: DisklessCoordinator, deletions: list[PrefixDeletion]) -> None:
     table = Table(title="Diskless retention", box=box.SIMPLE_HEAD)
-    for column in ("partition", "batches", "bytes", "log start", "objects emptied"):
+    for column in ("partition", "batches", "size", "log start", "objects emptied"):
         table.add_column(column)
     for d in deletions:
         table.add_row(
             f"{coordinator.topic_row(d.topic_id).name}-{d.partition}",
             str(d.batches_deleted),
-            f"{d.bytes_deleted:,}",
+            human_bytes(d.bytes_deleted),
             str(d.log_start_offset),
             str(len(d.objects_marked)),
         )
@@ -140,7 +142,7 @@ def print_retention(coordinator: DisklessCoordinator, deletions: list[PrefixDele
 def print_demo(demo: DisklessDemo) -> None:
     title = "Diskless topics: produced into WAL objects, read back, merged, read back"
     table = Table(title=title, box=box.SIMPLE_HEAD)
-    columns = ("partition", "batches", "bytes", "offsets", "WAL objects", "same")
+    columns = ("partition", "batches", "size", "offsets", "WAL objects", "same")
     for column in (*columns, "segments", "same from tiered"):
         table.add_column(column, no_wrap=True)
     merged = {(r.topic, r.partition): r for r in demo.merged}
@@ -149,7 +151,7 @@ def print_demo(demo: DisklessDemo) -> None:
         table.add_row(
             f"{c.topic}-{c.partition}",
             str(c.batches),
-            f"{c.bytes:,}",
+            human_bytes(c.bytes),
             f"{c.first_offset}-{c.next_offset - 1}",
             str(len(c.objects)),
             "yes" if c.identical else "NO",
@@ -159,7 +161,7 @@ def print_demo(demo: DisklessDemo) -> None:
     console.print(table)
     console.print(
         f"{demo.wal_objects} WAL objects written; {len(demo.gc.deleted)} deleted by the garbage "
-        f"collector ({demo.gc.bytes_deleted:,} bytes), {demo.wal_objects_left} left"
+        f"collector ({human_bytes(demo.gc.bytes_deleted)}), {demo.wal_objects_left} left"
     )
     verdict = (
         "every read byte-identical to the broker's segments, before and after the merge"

@@ -8,11 +8,10 @@ partition with their states.
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 from rich import box
@@ -27,7 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from tierflow.cli.common import CommandError, as_command_error
+from tierflow.cli.common import CommandError, as_command_error, print_json, stream_json
 from tierflow.cli.console import data_console, stderr_console, stdout_console
 from tierflow.cli.spec import (
     Command,
@@ -47,13 +46,21 @@ from tierflow.metadata.errors import MetadataError, UnknownSegmentError, Unknown
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.dump_format import batch_line, dump_batch, iter_batch_frames, record_lines
-from tierflow.read.fetch import RemoteFetchError, fetch_remote
+from tierflow.read.dump_format import (
+    DumpedBatch,
+    batch_document,
+    batch_line,
+    dump_batch,
+    iter_batch_frames,
+    record_lines,
+)
+from tierflow.read.fetch import FetchResult, RemoteFetchError, fetch_remote
 from tierflow.read.index_cache import open_index_cache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 from tierflow.rsm import RemoteStorageError
 from tierflow.runtime import UnknownPartitionError, open_storage, open_store
 from tierflow.segment_refs import remote_segment
+from tierflow.units import human_bytes, iso_utc
 
 _READ_CHUNK = 1024 * 1024
 _ERRORS = (
@@ -86,26 +93,59 @@ def fetch_command(args: argparse.Namespace) -> int:
                 log_end_offset=log_end,
                 index_cache=open_index_cache(settings),
             )
-        out = data_console()
-        if result.timestamp_match is not None:
-            match = result.timestamp_match
-            out.print(
-                f"timestamp {args.timestamp}: first record at offset {match.offset} "
-                f"(timestamp {match.timestamp}, leader epoch {match.leader_epoch})"
-            )
-        for batch in result.found:
-            dumped = dump_batch(batch.header.position, batch.data, source=batch.segment_id)
-            out.print(f"segment: {batch.segment_id} {batch_line(dumped)}")
-            if args.print_records:
-                for line in record_lines(dumped, print_payload=True):
-                    out.print(line)
+        if args.json:
+            print_json(_fetch_document(result, args.print_records))
+        else:
+            _print_fetch(result, args)
+    return 0
+
+
+def _print_fetch(result: FetchResult, args: argparse.Namespace) -> None:
+    out = data_console()
+    if result.timestamp_match is not None:
+        match = result.timestamp_match
+        out.print(
+            f"timestamp {args.timestamp}: first record at offset {match.offset} "
+            f"(timestamp {match.timestamp}, leader epoch {match.leader_epoch})"
+        )
+    for batch in result.found:
+        dumped = dump_batch(batch.header.position, batch.data, source=batch.segment_id)
+        out.print(f"segment: {batch.segment_id} {batch_line(dumped)}")
+        if args.print_records:
+            for line in record_lines(dumped, print_payload=True):
+                out.print(line)
     out.print(
-        f"{len(result.batches)} batches, {result.size_in_bytes} bytes, offsets "
+        f"{len(result.batches)} batches ({human_bytes(result.size_in_bytes)}), offsets "
         f"{result.first_offset}-{result.next_offset - 1}, next offset {result.next_offset}; "
         f"segments read: {', '.join(result.segments_read)}; "
-        f"remote bytes read: {result.remote_bytes_read}"
+        f"remote bytes read: {human_bytes(result.remote_bytes_read)}"
     )
-    return 0
+
+
+def _fetch_document(result: FetchResult, records: bool) -> dict:
+    """``fetch --json``: the batches as dump-segment --json has them, each with its segment."""
+    match = result.timestamp_match
+    return {
+        "topic": result.topic,
+        "partition": result.partition,
+        "timestamp_match": None if match is None else dataclasses.asdict(match),
+        "first_offset": result.first_offset,
+        "next_offset": result.next_offset,
+        "size_bytes": result.size_in_bytes,
+        "segments_read": result.segments_read,
+        "remote_bytes_read": result.remote_bytes_read,
+        "batches": [
+            {
+                "segment_id": batch.segment_id,
+                **batch_document(
+                    dump_batch(batch.header.position, batch.data, source=batch.segment_id),
+                    records=records,
+                    payloads=records,
+                ),
+            }
+            for batch in result.found
+        ],
+    }
 
 
 def _leader_epochs(
@@ -148,16 +188,31 @@ def dump_segment_command(args: argparse.Namespace) -> int:
             source, start, size, chunks = _local_segment(args.path)
         else:
             source, start, size, chunks = _remote_segment(args)
-        out = data_console()
-        out.print(f"Dumping {source}")
-        out.print(f"Log starting offset: {start}")
-        for position, data in iter_batch_frames(_with_progress(chunks, size), source=source):
-            dumped = dump_batch(position, data, source=source)
-            out.print(batch_line(dumped))
-            if deep:
-                for line in record_lines(dumped, print_payload=args.print_records):
-                    out.print(line)
+        batches = (
+            dump_batch(position, data, source=source)
+            for position, data in iter_batch_frames(_with_progress(chunks, size), source=source)
+        )
+        if args.json:
+            documents = (
+                batch_document(b, records=deep, payloads=args.print_records) for b in batches
+            )
+            stream_json({"source": source, "log_start_offset": start}, "batches", documents)
+        else:
+            _print_dump(source, start, batches, deep, args.print_records)
     return 0
+
+
+def _print_dump(
+    source: str, start: int, batches: Iterable[DumpedBatch], deep: bool, payloads: bool
+) -> None:
+    out = data_console()
+    out.print(f"Dumping {source}")
+    out.print(f"Log starting offset: {start}")
+    for dumped in batches:
+        out.print(batch_line(dumped))
+        if deep:
+            for line in record_lines(dumped, print_payload=payloads):
+                out.print(line)
 
 
 def _local_segment(path: Path) -> tuple[str, int, int, Iterator[bytes]]:
@@ -238,7 +293,7 @@ def metadata_command(args: argparse.Namespace) -> int:
         for topic, part in _progress_over(partitions, "reading metadata")
     ]
     if args.json:
-        print(json.dumps(reports, indent=2))
+        print_json(reports)
         return 0
     out = stdout_console(soft_wrap=True)
     if not reports:
@@ -307,19 +362,15 @@ def _partition_table(report: dict) -> Table:
             str(seg["start_offset"]),
             str(seg["end_offset"]),
             ",".join(f"{epoch}@{start}" for epoch, start in seg["leader_epochs"]),
-            str(seg["size_bytes"]),
+            human_bytes(seg["size_bytes"]),
             seg["state"],
             "yes" if seg["referenced"] else "no",
             str(seg["tiered_epoch"]),
-            _utc(seg["event_timestamp_ms"]),
+            iso_utc(seg["event_timestamp_ms"]),
         )
     if not report["segments"]:
         table.add_row("(no segments)", *[""] * 8)
     return table
-
-
-def _utc(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 # -- output ----------------------------------------------------------------------------------
@@ -393,6 +444,11 @@ FETCH = Command(
             "leader-epoch-checkpoint in the log dirs (log), one rebuilt from the remote "
             "segments (remote), or log when the partition is in the log dirs (auto) [auto]",
         ),
+        flag(
+            "--json",
+            "print the batches as JSON for scripts (with --print-records, every record, "
+            "keys and payloads in base64)",
+        ),
     ),
 )
 
@@ -418,6 +474,11 @@ DUMP_SEGMENT = Command(
             dest="print_records",
             action="store_true",
             help="print a line per record including key and payload (implies --deep-iteration)",
+        ),
+        flag(
+            "--json",
+            "print one JSON document for scripts: the batches, with their records under "
+            "--deep-iteration, keys and payloads in base64 under --print-records",
         ),
     ),
 )

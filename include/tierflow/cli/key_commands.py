@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from tierflow.cli.common import CommandError, as_command_error
+from tierflow.cli.common import CommandError, as_command_error, print_json
 from tierflow.cli.console import stdout_console
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import (
@@ -86,11 +86,22 @@ def keys_activate(args: argparse.Namespace) -> int:
 
 def keys_list(args: argparse.Namespace) -> int:
     ring = _load(args)
-    for key_id in ring.key_ids:
-        pair = ring.key_pair(key_id)
-        marker = "*" if key_id == ring.active_key_id else " "
-        private = "private key" if pair.private_key is not None else "public key only"
-        console.print(f"{marker} {key_id}  {pair.public_key_file}  ({private})")
+    keys = [
+        {
+            "key_id": key_id,
+            "active": key_id == ring.active_key_id,
+            "public_key_file": str(ring.key_pair(key_id).public_key_file),
+            "private_key": ring.key_pair(key_id).private_key is not None,
+        }
+        for key_id in ring.key_ids
+    ]
+    if args.json:
+        print_json({"keyring": str(_ring_path(args)), "keys": keys})
+        return 0
+    for key in keys:
+        marker = "*" if key["active"] else " "
+        private = "private key" if key["private_key"] else "public key only"
+        console.print(f"{marker} {key['key_id']}  {key['public_key_file']}  ({private})")
     return 0
 
 
@@ -187,7 +198,10 @@ KEYS = Group(
             "list",
             keys_list,
             help="show the key ids and which one is active",
-            args=(KEYRING,),
+            description="List the key ring's keys, the active one marked *: each key's id, "
+            "its public key file and whether its private key is on this machine (needed to "
+            "read the segments it wrapped).",
+            args=(KEYRING, flag("--json", "print the keys as JSON")),
         ),
     ),
 )

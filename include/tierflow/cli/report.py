@@ -1,9 +1,10 @@
-"""Rich tables shared by the CLI commands."""
+"""The per-partition figures that copy, verify and the demo report, and their table."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from rich import box
 from rich.table import Table
@@ -22,36 +23,64 @@ _SHORT = {
 }
 
 
+@dataclass(frozen=True)
+class PartitionFigures:
+    """One partition's local and remote figures, exact: the table rounds them, --json not."""
+
+    topic: str
+    partition: int
+    local_segments: int
+    local_bytes: int
+    remote_segments: int
+    remote_bytes: int
+    stored_bytes: int  # every object of the finished segments: chunks, indexes, manifests
+    states: dict[str, int]
+    verified: int | None  # segments read back identical, of ``checked``; None: not checked
+    checked: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def partition_figures(
+    store: MetadataStore, log_: PartitionLog, checks: Sequence[SegmentCheck] = ()
+) -> PartitionFigures:
+    topic = store.topic(log_.topic)
+    rows = store.segments(topic.topic_id, log_.partition)
+    finished = [r for r in rows if r.state == RemoteLogSegmentState.COPY_SEGMENT_FINISHED]
+    mine = [c for c in checks if (c.topic, c.partition) == (log_.topic, log_.partition)]
+    segments = log_.segments()
+    return PartitionFigures(
+        topic=log_.topic,
+        partition=log_.partition,
+        local_segments=len(segments),
+        local_bytes=sum(s.size_in_bytes() for s in segments),
+        remote_segments=len(finished),
+        remote_bytes=sum(r.segment_size_bytes for r in finished),
+        stored_bytes=sum(o.size for r in finished for o in store.segment_objects(r.segment_id)),
+        states=dict(sorted(Counter(_SHORT[RemoteLogSegmentState(r.state)] for r in rows).items())),
+        verified=sum(1 for c in mine if c.identical) if mine else None,
+        checked=len(mine),
+    )
+
+
 def partition_table(
-    store: MetadataStore,
-    logs: Sequence[PartitionLog],
-    checks: Sequence[SegmentCheck] = (),
-    title: str = "Tiered storage per partition",
+    figures: Sequence[PartitionFigures], title: str = "Tiered storage per partition"
 ) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD)
     table.add_column("partition", no_wrap=True)
     table.add_column("segments\nlocal/remote", justify="right", no_wrap=True)
-    table.add_column("bytes\nlocal/remote", justify="right", no_wrap=True)
+    table.add_column("size\nlocal/remote", justify="right", no_wrap=True)
     table.add_column("stored\n(compression)", justify="right", no_wrap=True)
     table.add_column("remote states", no_wrap=True)
     table.add_column("verified", justify="right", no_wrap=True)
-    for log_ in logs:
-        topic = store.topic(log_.topic)
-        rows = store.segments(topic.topic_id, log_.partition)
-        finished = [r for r in rows if r.state == RemoteLogSegmentState.COPY_SEGMENT_FINISHED]
-        states = Counter(_SHORT[RemoteLogSegmentState(r.state)] for r in rows)
-        mine = [c for c in checks if (c.topic, c.partition) == (log_.topic, log_.partition)]
-        identical = sum(1 for c in mine if c.identical)
-        segments = log_.segments()
-        local_bytes = sum(s.size_in_bytes() for s in segments)
-        remote_bytes = sum(r.segment_size_bytes for r in finished)
-        stored = sum(o.size for r in finished for o in store.segment_objects(r.segment_id))
+    for f in figures:
         table.add_row(
-            f"{log_.topic}-{log_.partition}",
-            f"{len(segments)} / {len(finished)}",
-            f"{human_bytes(local_bytes)} / {human_bytes(remote_bytes)}",
-            f"{human_bytes(stored)} ({compression_ratio(remote_bytes, stored)})",
-            ", ".join(f"{name} {n}" for name, n in sorted(states.items())) or "-",
-            f"{identical}/{len(mine)}" if mine else "-",
+            f"{f.topic}-{f.partition}",
+            f"{f.local_segments} / {f.remote_segments}",
+            f"{human_bytes(f.local_bytes)} / {human_bytes(f.remote_bytes)}",
+            f"{human_bytes(f.stored_bytes)} ({compression_ratio(f.remote_bytes, f.stored_bytes)})",
+            ", ".join(f"{name} {n}" for name, n in f.states.items()) or "-",
+            "-" if f.verified is None else f"{f.verified}/{f.checked}",
         )
     return table

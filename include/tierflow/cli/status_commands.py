@@ -130,7 +130,7 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
     if snapshot.history is not None:
         found.append(
             table(
-                "remote size and copy lag over time (bytes)",
+                "remote size and copy lag over time",
                 HISTORY_COLUMNS,
                 [history_row(h) for h in snapshot.history],
             )

@@ -35,6 +35,7 @@ from tierflow.metadata.topic_sync import (
 )
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.tasks.disablement import apply_request, complete_request
+from tierflow.units import human_bytes
 
 ERRORS = (*KNOWN_ERRORS, MetadataError, PartitionRemovalError)
 
@@ -58,7 +59,7 @@ def delete_topic_command(args: argparse.Namespace) -> int:
 def _print_deletion(result: TopicDeletion, *, acted: bool) -> None:
     what = (
         f"{result.topic} ({result.topic_id}): partitions {result.partitions}, "
-        f"{result.remote_segments} remote segment(s), {result.remote_bytes:,} bytes"
+        f"{result.remote_segments} remote segment(s), {human_bytes(result.remote_bytes)}"
     )
     if not acted:
         state = " (already marked)" if result.already_marked else ""
@@ -206,7 +207,7 @@ COMMANDS = (
         "the remote data. Without --yes, only shows what would be removed. Repeating it is "
         "harmless.",
         args=(
-            arg("topic"),
+            arg("topic", help="the deleted topic's name, as registered"),
             arg("--topic-id", help="which incarnation, when the name was reused"),
             flag("--yes", "mark it (otherwise a dry run)"),
             flag("--json", "print the result as JSON"),
@@ -235,8 +236,12 @@ COMMANDS = (
                 "disable",
                 tiering_command,
                 help="turn tiered storage off",
+                description="KIP-950: stop copying TOPIC. With --policy retain "
+                "(remote.log.copy.disable=true) its remote data stays readable until "
+                "retention expires it; with --policy delete (remote.storage.enable=false) the "
+                "remote data is deleted now.",
                 args=(
-                    arg("topic"),
+                    arg("topic", help="a registered topic"),
                     arg(
                         "--policy",
                         choices=("retain", "delete"),
@@ -251,7 +256,9 @@ COMMANDS = (
                 "enable",
                 tiering_command,
                 help="turn tiered storage on again",
-                args=(arg("topic"),),
+                description="Resume copying TOPIC from max(highest remote offset + 1, log "
+                "start offset), in a new tiered epoch.",
+                args=(arg("topic", help="a registered topic"),),
                 defaults={"action": "enable", "policy": "retain", "yes": True},
             ),
         ),

@@ -11,6 +11,7 @@ gives back every byte, and a control character in a key can neither vanish nor m
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import re
 import struct
@@ -102,8 +103,35 @@ def batch_line(batch: DumpedBatch) -> str:
     )
 
 
-def record_lines(batch: DumpedBatch, *, print_payload: bool) -> Iterator[str]:
-    """One ``| offset: ...`` line per record (deep iteration); keys/payloads if asked."""
+@dataclass(frozen=True)
+class ControlRecord:
+    """A control batch's record: its type (``COMMIT``, ``ABORT``, ...) and, for transaction
+    markers, the coordinator epoch."""
+
+    type_id: int
+    name: str
+    coordinator_epoch: int | None = None
+
+    def text(self) -> str:
+        if self.coordinator_epoch is not None:
+            return f" endTxnMarker: {self.name} coordinatorEpoch: {self.coordinator_epoch}"
+        return f" controlType: {self.name}({self.type_id})"
+
+
+@dataclass(frozen=True)
+class DumpedRecord:
+    """One record as kafka-dump-log's deep iteration sees it."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    sequence: int | None  # None before magic 2
+    header_keys: list[str] | None
+    control: ControlRecord | None
+
+
+def dumped_records(batch: DumpedBatch) -> Iterator[DumpedRecord]:
     h = batch.header
     records: Iterable
     if h.magic == 2:
@@ -111,34 +139,96 @@ def record_lines(batch: DumpedBatch, *, print_payload: bool) -> Iterator[str]:
     else:
         records = LegacyRecordBatch(batch.data, h.magic)
     for record in records:
-        key, value = record.key, record.value
-        line = (
-            f"| offset: {record.offset} {_timestamp_type(h)}: "
-            f"{record.timestamp} keySize: {_size(key)} valueSize: {_size(value)}"
+        v2 = h.magic == 2
+        yield DumpedRecord(
+            offset=record.offset,
+            timestamp=record.timestamp,
+            key=record.key,
+            value=record.value,
+            sequence=_sequence(h.base_sequence, record.offset - h.base_offset) if v2 else None,
+            header_keys=[k for k, _v in record.headers] if v2 else None,
+            control=_control(record.key, record.value) if h.is_control_batch else None,
         )
-        if h.magic == 2:
-            sequence = _sequence(h.base_sequence, record.offset - h.base_offset)
-            header_keys = ",".join(k for k, _v in record.headers)
-            line += f" sequence: {sequence} headerKeys: [{header_keys}]"
-        if h.is_control_batch:
-            line += _control(key, value)
+
+
+def record_lines(batch: DumpedBatch, *, print_payload: bool) -> Iterator[str]:
+    """One ``| offset: ...`` line per record (deep iteration); keys/payloads if asked."""
+    kind = _timestamp_type(batch.header)
+    for r in dumped_records(batch):
+        line = (
+            f"| offset: {r.offset} {kind}: {r.timestamp} "
+            f"keySize: {_size(r.key)} valueSize: {_size(r.value)}"
+        )
+        if r.header_keys is not None:
+            line += f" sequence: {r.sequence} headerKeys: [{','.join(r.header_keys)}]"
+        if r.control is not None:
+            line += r.control.text()
         elif print_payload:
-            if key is not None:
-                line += f" key: {escape(key)}"
-            if value is not None:
-                line += f" payload: {escape(value)}"
+            if r.key is not None:
+                line += f" key: {escape(r.key)}"
+            if r.value is not None:
+                line += f" payload: {escape(r.value)}"
         yield line
 
 
-def _control(key: bytes | None, value: bytes | None) -> str:
+def batch_document(batch: DumpedBatch, *, records: bool, payloads: bool) -> dict:
+    """``--json``'s form of a batch: ``batch_line``'s fields under Kafka's names, then, with
+    ``records``, each record (keys and payloads as base64 with ``payloads``: every byte)."""
+    h = batch.header
+    document = {
+        "baseOffset": h.base_offset,
+        "lastOffset": h.last_offset,
+        "count": h.records_count,
+        "baseSequence": h.base_sequence,
+        "lastSequence": batch.last_sequence,
+        "producerId": h.producer_id,
+        "producerEpoch": h.producer_epoch,
+        "partitionLeaderEpoch": h.partition_leader_epoch,
+        "isTransactional": h.is_transactional,
+        "isControl": h.is_control_batch,
+        "position": h.position,
+        "timestampType": _timestamp_type(h),
+        "maxTimestamp": h.max_timestamp,
+        "size": h.size_in_bytes,
+        "magic": h.magic,
+        "compresscodec": CODECS.get(h.compression_type, str(h.compression_type)),
+        "crc": h.crc,
+        "isvalid": batch.is_valid,
+    }
+    if records:
+        document["records"] = [_record_document(r, payloads) for r in dumped_records(batch)]
+    return document
+
+
+def _record_document(r: DumpedRecord, payloads: bool) -> dict:
+    document: dict = {
+        "offset": r.offset,
+        "timestamp": r.timestamp,
+        "keySize": _size(r.key),
+        "valueSize": _size(r.value),
+        "sequence": r.sequence,
+        "headerKeys": r.header_keys,
+    }
+    if r.control is not None:
+        document["control"] = dataclasses.asdict(r.control)
+    elif payloads:
+        document["key"] = _base64(r.key)
+        document["payload"] = _base64(r.value)
+    return document
+
+
+def _base64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def _control(key: bytes | None, value: bytes | None) -> ControlRecord:
     if key is None or len(key) < 4:
-        return " controlType: UNKNOWN(-1)"
+        return ControlRecord(-1, "UNKNOWN")
     type_id = struct.unpack_from(">h", key, 2)[0]
-    name = CONTROL_TYPES.get(type_id)
+    name = CONTROL_TYPES.get(type_id, "UNKNOWN")
     if type_id in (0, 1) and value is not None and len(value) >= 6:
-        coordinator_epoch = struct.unpack_from(">i", value, 2)[0]
-        return f" endTxnMarker: {name} coordinatorEpoch: {coordinator_epoch}"
-    return f" controlType: {name or 'UNKNOWN'}({type_id})"
+        return ControlRecord(type_id, name, struct.unpack_from(">i", value, 2)[0])
+    return ControlRecord(type_id, name)
 
 
 def _sequence(base_sequence: int, delta: int) -> int:

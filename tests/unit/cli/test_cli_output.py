@@ -3,6 +3,8 @@ never wrapped nor cut, times readable. (capsys is not a terminal, like a pipe.)"
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from pathlib import Path
 
@@ -91,3 +93,23 @@ def test_events_print_whole_rows_with_utc_times(
 def test_iso_utc_keeps_the_milliseconds() -> None:
     assert iso_utc(1_795_576_365_123) == "2026-11-25T03:12:45.123Z"
     assert iso_utc(1_795_576_365_001) == "2026-11-25T03:12:45.001Z"
+
+
+def test_dump_segment_json_carries_every_key_and_payload_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = [Record(key, b"v" + key, BASE_TS + i) for i, key in enumerate(KEYS)]
+    segment = write(
+        tmp_path / "00000000000000000000.log", build_batch(records, base_offset=0, leader_epoch=0)
+    )
+    capsys.readouterr()
+    assert main(["dump-segment", "--print-records", "--json", str(segment)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["source"], report["log_start_offset"]) == (str(segment), 0)
+    (batch,) = report["batches"]
+    assert (batch["baseOffset"], batch["count"], batch["isvalid"]) == (0, len(KEYS), True)
+    keys = [base64.b64decode(r["key"]) for r in batch["records"]]
+    payloads = [base64.b64decode(r["payload"]) for r in batch["records"]]
+    assert keys == KEYS and payloads == [b"v" + key for key in KEYS]
+    assert main(["dump-segment", "--json", str(segment)]) == 0
+    assert "records" not in json.loads(capsys.readouterr().out)["batches"][0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,12 @@ def test_copy_reads_each_partition_from_its_leader(
         write_broker_root(path, broker, {("orders", 0): leader.log_end_offset})
     use_settings(monkeypatch, cluster_settings(tmp_path, dirs))
     assert cli_main(["topics", "register", "orders", "--config", "remote.storage.enable=true"]) == 0
-    assert cli_main(["copy", "--dry-run"]) == 0
-    out = capsys.readouterr().out
+    capsys.readouterr()
+    assert cli_main(["copy", "--dry-run", "--json"]) == 0
+    (partition,) = json.loads(capsys.readouterr().out)["partitions"]
     rolled = [s.base_offset for s in leader.segments[:-1]]
-    assert f"orders-0: would copy segments at base offsets {rolled}" in out
+    assert (partition["topic"], partition["partition"], partition["pending"]) == (
+        "orders",
+        0,
+        rolled,
+    )

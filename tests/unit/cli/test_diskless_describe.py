@@ -17,6 +17,7 @@ from tierflow.diskless.gc import collect_garbage
 from tierflow.diskless.merge import merge_partition
 from tierflow.diskless.wal_object import HEADER_SIZE
 from tierflow.diskless.writer import WalWriter
+from tierflow.units import human_bytes
 
 OTHER, OTHER_ID = "audit", "a2Dq7iPXQfSdD0wL4RZ0NA"
 
@@ -81,7 +82,7 @@ def test_figures_follow_the_wal_through_merges_and_collection(
     holding = [o.key for o in overview.objects if TOPIC in o.topics]
     assert len(holding) == 3 and all(key in table for key in holding)
     assert shared.object_key not in table, "--topic lists the objects holding that topic"
-    assert f"{events.size_on_object_storage:,} B" in table
+    assert human_bytes(events.size_on_object_storage) in table
     assert f"{OTHER}-0" not in table
 
     # Everything merged: the topic holds no object; the emptied ones await the collector.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import re
 
 import pytest
+from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.memory_records import MemoryRecords
 
 from tests.support.tiered import NOW_MS, Tiered
@@ -15,6 +17,7 @@ from tierflow.cli.commands import CommandError
 from tierflow.cli.fetch_commands import register
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.read.dump_format import iter_batch_frames
+from tierflow.units import human_bytes
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 FIELD = re.compile(r"(\w+): (\S+)")
@@ -169,10 +172,30 @@ def test_fetch_prints_batches_and_the_remote_bytes_read(tiered: Tiered, run_cli)
     assert (
         len([line for line in lines if line.startswith("| offset: ")]) == batch.header.records_count
     )
-    summary = lines[-1]
-    assert summary.startswith("1 batches, ")
-    bytes_read = int(re.search(r"remote bytes read: (\d+)", summary).group(1))
-    assert 0 < bytes_read < 16 * 1024
+    assert lines[-1].startswith(f"1 batches ({human_bytes(len(batch.data))}), ")
+    status, out, _ = run_cli(
+        tiered,
+        *("fetch", "--topic", "orders", "--partition", "1", "--offset"),
+        *(str(batch.header.last_offset), "--max-bytes", "1", "--print-records", "--json"),
+    )
+    report = json.loads(out)
+    assert 0 < report["remote_bytes_read"] < 16 * 1024
+    assert re.search(r"; remote bytes read: [\d.]+ (B|KiB)$", lines[-1])  # the index cache
+    # may be warm by now: the text run read its own count
+    (dumped,) = report["batches"]
+    assert (dumped["baseOffset"], dumped["size"]) == (batch.header.base_offset, len(batch.data))
+    records = list(DefaultRecordBatch(batch.data))
+    assert [r["offset"] for r in dumped["records"]] == [r.offset for r in records]
+    for document, record in zip(dumped["records"], records, strict=True):
+        if dumped["isControl"]:
+            assert document["control"]["name"] in ("COMMIT", "ABORT")
+        else:
+            assert _unbase64(document["key"]) == record.key
+            assert _unbase64(document["payload"]) == record.value
+
+
+def _unbase64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
 
 
 def test_fetch_by_timestamp_names_the_record_found(tiered: Tiered, run_cli) -> None:

@@ -240,7 +240,9 @@ def _start_segments(
         try:
             facts = inspect_segment(log_, candidate)  # before any state for this segment
         except KafkaFormatError as exc:
-            log.error("%s-%d: stopping at a bad segment: %s", topic.name, log_.partition, exc)
+            # Said once, by whoever catches it when it is raised after the segments before it
+            # are copied (a shard task's log, the CLI's line); here only the sequence is noted.
+            log.info("%s-%d: stopping at a bad segment: %s", topic.name, log_.partition, exc)
             plan.blocked_by = exc
             return
         plan.jobs.append(

@@ -1,0 +1,283 @@
+"""``tierflow copy`` and ``tierflow verify``: the segment_copy DAG's work by hand, and its proof.
+
+Both read only the leader replica of each partition (tierflow.cluster), as the DAG does. Each
+prints what it did per partition, then one line that says what the run came to, including
+"nothing to copy"; ``--json`` prints the same as one document, sizes in exact bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+from tierflow.cli.commands import KNOWN_ERRORS, console, leader_partition_logs, settings_from_env
+from tierflow.cli.common import NotFoundError, cli_actor, print_json
+from tierflow.cli.progress import WorkProgress, work_progress
+from tierflow.cli.report import partition_figures, partition_table
+from tierflow.cli.spec import OWNER, Command, arg, flag, partition_option
+from tierflow.config import Settings
+from tierflow.kafka.log_dir import PartitionLog
+from tierflow.lifecycle.copy.steps import PartitionCopyReport, copy_partition
+from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
+from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import RemoteStorageManager
+from tierflow.runtime import open_storage, open_store
+from tierflow.units import human_bytes
+
+
+@dataclass
+class CopyOutcome:
+    """One partition's copy: the library's report, or the one-line reason it failed."""
+
+    topic: str
+    partition: int
+    report: PartitionCopyReport | None = None
+    error: str | None = None
+
+    @property
+    def copied_bytes(self) -> int:
+        return sum(s.size_in_bytes for s in self.report.copied) if self.report else 0
+
+    def as_dict(self) -> dict:
+        report = self.report.as_dict() if self.report else {}
+        return {"topic": self.topic, "partition": self.partition, **report, "error": self.error}
+
+
+@dataclass
+class CopyRun:
+    """Every partition the run looked at, in the order it did."""
+
+    dry_run: bool
+    outcomes: list[CopyOutcome] = field(default_factory=list)
+
+    def failed(self) -> list[CopyOutcome]:
+        return [o for o in self.outcomes if o.error is not None]
+
+    def as_dict(self) -> dict:
+        return {"dry_run": self.dry_run, "partitions": [o.as_dict() for o in self.outcomes]}
+
+
+def copy(args: argparse.Namespace) -> int:
+    settings = settings_from_env()
+    store, rsm = open_store(settings), open_storage(settings)
+    logs = selected_logs(settings, args.topic, args.partition)
+    run = CopyRun(dry_run=args.dry_run)
+    with work_progress("copy", enabled=not args.json) as progress:
+        for log_ in logs:
+            outcome = _copy_one(log_, store, rsm, settings, args, progress)
+            if outcome is not None:
+                run.outcomes.append(outcome)
+                if not args.json:
+                    _print_outcome(outcome, args.dry_run)
+    if args.json:
+        print_json(run.as_dict())
+    else:
+        console.print(copy_summary(run))
+    return 1 if run.failed() else 0
+
+
+def selected_logs(
+    settings: Settings, topic: str | None, partition: int | None
+) -> list[PartitionLog]:
+    """The leader replicas the filters select; none at all is a not-found error naming them."""
+    logs = [
+        log_
+        for log_ in leader_partition_logs(settings)
+        if (topic is None or log_.topic == topic)
+        and (partition is None or log_.partition == partition)
+    ]
+    if not logs:
+        wanted = " ".join(
+            f"--{name} {value}"
+            for name, value in (("topic", topic), ("partition", partition))
+            if value is not None
+        )
+        raise NotFoundError(f"no partition in the log dirs matches {wanted or 'anything'}")
+    return logs
+
+
+def _copy_one(
+    log_: PartitionLog,
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    settings: Settings,
+    args: argparse.Namespace,
+    progress: WorkProgress,
+) -> CopyOutcome | None:
+    """None for a topic that is not registered: tierflow does not tier it."""
+    outcome = CopyOutcome(log_.topic, log_.partition)
+    label = f"{log_.topic}-{log_.partition}"
+    try:
+        outcome.report = copy_partition(
+            log_,
+            store,
+            rsm,
+            owner=args.owner or cli_actor(),
+            lease_ttl_s=settings.copy_lease_ttl_s,
+            dry_run=args.dry_run,
+            progress=progress,
+            on_copied=None
+            if args.json
+            else lambda s: console.print(
+                f"  {label}: copied offsets {s.start_offset}-{s.end_offset} "
+                f"({human_bytes(s.size_in_bytes)}) as {s.segment_id}"
+            ),
+        )
+    except UnknownTopicError:
+        return None
+    except KNOWN_ERRORS as exc:
+        outcome.error = str(exc)
+    return outcome
+
+
+def _print_outcome(outcome: CopyOutcome, dry_run: bool) -> None:
+    label = f"{outcome.topic}-{outcome.partition}"
+    report = outcome.report
+    if report is None:
+        console.print(f"[red]{label}: failed: {outcome.error}[/red]", highlight=False)
+        return
+    if report.skipped:
+        console.print(f"{label}: skipped ({report.skipped})")
+    elif dry_run and report.pending:
+        offsets = ", ".join(str(offset) for offset in report.pending)
+        console.print(
+            f"{label}: would copy {_segments(len(report.pending))} at base offsets {offsets}"
+        )
+    if report.held_back:
+        console.print(f"{label}: {report.held_back}, later segments stay local")
+    for segment_id in report.cleaned_up:
+        console.print(f"{label}: removed abandoned attempt {segment_id}")
+
+
+def copy_summary(run: CopyRun) -> str:
+    """The run in one line: what was (or would be) copied, what was already remote, what
+    failed. A run that found nothing to copy says so, rather than printing nothing."""
+    reports = [o.report for o in run.outcomes if o.report is not None]
+    copying = [r for r in reports if (r.pending if run.dry_run else r.copied)]
+    segments = sum(len(r.pending if run.dry_run else r.copied) for r in copying)
+    checked = f"{_partitions(len(run.outcomes))} of registered topics checked"
+    if not run.outcomes:
+        text = "nothing to copy: no partition in the log dirs belongs to a registered topic"
+    elif not copying:
+        text = f"nothing to copy: {checked}, every eligible segment is already remote"
+    elif run.dry_run:
+        size = human_bytes(sum(r.pending_bytes for r in copying))
+        text = (
+            f"would copy {_segments(segments)} ({size}) of {_partitions(len(copying))} ({checked})"
+        )
+    else:
+        size = human_bytes(sum(o.copied_bytes for o in run.outcomes))
+        text = f"copied {_segments(segments)} ({size}) of {_partitions(len(copying))} ({checked})"
+    failed = run.failed()
+    if failed:
+        names = ", ".join(f"{o.topic}-{o.partition}" for o in failed)
+        text += f"; {_partitions(len(failed))} failed: {names}"
+    return text + ("; dry run, nothing written" if run.dry_run else "")
+
+
+def _segments(n: int) -> str:
+    return f"{n} segment" + ("" if n == 1 else "s")
+
+
+def _partitions(n: int) -> str:
+    return f"{n} partition" + ("" if n == 1 else "s")
+
+
+def verify(args: argparse.Namespace) -> int:
+    settings = settings_from_env()
+    store, rsm = open_store(settings), open_storage(settings)
+    with work_progress("verify", enabled=not args.json) as progress:
+        logs, checks = _verify_all(store, rsm, settings, args.topic, progress)
+    figures = [partition_figures(store, log_, checks) for log_ in logs]
+    bad = [c for c in checks if c.identical is False]
+    if args.json:
+        print_json(verify_report(figures, checks))
+        return 1 if bad else 0
+    console.print(partition_table(figures, title="Remote copies checked"))
+    for check in bad:
+        console.print(
+            f"[red]{check.topic}-{check.partition} {check.segment_id}: {check.detail}",
+            highlight=False,
+        )
+    console.print(verify_summary(checks))
+    return 1 if bad else 0
+
+
+def verify_report(figures: Sequence, checks: Sequence[SegmentCheck]) -> dict:
+    """``--json``: the partitions' figures and every segment's check, exact."""
+    return {
+        "partitions": [f.as_dict() for f in figures],
+        "segments": [asdict(c) for c in checks],
+        "identical": sum(1 for c in checks if c.identical),
+        "different": sum(1 for c in checks if c.identical is False),
+        "local_copy_gone": sum(1 for c in checks if c.identical is None),
+    }
+
+
+def verify_summary(checks: Sequence[SegmentCheck]) -> str:
+    identical = sum(1 for c in checks if c.identical)
+    different = sum(1 for c in checks if c.identical is False)
+    gone = sum(1 for c in checks if c.identical is None)
+    text = f"{identical} of {_segments(len(checks))} read back identical to the local files"
+    if different:
+        text += f"; {different} different"
+    if gone:
+        text += f"; {gone} no longer local, nothing to compare with"
+    return text
+
+
+def _verify_all(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    settings: Settings,
+    topic_filter: str | None,
+    progress: WorkProgress,
+) -> tuple[list[PartitionLog], list[SegmentCheck]]:
+    logs, checks = [], []
+    for log_ in leader_partition_logs(settings):
+        if topic_filter and log_.topic != topic_filter:
+            continue
+        try:
+            topic = store.topic(log_.topic)
+        except UnknownTopicError:
+            continue
+        logs.append(log_)
+        checks.extend(verify_partition(log_, topic, store, rsm, progress=progress))
+    if topic_filter and not logs:
+        store.topic(topic_filter)  # an unregistered topic: UnknownTopicError names it
+        raise NotFoundError(
+            f"topic {topic_filter!r}: no partition of it in the log dirs to verify against"
+        )
+    return logs, checks
+
+
+JSON = flag("--json", "print the result as JSON for scripts (sizes in exact bytes)")
+
+COMMANDS = (
+    Command(
+        "copy",
+        copy,
+        help="copy eligible segments now (what the segment_copy DAG does)",
+        description="Copy every eligible segment of tiered partitions (rolled, below the last "
+        "stable offset, not yet remote), reading each partition's leader replica. Safe to "
+        "interrupt and rerun: abandoned attempts are cleaned up first.",
+        args=(
+            arg("--topic", help="only this topic [every registered topic]"),
+            partition_option("only this partition number (with or without --topic)"),
+            OWNER,
+            flag("--dry-run", "list what would be copied; write nothing"),
+            JSON,
+        ),
+    ),
+    Command(
+        "verify",
+        verify,
+        help="read tiered segments back and compare them with the local files",
+        description="Read every COPY_SEGMENT_FINISHED segment back from the bucket (decrypted "
+        "and decompressed) and compare it byte for byte with the local segment, when the "
+        "local one still exists. Exit 1 if any differs.",
+        args=(arg("--topic", help="only this topic [every registered topic]"), JSON),
+    ),
+)

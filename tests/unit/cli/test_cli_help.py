@@ -1,0 +1,72 @@
+"""``tierflow --help`` explains every command and option, and every command that only reads
+has ``--json`` for scripts."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+
+from tierflow.cli import build_parser, main
+
+# The commands that only read: each prints for people, and with --json for scripts.
+READ_ONLY = (
+    ("topics", "list"),
+    ("verify",),
+    ("events",),
+    ("fetch",),
+    ("dump-segment",),
+    ("metadata",),
+    ("status",),
+    ("keys", "list"),
+    ("diskless", "fetch"),
+    ("diskless", "describe"),
+    ("cluster", "describe"),
+)
+
+
+def commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, str | None]]:
+    """(path, parser, the help its parent lists it with) for every command and group."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            listed = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                yield (*path, name), sub, listed.get(name)
+                yield from commands(sub, (*path, name))
+
+
+ALL = list(commands(build_parser()))
+
+
+def test_every_command_and_group_is_listed_with_help() -> None:
+    missing = [" ".join(path) for path, _parser, listed in ALL if not listed]
+    assert missing == []
+
+
+@pytest.mark.parametrize("path", [p for p, _parser, _help in ALL], ids=" ".join)
+def test_every_argument_has_help(path: tuple[str, ...]) -> None:
+    parser = next(parser for p, parser, _help in ALL if p == path)
+    bare = [
+        action.option_strings[0] if action.option_strings else action.dest
+        for action in parser._actions
+        if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+        and not action.help
+    ]
+    assert bare == [], f"tierflow {' '.join(path)}: arguments without help"
+
+
+@pytest.mark.parametrize("path", READ_ONLY, ids=" ".join)
+def test_every_read_only_command_has_json(path: tuple[str, ...]) -> None:
+    parser = next(parser for p, parser, _help in ALL if p == path)
+    options = {option for action in parser._actions for option in action.option_strings}
+    assert "--json" in options
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out.startswith("tierflow ")
