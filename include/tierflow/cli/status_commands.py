@@ -47,7 +47,7 @@ from tierflow.operator_view.model import OperatorSnapshot, PartitionPage
 from tierflow.operator_view.options import DEFAULT_LIMIT, MAX_LIMIT, ViewOptions
 from tierflow.operator_view.paging import page_range
 from tierflow.operator_view.snapshot import snapshot_from_settings
-from tierflow.units import iso_utc
+from tierflow.units import human_duration, iso_utc
 
 DEFAULT_EVENTS = 10
 
@@ -115,7 +115,8 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
             else "planned for listed partitions only: give --topic or --partition",
         ),
         table(
-            f"stuck segments (STARTED for more than {snapshot.stuck_after_s} s)",
+            "stuck segments (STARTED for more than "
+            f"{human_duration(snapshot.stuck_after_s * 1000)})",
             STUCK_COLUMNS,
             [stuck_row(s) for s in snapshot.stuck],
             more(len(snapshot.stuck), snapshot.stuck_total, "stuck segments (oldest shown)"),
