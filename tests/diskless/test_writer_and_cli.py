@@ -87,7 +87,7 @@ def test_cli_register_produce_fetch_round_trip(
     assert main(["diskless", "register", "clicks", "--partitions", "2"]) == 0
     segment = tmp_path / "00000000000000000000.log"
     classic = _segment_file(segment, 10)
-    assert main(["diskless", "produce", "clicks", str(segment), "--partition", "1"]) == 0
+    assert main(["diskless", "produce", "clicks", "--partition", "1", str(segment)]) == 0
     assert "produced 10 batch(es) in 3 WAL object(s)" in capsys.readouterr().out
     out = tmp_path / "fetched.bin"
     assert main(["diskless", "fetch", "clicks", "--partition", "1", "--offset", "0"]) == 0

@@ -149,18 +149,7 @@ class Bug:
 
 # README commands that fail as written because of a bug outside this module: each case is
 # marked xfail(strict=True), so that the fix shows up as an XPASS to remove from here.
-KNOWN_BUGS = {
-    "tierflow diskless produce clicks --partition 0 batches.log": Bug(
-        "CLI bug: argparse gives FILES (nargs='*') its empty match together with TOPIC, so a "
-        "file after --partition is 'unrecognized arguments' (exit 2); before it, it works",
-        ("tierflow", "diskless", "produce", "clicks", "batches.log", "--partition", "0"),
-    ),
-    "tierflow copy --dry-run": Bug(
-        "bug: the dry run registers each partition (a partitions row and a REGISTERED event): "
-        "prepare_copy (lifecycle/copy/steps.py) calls store.ensure_partition before its "
-        "dry_run branch"
-    ),
-}
+KNOWN_BUGS: dict[str, Bug] = {}
 # README commands that must change the store or the bucket (the sandbox's records end on
 # 2026-04-01, so the README's night of 2026-05-01 finds them past the 7-day retention.ms).
 MUST_WRITE = ("tierflow copy", "tierflow retention --now 2026-05-01T02:00:00Z")

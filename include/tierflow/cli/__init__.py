@@ -26,7 +26,7 @@ from tierflow.cli import (
 )
 from tierflow.cli.common import require_existing_store
 from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for, one_line
-from tierflow.cli.spec import add_commands
+from tierflow.cli.spec import add_commands, place_trailing
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.runtime import redact
 
@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; an expected failure ends in one line on stderr and its exit code
     (exit_codes.py), a traceback only with ``-v``."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = place_trailing(parser, *parser.parse_known_args(argv))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

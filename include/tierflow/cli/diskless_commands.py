@@ -335,6 +335,7 @@ ACTIONS = (
             arg("--source-topic", help="the Kafka topic to read [TOPIC]"),
             flag("--json", "print the objects, batches, bytes and offsets as JSON"),
         ),
+        trailing="files",
     ),
     Command(
         "fetch",

@@ -51,6 +51,10 @@ class Command:
     args: tuple[Arg | OneOf, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=dict)
     raw: bool = False
+    # A ``nargs="*"`` positional whose values may also come after the options (``produce
+    # clicks --partition 0 a.log``): argparse gives it its empty match at once (CPython
+    # bpo-15112, in 3.11), and ``place_trailing`` hands it the values left over.
+    trailing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,29 @@ def _add_command(sub: argparse._SubParsersAction, command: Command) -> None:
         else:
             parser.add_argument(*item.names, **item.options)
     parser.set_defaults(func=command.func, **command.defaults)
+    if command.trailing is not None:
+        (positional,) = [
+            a for a in command.args if isinstance(a, Arg) and a.names[0] == command.trailing
+        ]
+        parser.set_defaults(**{TRAILING: (command.trailing, positional.options.get("type", str))})
+
+
+TRAILING = "_trailing_positional"
+
+
+def place_trailing(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]
+) -> argparse.Namespace:
+    """``parse_known_args``'s leftovers: the values of the command's trailing positional, or
+    the same error ``parse_args`` gives for arguments nobody takes."""
+    dest, convert = getattr(args, TRAILING, (None, str))
+    values = [extra for extra in extras if not extra.startswith("-")] if dest else []
+    unknown = [extra for extra in extras if extra not in values]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if dest:
+        getattr(args, dest).extend(convert(value) for value in values)
+    return args
 
 
 def _add_parser(sub: argparse._SubParsersAction, spec: Command | Group) -> argparse.ArgumentParser:

@@ -143,18 +143,18 @@ def prepare_copy(
     if upper_bound is None:
         return plan
     segments = log_.segments()
+    bounds = _Bounds(segments, upper_bound, max_segments)
+    if dry_run:  # writes nothing, not even the partition's first row
+        candidates = _candidates(store, topic, log_, bounds)
+        plan.report.pending = [c.base_offset for c in candidates]
+        plan.report.pending_bytes = sum(c.segment.size_in_bytes() for c in candidates)
+        return plan
     store.ensure_partition(
         topic.topic_id,
         log_.partition,
         log_start_offset=log_.log_start_offset(),
         local_log_start_offset=segments[0].base_offset if segments else 0,
     )
-    bounds = _Bounds(segments, upper_bound, max_segments)
-    if dry_run:
-        candidates = _candidates(store, topic, log_, bounds)
-        plan.report.pending = [c.base_offset for c in candidates]
-        plan.report.pending_bytes = sum(c.segment.size_in_bytes() for c in candidates)
-        return plan
 
     crash_point("copy.before_lease")
     plan.lease = lease = take_partition_lease(
@@ -294,13 +294,13 @@ def _start_segment(
 def _candidates(
     store: MetadataStore, topic: Topic, log_: PartitionLog, bounds: _Bounds
 ) -> list[CopyCandidate]:
-    """The eligible segments as of the partition's row now (see copy_candidates)."""
+    """The eligible segments as of the partition's row now (see copy_candidates); a partition
+    with no row yet (a dry run before its first copy) has nothing remote."""
     state = store.partition(topic.topic_id, log_.partition)
-    assert state is not None, "registered by ensure_partition"
-    log_start = max(state.log_start_offset, log_.log_start_offset())
+    log_start = max(state.log_start_offset if state else 0, log_.log_start_offset())
     # The partition's highest remote offset only moves forward, like Kafka's
     # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
-    from_offset = copy_start_offset(state.highest_remote_offset, log_start)
+    from_offset = copy_start_offset(state.highest_remote_offset if state else -1, log_start)
     candidates = candidate_segments(
         bounds.segments, from_offset=from_offset, upper_bound=bounds.upper_bound
     )
