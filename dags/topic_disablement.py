@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 
-from airflow.sdk import Param, get_current_context, task
+from airflow.sdk import Param, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.task_helpers import (
@@ -44,8 +44,12 @@ DRY_RUN = "dry run"  # the outcome of a disable/delete request left undone
 
 
 def _actor() -> str:
-    """The run is the requester: a retry or a clear of the same run is the same request."""
-    return f"airflow:topic_disablement:{get_current_context()['run_id']}"
+    """The task instance, in the form task_instance_of parses: the run is the requester (a
+    retry or a clear of the same run is the same request), and the Tiered storage page links
+    each event to the task that wrote it. Called inside the tasks only."""
+    from tierflow.tasks.attribution import attributed
+
+    return attributed("airflow:topic_disablement")
 
 
 @tierflow_dag(

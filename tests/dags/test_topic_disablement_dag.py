@@ -5,12 +5,15 @@ form (run conf) and the copy itself standing in for the offloading broker."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from dev.airflow_local import run_dag_in_subprocess
+from dev.airflow_local import airflow_env, run_dag_in_subprocess
 from tests.disablement.support import bucket_files, clock, copy, copy_first, live, live_keys
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
 from tierflow.lifecycle.clock import wall_clock_ms
@@ -18,6 +21,7 @@ from tierflow.lifecycle.disablement import request_disable
 from tierflow.lifecycle.retention.remote import execute_remote_retention, plan_partition_retention
 from tierflow.metadata.states import TieredState
 from tierflow.read.fetch import OffsetOutOfRangeError, fetch_remote
+from tierflow.tasks.attribution import task_instance_of
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -53,6 +57,38 @@ def readable_from(t: Tiered, partition: int, offset: int) -> bool:
     return bool(fetched.batches) and fetched.first_offset <= offset
 
 
+def check_attributed_to_the_run(t: Tiered, topic_id: str) -> None:
+    """ENABLED -> DISABLING (request) -> DISABLED (complete): each event names the task instance
+    that wrote it, and the Tiered storage page's lookup finds that run in this Airflow's DB (and
+    not one it never had)."""
+    moves = [
+        e
+        for e in t.store.events(topic_id=topic_id, entity="topic")
+        if e.to_state in (TieredState.DISABLING, TieredState.DISABLED)
+    ]
+    tis = [task_instance_of(e.actor) for e in moves]
+    assert all(tis), [e.actor for e in moves]
+    assert [(ti.dag_id, ti.task_id) for ti in tis] == [  # type: ignore[union-attr]
+        ("topic_disablement", "request"),
+        ("topic_disablement", "complete"),
+    ]
+    (run_id,) = {ti.run_id for ti in tis}  # type: ignore[union-attr]
+    ours, elsewhere = ("topic_disablement", run_id), ("topic_disablement", "manual__elsewhere")
+    code = (
+        "import json, sys; from tierflow.operator_view.airflow_runs import airflow_runs; "
+        "print(json.dumps(sorted(airflow_runs({tuple(p) for p in json.loads(sys.argv[1])}))))"
+    )
+    env = {**os.environ, **airflow_env(PROJECT, t.settings.data_dir / "airflow")}
+    found = subprocess.run(
+        [sys.executable, "-c", code, json.dumps([ours, elsewhere])],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    assert json.loads(found.stdout.strip().splitlines()[-1]) == [list(ours)]
+
+
 def test_disable_remote_log_on_topic(tmp_path: Path) -> None:
     """DisableRemoteLogOnTopicTest: retain -> re-enable -> retain -> DeleteRecords -> delete."""
     t = build_tiered(tmp_path)
@@ -74,6 +110,7 @@ def test_disable_remote_log_on_topic(tmp_path: Path) -> None:
     )
     assert readable_from(t, 0, 0)
     assert copy(t, log0) == []
+    check_attributed_to_the_run(t, topic.topic_id)
 
     # Copy enabled again: offload resumes after the highest remote offset, in the new epoch.
     assert trigger(t, "enable", action="enable") == "success"

@@ -5,7 +5,10 @@ the module, over a generated broker log dir. The `stuck_run` fixture makes the d
 shows, once for the module (the tests only read it): segment_copy tiers orders; then payments
 is registered and a second run is stopped after its prepare tasks (pools hold the rest back,
 then the run is marked failed), leaving COPY_SEGMENT_STARTED segments started by a real task
-instance: a copy whose task died. Each test runs on its own, in any order:
+instance: a copy whose task died. The `disabled_run` fixture then registers a topic as a task
+instance of another Airflow would (a dag.test() run, as `make demo`'s private Airflow makes) and
+disables it with a run of this Airflow's topic_disablement. Each test runs on its own, in any
+order:
 
 - the plugin is loaded, and every route of its app refuses a request without Airflow's login
   (no credentials, a forged token, a forged session cookie) and answers with one;
@@ -14,7 +17,10 @@ instance: a copy whose task died. Each test runs on its own, in any order:
   segments stuck longer than 1 s, and every figure in the DOM is checked against the store
   and the log dirs; the retention preview against a real dry run of retention_expiry; the
   screenshot is saved to data/e2e/tiered-storage-page.png; a stuck segment's link leads the
-  UI to the task instance that started it;
+  UI to the task instance that started it; every task instance link on the page is one this
+  Airflow has (the disablement run's events among them), and the other Airflow's is plain
+  text; the chart's axes are ticked at round sizes and UTC dates, and hovering a step names
+  its exact value, as the store's events replay it; tables and the form are labelled;
 - ``tierflow status --json`` prints the figures the page's JSON shows.
 """
 
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +39,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -49,15 +57,18 @@ from tests.e2e.runs import (
     wait_until,
     xcom_value,
 )
-from tests.operator_view.expected import expected_partitions, expected_topics
+from tests.operator_view.expected import SIZE_STATES, expected_partitions, expected_topics
 from tests.support.tiered import NOW_MS, TOPICS
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
+from tierflow.ids import new_kafka_uuid
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import wall_clock_ms
 from tierflow.operator_view.cells import task_instance_path
 from tierflow.operator_view.formatting import human_bytes
 from tierflow.runtime import open_store, partition_logs
-from tierflow.tasks.attribution import task_instance_of
+from tierflow.tasks.attribution import TaskInstanceRef, task_instance_of, with_task_instance
+from tierflow.units import iso_utc
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -68,6 +79,14 @@ PREFIX = "/tierflow"
 FRAME = "document.querySelector('iframe[title=\"Tiered storage\"]')"
 STUCK_AFTER_S = 1
 STATUS_ARGS = ("--events", "50", "--stuck-after", str(STUCK_AFTER_S))  # the page's defaults
+AUDIT = "audit"  # registered by another Airflow's task, disabled by this one's (no partitions)
+ELSEWHERE = TaskInstanceRef(  # a dag.test() run of a private Airflow, as `make demo` runs
+    "topic_disablement", "manual__2026-01-01T00:00:00.000000+00:00", "request", try_number=1
+)
+SIZE_LABEL = re.compile(r"(?P<number>\d+(?:\.\d{1,2})?) (?P<unit>B|KiB|MiB|GiB|TiB)")
+BINARY = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
+# A time tick's label by its step: seconds, minutes or hours, days, months, years.
+TIME_LABELS = ("%m-%d %H:%M:%S", "%m-%d %H:%M", "%Y-%m-%d", "%Y-%m", "%Y")
 
 # The page's tables as data, read from inside the UI's iframe (same origin).
 READ_PAGE = f"""(() => {{
@@ -82,12 +101,28 @@ READ_PAGE = f"""(() => {{
     }}));
   }}
   const chart = doc.querySelector("#history-chart");
+  const texts = (selector, key) => chart ? [...chart.querySelectorAll(selector)].map(
+    (t) => [t.dataset[key], t.textContent.trim()]) : [];
   return {{
     tables,
     links: [...doc.querySelectorAll("a[data-airflow-link]")].map(attrs),
     retentionAsOf: doc.querySelector("#retention-as-of").dataset.value,
     stuckAfter: doc.querySelector("#stuck-after").dataset.value,
     chart: chart ? attrs(chart) : null,
+    yTicks: texts(".y-tick", "tickBytes"),
+    xTicks: texts(".x-tick", "tickMs"),
+    hover: chart ? [...chart.querySelectorAll("rect.hover")].map((r) => ({{
+      ...attrs(r), title: r.querySelector("title").textContent}})) : [],
+    a11y: {{
+      tables: [...doc.querySelectorAll("table")].map(
+        (t) => t.getAttribute("aria-label") || (t.caption && t.caption.textContent) || ""),
+      headers: [...doc.querySelectorAll("th")].map((th) => th.getAttribute("scope")),
+      controls: [...doc.querySelectorAll("input, select, textarea")]
+        .filter((c) => c.type !== "hidden").map((c) => ({{
+          name: c.name,
+          labelledFor: !!c.id && !!doc.querySelector(`label[for="${{CSS.escape(c.id)}}"]`),
+        }})),
+    }},
   }};
 }})()"""
 
@@ -123,6 +158,23 @@ def stuck_run(airflow: LocalAirflow, settings: Settings) -> dict[str, Any]:
     (payments,) = [t for t in prepares if t["rendered_map_index"].endswith(": payments-0")]
     time.sleep(STUCK_AFTER_S + 0.5)  # older than the threshold the browser will ask for
     return {"first": first, "run_id": run_id, "prepare": payments}
+
+
+@pytest.fixture(scope="module")
+def disabled_run(airflow: LocalAirflow, settings: Settings, stuck_run: dict[str, Any]) -> str:
+    """A topic registered by a task instance of another Airflow (ELSEWHERE), then disabled
+    (retain) by a run of this Airflow's topic_disablement: that run's id. After the copies, so
+    the page shows their events too."""
+    actor = with_task_instance("airflow:topic_disablement", ELSEWHERE)
+    open_store(settings).register_topic(
+        AUDIT, new_kafka_uuid(), actor=actor, now_ms=wall_clock_ms(), remote_storage_enable=True
+    )
+    api = airflow.api
+    conf = {"topic": AUDIT, "action": "disable", "policy": "retain"}
+    run_id = trigger(api, "topic_disablement", conf)["dag_run_id"]
+    unpause(api, "topic_disablement")
+    wait_for_run(api, "topic_disablement", run_id, timeout_s=180)
+    return run_id
 
 
 def run_stopped_after_prepare(api: AirflowApi) -> tuple[str, list[dict[str, Any]]]:
@@ -235,7 +287,7 @@ def test_a_copy_then_a_copy_whose_tasks_stopped_after_prepare(
 
 
 def test_the_page_in_chromium_shows_the_stores_figures(
-    airflow: LocalAirflow, settings: Settings, stuck_run: dict[str, Any]
+    airflow: LocalAirflow, settings: Settings, stuck_run: dict[str, Any], disabled_run: str
 ) -> None:
     if shutil.which("chromium") is None:
         pytest.fail("Debian's chromium is not installed: `make test-servers` installs it")
@@ -269,6 +321,10 @@ def test_the_page_in_chromium_shows_the_stores_figures(
         assert "partitions" not in shown["tables"], "all topics: summed per topic, not listed"
         stuck_ids = check_stuck(shown, store, stuck_run)
         check_chart(shown["chart"], shown["tables"]["topics"])
+        check_axes(shown["yTicks"], shown["xTicks"], shown["hover"], shown["chart"])
+        check_hover(shown["hover"], store, shown["tables"]["topics"])
+        check_links(shown, api, stuck_run, disabled_run)
+        check_labels(shown["a11y"])
         assert "Tiered storage" in text and "Next retention run" in text
 
         # A topic lists its partitions (one page holds them all here): its name in the topic
@@ -293,6 +349,7 @@ def test_the_page_in_chromium_shows_the_stores_figures(
             settings,
         )
         shown = by_topic["orders"]
+        check_labels(shown["a11y"])  # with the partition and retention tables
 
         # The link of a stuck segment (payments' view shows them too) takes the UI to the task
         # instance that started it.
@@ -370,6 +427,7 @@ def value(row: dict[str, Any], field: str, attribute: str = "data-value") -> str
 def check_topics(rows: list[dict[str, Any]], store, settings: Settings) -> None:
     expected = expected_topics(store, settings.log_dirs[0])
     by_topic = {r["attrs"]["data-topic"]: r for r in rows}
+    assert value(by_topic.pop(AUDIT), "tiered_state") == "DISABLED"  # on no broker's disk
     assert sorted(by_topic) == sorted(expected) == ["orders", "payments"]
     for name, e in expected.items():
         row, topic = by_topic[name], store.topic(name)
@@ -443,3 +501,110 @@ def check_chart(chart: dict[str, str] | None, topics: list[dict[str, Any]]) -> N
     lag = sum(int(r["cells"]["remote_copy_lag"]["attrs"].get("data-bytes", 0)) for r in topics)
     assert (int(chart["data-last-remote-size"]), int(chart["data-last-copy-lag"])) == (remote, lag)
     assert int(chart["data-points"]) > 2, "copies show up as steps"
+
+
+def size_of(label: str) -> int:
+    """``1.25 MiB`` -> 1310720, as a person reads the label; it must be that round."""
+    if label == "0":
+        return 0
+    match = SIZE_LABEL.fullmatch(label)
+    assert match, f"not a round size: {label!r}"
+    return int(float(match["number"]) * BINARY[match["unit"]])
+
+
+def check_axes(
+    y_ticks: list[list[str]], x_ticks: list[list[str]], hover: list, chart: dict[str, str]
+) -> None:
+    """Sizes at even round steps up to the first at or above the largest value; UTC times
+    labelled with their dates, inside the chart's span."""
+    sizes = [int(v) for v, _label in y_ticks]
+    assert [size_of(label) for _v, label in y_ticks] == sizes
+    assert 2 <= len(sizes) <= 5 and sizes == [i * sizes[1] for i in range(len(sizes))]
+    largest = max(int(h["data-bytes"]) for h in hover)
+    assert sizes[-2] < largest <= sizes[-1], (largest, y_ticks)
+    first, last = int(chart["data-first-ms"]), int(chart["data-last-ms"])
+    assert len(x_ticks) >= 2, x_ticks
+    for raw, label in x_ticks:
+        at = datetime.fromtimestamp(int(raw) / 1000, tz=UTC)
+        assert label in {at.strftime(pattern) for pattern in TIME_LABELS}, (raw, label)
+        assert int(raw) % 1000 == 0 and first <= int(raw) <= last
+
+
+def remote_size_at(events: list, sizes: dict[str, int], time_ms: int) -> int:
+    """RemoteLogSizeBytes right after the events up to ``time_ms``, replayed the plain way."""
+    state: dict[str, str] = {}
+    for event in events:
+        if event.event_timestamp_ms <= time_ms:
+            state[event.segment_id] = event.to_state
+    return sum(sizes[s] for s, now in state.items() if now in SIZE_STATES)
+
+
+def check_hover(hover: list[dict[str, str]], store, topics: list[dict[str, Any]]) -> None:
+    """Each step's hover text is its exact value and time: remote size as the store's events
+    replay it, copy lag ending at the topic rows' sum."""
+    sizes = {
+        row.segment_id: row.segment_size_bytes
+        for t in store.topics()
+        for p in store.partitions(t.topic_id)
+        for row in store.segments(t.topic_id, p.partition)
+    }
+    events = store.events(entity="segment")
+    names = {
+        "remote_log_size_bytes": "Remote size (RemoteLogSizeBytes)",
+        "remote_copy_lag_bytes": "Copy lag (RemoteCopyLagBytes)",
+    }
+    for target in hover:
+        size, at = int(target["data-bytes"]), int(target["data-time-ms"])
+        name = names[target["data-series"]]
+        assert target["title"] == f"{name}: {human_bytes(size)} ({size:,} bytes) at {iso_utc(at)}"
+    remote = [h for h in hover if h["data-series"] == "remote_log_size_bytes"]
+    assert len(remote) > 2, "the copies show up as steps"
+    for target in remote:
+        at = int(target["data-time-ms"])
+        assert int(target["data-bytes"]) == remote_size_at(events, sizes, at), target["title"]
+    lag = [h for h in hover if h["data-series"] == "remote_copy_lag_bytes"]
+    summed = sum(int(r["cells"]["remote_copy_lag"]["attrs"].get("data-bytes", 0)) for r in topics)
+    assert int(lag[-1]["data-bytes"]) == summed
+
+
+def check_links(
+    shown: dict[str, Any], api: AirflowApi, stuck_run: dict[str, Any], disabled_run: str
+) -> None:
+    """A task instance is a link only when its run is this Airflow's, and every link leads to
+    a task instance that this Airflow's REST API finds; the other Airflow's is plain text."""
+    runs = {a["data-run-id"] for a in shown["links"]}
+    assert {stuck_run["run_id"], disabled_run} <= runs and ELSEWHERE.run_id not in runs
+    disabling = {a["data-task-id"] for a in shown["links"] if a["data-run-id"] == disabled_run}
+    assert disabling == {"request", "complete"}, "its DISABLING and DISABLED events"
+    unlinked = [
+        row["cells"]["actor"]
+        for row in shown["tables"]["events"]
+        if "data-unlinked" in row["cells"]["actor"]["attrs"]
+    ]
+    assert [cell["attrs"]["data-run-id"] for cell in unlinked] == [ELSEWHERE.run_id]
+    assert "not a run of this Airflow" in unlinked[0]["text"]
+    found = {
+        (a["data-dag-id"], a["data-run-id"], a["data-task-id"], int(a["data-map-index"]))
+        for a in shown["links"]
+    }
+    for dag_id, run_id, task_id, map_index in sorted(found):
+        path = (
+            f"/api/v2/dags/{quote(dag_id, safe='')}/dagRuns/{quote(run_id, safe='')}"
+            f"/taskInstances/{quote(task_id, safe='')}"
+        )
+        ti = api.get(path + (f"/{map_index}" if map_index >= 0 else ""))
+        assert (ti["dag_id"], ti["dag_run_id"], ti["task_id"], ti["map_index"]) == (
+            dag_id,
+            run_id,
+            task_id,
+            map_index,
+        )
+
+
+def check_labels(a11y: dict[str, Any]) -> None:
+    """Every table is named and its headers are column headers; every control has a label."""
+    assert a11y["tables"] and all(a11y["tables"]), a11y["tables"]
+    assert a11y["headers"] and set(a11y["headers"]) == {"col"}
+    controls = {c["name"]: c["labelledFor"] for c in a11y["controls"]}
+    assert {"topic", "partition", "stuck_after", "events", "limit"} <= set(controls)
+    assert all(controls.values()), controls

@@ -64,3 +64,41 @@ def parse(html: str) -> tuple[dict[str, list[Row]], list[dict[str, str]]]:
     parser = _Tables()
     parser.feed(html)
     return parser.tables, parser.links
+
+
+@dataclass
+class Accessibility:
+    """What a screen reader needs of the page's tables and form."""
+
+    tables: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> attributes
+    headers: list[dict[str, str]] = field(default_factory=list)  # every <th>
+    captions: set[str] = field(default_factory=set)  # ids of tables with a <caption>
+    controls: list[dict[str, str]] = field(default_factory=list)  # input, select, textarea
+    label_for: set[str] = field(default_factory=set)  # ids named by a <label for>
+
+
+class _Accessibility(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = Accessibility()
+        self.table: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        if tag == "table":
+            self.table = found.get("id", "")
+            self.found.tables[self.table] = found
+        elif tag == "caption" and self.table is not None:
+            self.found.captions.add(self.table)
+        elif tag == "th":
+            self.found.headers.append(found)
+        elif tag in ("input", "select", "textarea") and found.get("type") != "hidden":
+            self.found.controls.append(found)
+        elif tag == "label" and "for" in found:
+            self.found.label_for.add(found["for"])
+
+
+def accessibility(html: str) -> Accessibility:
+    parser = _Accessibility()
+    parser.feed(html)
+    return parser.found

@@ -1,5 +1,6 @@
 """The page and its JSON through the web app: the figures in the HTML are the snapshot's,
-links lead to the task instances, and nothing answers without Airflow's login."""
+links lead to the task instances of this Airflow's runs (and only those), the tables and the
+form are labelled for screen readers, and nothing answers without Airflow's login."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from tests.operator_view.conftest import COPY_TI, ViewData
-from tests.operator_view.dom import parse
+from tests.operator_view.conftest import COPY_TI, RETENTION_TI, ViewData
+from tests.operator_view.dom import accessibility, parse
 from tierflow.operator_view.airflow_auth import require_airflow_reader
 from tierflow.operator_view.app import create_app
 from tierflow.operator_view.cells import task_instance_path
@@ -27,6 +28,19 @@ PROJECT = Path(__file__).resolve().parents[2]
 PLUGIN = PROJECT / "plugins" / "tierflow_plugin.py"
 
 
+class KnownRuns:
+    """The runs "this Airflow" has, as the plugin's ``airflow_runs`` would find them in its
+    metadata DB; it also keeps what each page asked, to show the page asks once."""
+
+    def __init__(self, *runs: tuple[str, str]) -> None:
+        self.runs = set(runs)
+        self.asked: list[frozenset[tuple[str, str]]] = []
+
+    def __call__(self, wanted: frozenset[tuple[str, str]]) -> set[tuple[str, str]]:
+        self.asked.append(wanted)
+        return self.runs & wanted
+
+
 def load_plugin() -> ModuleType:
     spec = importlib.util.spec_from_file_location("tierflow_plugin_under_test", PLUGIN)
     assert spec is not None and spec.loader is not None
@@ -36,13 +50,20 @@ def load_plugin() -> ModuleType:
 
 
 @pytest.fixture
-def client(view_data: ViewData) -> TestClient:
+def known_runs() -> KnownRuns:
+    """This Airflow ran the copy that died; the retention run was another Airflow's."""
+    return KnownRuns((COPY_TI.dag_id, COPY_TI.run_id))
+
+
+@pytest.fixture
+def client(view_data: ViewData, known_runs: KnownRuns) -> TestClient:
     """The app mounted as the API server mounts it, under a root path like a proxied Airflow."""
     app = create_app(
         auth=require_airflow_reader,
         mount_prefix="/tierflow",
         settings=lambda: view_data.t.settings,
         clock=lambda: view_data.now_ms,
+        runs=known_runs,
     )
     server = FastAPI()
     server.mount("/tierflow", app)
@@ -200,6 +221,7 @@ def test_links_keep_airflows_root_path(view_data: ViewData) -> None:
         auth=require_airflow_reader,
         settings=lambda: view_data.t.settings,
         clock=lambda: view_data.now_ms,
+        runs=KnownRuns((COPY_TI.dag_id, COPY_TI.run_id)),
     )
     app.dependency_overrides[require_airflow_reader] = lambda: None
     server = FastAPI(root_path="/airflow")
@@ -233,3 +255,54 @@ def test_the_forms_empty_fields_mean_not_given(client: TestClient) -> None:
     bad = client.get("/tierflow/?partition=x")
     assert bad.status_code == 422 and "partition must be a whole number" in bad.text
     assert client.get("/tierflow/api/snapshot?limit=0").status_code == 422
+
+
+def test_only_runs_of_this_airflow_are_linked(
+    view_data: ViewData, client: TestClient, known_runs: KnownRuns
+) -> None:
+    """The failed delete was started by a retention run this Airflow never had (its events
+    too): plain text. The dead copy's run is this Airflow's: linked. One lookup a page."""
+    html = logged_in(client).get("/tierflow/?stuck_after=60&events=1000").text
+    tables, links = parse(html)
+    assert known_runs.asked == [
+        {(COPY_TI.dag_id, COPY_TI.run_id), (RETENTION_TI.dag_id, RETENTION_TI.run_id)}
+    ]
+    linked = {(a["data-dag-id"], a["data-run-id"]) for a in links if "data-airflow-link" in a}
+    assert linked == {(COPY_TI.dag_id, COPY_TI.run_id)}
+    by_retention = [
+        row.cells[field]
+        for table, field in (("stuck", "started_by"), ("events", "actor"))
+        for row in tables[table]
+        if row.cells[field].attrs.get("data-run-id") == RETENTION_TI.run_id
+    ]
+    assert len(by_retention) >= 3, "the failed delete, and the retention run's events"
+    for cell in by_retention:
+        assert "data-unlinked" in cell.attrs and "not a run of this Airflow" in cell.text
+    copies = [r for r in tables["stuck"] if r.attrs["data-segment-id"] in view_data.stuck_copies]
+    assert copies and all("data-unlinked" not in r.cells["started_by"].attrs for r in copies)
+
+
+def test_without_a_run_lookup_nothing_links(view_data: ViewData) -> None:
+    """Outside Airflow no run can be checked, so no task instance is linked."""
+    app = create_app(
+        auth=lambda: None, settings=lambda: view_data.t.settings, clock=lambda: view_data.now_ms
+    )
+    html = TestClient(app).get("/?stuck_after=60").text
+    tables, links = parse(html)
+    assert [a for a in links if "data-airflow-link" in a] == []
+    named = [r.cells["started_by"] for r in tables["stuck"]]
+    assert named and all("data-unlinked" in cell.attrs for cell in named)
+
+
+@pytest.mark.parametrize("query", ["?stuck_after=60", "?topic=orders&stuck_after=60"])
+def test_tables_and_the_form_are_labelled(client: TestClient, query: str) -> None:
+    html = logged_in(client).get(f"/tierflow/{query}").text
+    found = accessibility(html)
+    assert {"topics", "stuck", "events"} <= set(found.tables)
+    for table_id, attrs in found.tables.items():
+        assert attrs.get("aria-label") or table_id in found.captions, table_id
+    assert found.headers and all(th.get("scope") == "col" for th in found.headers)
+    names = {c["name"] for c in found.controls}
+    assert {"topic", "partition", "stuck_after", "events", "limit"} <= names
+    for control in found.controls:
+        assert control.get("id") in found.label_for, control

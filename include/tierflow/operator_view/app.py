@@ -28,6 +28,7 @@ from tierflow.operator_view.options import (
 if TYPE_CHECKING:
     from tierflow.config import Settings
     from tierflow.metadata.store import MetadataStore
+    from tierflow.operator_view.links import RunLookup
     from tierflow.operator_view.model import OperatorSnapshot
 
 Clock = Callable[[], int]
@@ -42,8 +43,13 @@ def create_app(
     mount_prefix: str = "/tierflow",
     settings: Callable[[], Settings] | None = None,
     clock: Clock | None = None,
+    runs: RunLookup | None = None,
 ) -> FastAPI:
-    """The app; ``mount_prefix`` is where the API server mounts it (for links to the UI)."""
+    """The app; ``mount_prefix`` is where the API server mounts it (for links to the UI).
+
+    ``runs`` says which of the runs the page names exist in the Airflow serving it; only
+    those are linked (without it, none).
+    """
     app = FastAPI(
         title="tierflow: tiered storage",
         dependencies=[Depends(auth)],
@@ -55,28 +61,7 @@ def create_app(
     def load(options: ViewOptions) -> tuple[OperatorSnapshot, list[str]]:
         return _load(options, settings, clock)
 
-    @app.get("/", response_class=HTMLResponse)
-    def page(
-        request: Request,
-        topic: str | None = None,
-        partition: str | None = Query(None, description="a number; empty: all"),
-        stuck_after: str | None = Query(None, description="seconds; empty: the default"),
-        events: int = Query(DEFAULT_EVENTS, ge=0, le=MAX_EVENTS),
-        page: int = Query(1, ge=1),
-        limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
-    ) -> HTMLResponse:
-        from tierflow.operator_view.page import error_page, render_page
-
-        try:
-            numbers = _form_number("partition", partition), _form_number("stuck_after", stuck_after)
-            options = ViewOptions(topic or None, *numbers, events, page=page, limit=limit)
-            snapshot, names = load(options)
-        except HTTPException as exc:
-            return HTMLResponse(error_page(str(exc.detail)), status_code=exc.status_code)
-        html = render_page(
-            snapshot, options=options, topic_names=names, ui_root=ui_root(request, mount_prefix)
-        )
-        return HTMLResponse(html)
+    _add_page(app, load, mount_prefix, runs)
 
     @app.get("/api/snapshot")
     def snapshot(
@@ -95,6 +80,43 @@ def create_app(
         return JSONResponse(found.as_dict())
 
     return app
+
+
+def _add_page(
+    app: FastAPI,
+    load: Callable[[ViewOptions], tuple[OperatorSnapshot, list[str]]],
+    mount_prefix: str,
+    runs: RunLookup | None,
+) -> None:
+    """The HTML page at /: its form's fields arrive as text, empty meaning "not given"."""
+
+    @app.get("/", response_class=HTMLResponse)
+    def page(
+        request: Request,
+        topic: str | None = None,
+        partition: str | None = Query(None, description="a number; empty: all"),
+        stuck_after: str | None = Query(None, description="seconds; empty: the default"),
+        events: int = Query(DEFAULT_EVENTS, ge=0, le=MAX_EVENTS),
+        page: int = Query(1, ge=1),
+        limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+    ) -> HTMLResponse:
+        from tierflow.operator_view.links import linked_runs
+        from tierflow.operator_view.page import error_page, render_page
+
+        try:
+            numbers = _form_number("partition", partition), _form_number("stuck_after", stuck_after)
+            options = ViewOptions(topic or None, *numbers, events, page=page, limit=limit)
+            snapshot, names = load(options)
+        except HTTPException as exc:
+            return HTMLResponse(error_page(str(exc.detail)), status_code=exc.status_code)
+        html = render_page(
+            snapshot,
+            options=options,
+            topic_names=names,
+            ui_root=ui_root(request, mount_prefix),
+            linked_runs=linked_runs(snapshot, runs),  # one query of Airflow's DB, if any
+        )
+        return HTMLResponse(html)
 
 
 def _load(

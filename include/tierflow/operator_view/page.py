@@ -7,7 +7,7 @@ lists the sections); this module hands them the snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from functools import partial
 from urllib.parse import urlencode
 
@@ -25,13 +25,16 @@ def render_page(
     options: ViewOptions,
     topic_names: Sequence[str],
     ui_root: str,
+    linked_runs: Set[tuple[str, str]] = frozenset(),
 ) -> str:
+    """``linked_runs``: the (dag_id, run_id) pairs whose task instances get links."""
     return render(
         "page.html",
         snapshot=snapshot,
         options=options,
         topic_names=topic_names,
         ui_root=ui_root,
+        linked_runs=linked_runs,
         link=partial(view_link, options),
         chart=chart_figure(snapshot.history or []),
         max_limit=MAX_LIMIT,
