@@ -21,6 +21,7 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.metadata.events import EventEntity
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import RemotePartitionDeleteState as P
+from tierflow.tasks.attribution import task_instance_of
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -76,6 +77,10 @@ def test_delete_topic_empties_its_remote_storage(tmp_path: Path) -> None:
     assert_removed(t, topic_id)
     for history in segment_events(t, topic_id).values():
         assert history[-2:] == [S.DELETE_SEGMENT_STARTED, S.DELETE_SEGMENT_FINISHED]
+    # Marked by detect, removed by remove: each event names its task instance (the page links).
+    moves = [e for e in t.store.events(topic_id=topic_id) if e.to_state.startswith("DELETE_")]
+    tasks = {(ti.dag_id, ti.task_id) for ti in map(task_instance_of, [e.actor for e in moves])}
+    assert tasks == {("remote_partition_removal", "detect"), ("remote_partition_removal", "remove")}
     assert sorted(topic_keys(t, "payments", t.store.topic("payments").topic_id)) == payments
     assert t.store.topic("payments").state.value == "ENABLED"
 

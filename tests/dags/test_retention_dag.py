@@ -12,6 +12,7 @@ from dev.airflow_local import run_dag_in_subprocess
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.tasks.attribution import task_instance_of
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -106,6 +107,11 @@ def test_backfill_deletes_each_night_what_had_expired_by_then(tmp_path: Path):
     assert len(seen[0]) < len(seen[-1]), "later nights delete more"
     live = {key for key in t.rsm.objects.list()}
     assert not any(segment_id in key for key in live for segment_id in seen[-1])
+    # Each delete names the task instance that made it, so the page can link to it.
+    deletes = [e for e in t.store.events() if e.to_state == S.DELETE_SEGMENT_STARTED]
+    tis = {task_instance_of(e.actor) for e in deletes}
+    assert deletes and None not in tis
+    assert {(ti.dag_id, ti.task_id) for ti in tis} == {("retention_expiry", "expire")}
 
 
 def _ms_to_dt(ms: int) -> datetime:

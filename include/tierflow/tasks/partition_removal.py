@@ -18,6 +18,7 @@ from tierflow.lifecycle.removal.mark import delete_topic, plan_topic_deletion
 from tierflow.lifecycle.removal.remove import MARKED, STARTED, remove_partition
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.tasks.attribution import attributed
 from tierflow.tasks.shards import check_run, cut_shards, run_partitions
 
 log = logging.getLogger(__name__)
@@ -59,14 +60,22 @@ def detect_deleted_topics(*, dry_run: bool, settings: Settings | None = None) ->
             deletion = plan_topic_deletion(store, gone.name, topic_id=gone.topic_id)
         else:
             deletion = delete_topic(
-                store, gone.name, topic_id=gone.topic_id, actor=ACTOR, now_ms=wall_clock_ms()
+                store,
+                gone.name,
+                topic_id=gone.topic_id,
+                actor=attributed(ACTOR),
+                now_ms=wall_clock_ms(),
             )
         marked.append(deletion.as_dict())
     if not dry_run:
         for kept in detection.kept:
             if kept.reason == ALREADY_MARKED:  # a run stopped between marking and retiring
                 delete_topic(
-                    store, kept.name, topic_id=kept.topic_id, actor=ACTOR, now_ms=wall_clock_ms()
+                    store,
+                    kept.name,
+                    topic_id=kept.topic_id,
+                    actor=attributed(ACTOR),
+                    now_ms=wall_clock_ms(),
                 )
     return {"dry_run": dry_run, "detection": detection.as_dict(), "marked": marked}
 
@@ -132,7 +141,7 @@ def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) ->
         job["topic_id"],
         int(job["partition"]),
         prefix=settings.storage_prefix,
-        actor=ACTOR,
+        actor=attributed(ACTOR),
     )
     return {**report.as_dict(), "dry_run": False}
 

@@ -32,6 +32,7 @@ from tierflow.lifecycle.reconcile import (
     reconcile_summary,
 )
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.tasks.attribution import attributed
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +98,12 @@ def reconcile(
     apply: bool,
     grace_hours: float | None,
     settings: Settings | None = None,
-    actor: str = ACTOR,
+    actor: str | None = None,
 ) -> dict[str, Any]:
-    """Plan (and with ``apply``, fix) the whole bucket; returns reconcile_summary's dict."""
+    """Plan (and with ``apply``, fix) the whole bucket; returns reconcile_summary's dict. The
+    actor defaults to the DAG's, with the running task instance, so the page can link it."""
     settings = settings or Settings.from_env()
+    actor = actor or attributed(ACTOR)
     plan, report = run_reconcile(
         settings, apply=apply, object_grace_ms=object_grace_ms(settings, grace_hours), actor=actor
     )

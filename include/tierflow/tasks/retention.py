@@ -23,6 +23,7 @@ from tierflow.lifecycle.retention.remote import (
 )
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import UnknownPartitionError, open_storage, open_store
+from tierflow.tasks.attribution import attributed
 from tierflow.tasks.shards import check_run, cut_shards, run_partitions
 
 log = logging.getLogger(__name__)
@@ -105,7 +106,11 @@ def expire_partition(
     result["local"] = local_plan.as_dict() if local_plan else None
     if local_plan is not None and not dry_run:
         local = execute_local_retention(
-            local_plan, log_, store, delete_files=settings.delete_local_segments, actor=ACTOR
+            local_plan,
+            log_,
+            store,
+            delete_files=settings.delete_local_segments,
+            actor=attributed(ACTOR),
         )
         result["local_report"] = local.as_dict()
 
@@ -120,7 +125,9 @@ def expire_partition(
     )
     result["remote"] = remote_plan.as_dict()
     if not dry_run:
-        report = execute_remote_retention(remote_plan, store, open_storage(settings), actor=ACTOR)
+        report = execute_remote_retention(
+            remote_plan, store, open_storage(settings), actor=attributed(ACTOR)
+        )
         result["remote_report"] = report.as_dict()
     return result
 
