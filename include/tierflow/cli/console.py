@@ -37,3 +37,24 @@ def _console(on_terminal: bool, options: dict[str, Any]) -> Console:
     if on_terminal:
         return Console(**options)
     return Console(**{**options, "width": UNBOUNDED_WIDTH, "soft_wrap": True})
+
+
+def airflow_logging_to_stderr(verbose: bool) -> None:
+    """Importing Airflow (the Spark hook) points its logging, stdlib and structlog, at stdout
+    at INFO: put it back on stderr at the level the command was given (-v: INFO)."""
+    import logging
+
+    import airflow.providers.apache.spark.hooks.spark_submit  # noqa: F401 - sets logging up
+    import structlog
+
+    level = logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+    structlog.configure(
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+    )

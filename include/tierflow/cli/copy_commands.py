@@ -8,41 +8,34 @@ prints what it did per partition, then one line that says what the run came to, 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from tierflow.cli.commands import KNOWN_ERRORS, console, leader_partition_logs, settings_from_env
-from tierflow.cli.common import NotFoundError, cli_actor, print_json
+from rich.markup import escape
+
+from tierflow.cli.commands import console, leader_partition_logs, settings_from_env
+from tierflow.cli.common import NotFoundError, as_command_error, cli_actor, print_json
+from tierflow.cli.console import airflow_logging_to_stderr
 from tierflow.cli.progress import WorkProgress, work_progress
 from tierflow.cli.report import partition_figures, partition_table
 from tierflow.cli.spec import OWNER, Command, arg, flag, partition_option
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.copy.steps import PartitionCopyReport, copy_partition
+from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.lifecycle.copy.batch import BatchCopy, CopyOutcome, Rewrite, copy_partitions
+from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
+from tierflow.lifecycle.copy.rewrite_pool import rewrite_jobs
+from tierflow.lifecycle.copy.steps import CopiedSegment, PartitionCopyReport
 from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
+from tierflow.lifecycle.progress import Progress
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
+from tierflow.tasks.segment_copy import worker_s3_client
+from tierflow.tasks.spark_submit import SparkJobFailedError, rewrite_on_spark
 from tierflow.units import human_bytes
-
-
-@dataclass
-class CopyOutcome:
-    """One partition's copy: the library's report, or the one-line reason it failed."""
-
-    topic: str
-    partition: int
-    report: PartitionCopyReport | None = None
-    error: str | None = None
-
-    @property
-    def copied_bytes(self) -> int:
-        return sum(s.size_in_bytes for s in self.report.copied) if self.report else 0
-
-    def as_dict(self) -> dict:
-        report = self.report.as_dict() if self.report else {}
-        return {"topic": self.topic, "partition": self.partition, **report, "error": self.error}
 
 
 @dataclass
@@ -63,19 +56,53 @@ def copy(args: argparse.Namespace) -> int:
     settings = settings_from_env()
     store, rsm = open_store(settings), open_storage(settings)
     logs = selected_logs(settings, args.topic, args.partition)
-    run = CopyRun(dry_run=args.dry_run)
     with work_progress("copy", enabled=not args.json) as progress:
-        for log_ in logs:
-            outcome = _copy_one(log_, store, rsm, settings, args, progress)
-            if outcome is not None:
-                run.outcomes.append(outcome)
-                if not args.json:
-                    _print_outcome(outcome, args.dry_run)
+        how = BatchCopy(
+            owner=args.owner or cli_actor(),
+            lease_ttl_s=settings.copy_lease_ttl_s,
+            rewrite=_rewrite(settings, args),
+            dry_run=args.dry_run,
+            progress=progress,
+            on_copied=None if args.json else _print_copied,
+        )
+        run = CopyRun(args.dry_run, copy_partitions(logs, store, rsm, how))
     if args.json:
         print_json(run.as_dict())
-    else:
-        console.print(copy_summary(run))
+        return 1 if run.failed() else 0
+    for outcome in run.outcomes:
+        _print_outcome(outcome, args.dry_run)
+    console.print(copy_summary(run))
     return 1 if run.failed() else 0
+
+
+def _rewrite(settings: Settings, args: argparse.Namespace) -> Rewrite:
+    """On Spark with --spark or at the DAG's threshold (TIERFLOW_SPARK_THRESHOLD_BYTES),
+    otherwise on every core here (--workers); --no-spark keeps a big batch here too."""
+
+    def rewrite(jobs: Sequence[RewriteJob], progress: Progress) -> Iterable[RewriteResult]:
+        total = sum(job.size_in_bytes for job in jobs)
+        big = bool(jobs) and total >= settings.spark_threshold_bytes
+        if args.spark or (big and not args.no_spark):
+            airflow_logging_to_stderr(args.verbose)  # the Spark hook imports Airflow
+            run_key = f"cli-{os.getpid()}-{wall_clock_ms()}"
+            with as_command_error(SparkJobFailedError):
+                return rewrite_on_spark(jobs, settings, run_key=run_key, progress=progress)
+        return rewrite_jobs(
+            jobs,
+            settings,
+            s3_client=worker_s3_client(settings),
+            workers=args.workers,
+            progress=progress,
+        )
+
+    return rewrite
+
+
+def _print_copied(topic: str, partition: int, s: CopiedSegment) -> None:
+    console.print(
+        f"  {topic}-{partition}: copied offsets {s.start_offset}-{s.end_offset} "
+        f"({human_bytes(s.size_in_bytes)}) as {s.segment_id}"
+    )
 
 
 def selected_logs(
@@ -98,53 +125,22 @@ def selected_logs(
     return logs
 
 
-def _copy_one(
-    log_: PartitionLog,
-    store: MetadataStore,
-    rsm: RemoteStorageManager,
-    settings: Settings,
-    args: argparse.Namespace,
-    progress: WorkProgress,
-) -> CopyOutcome | None:
-    """None for a topic that is not registered: tierflow does not tier it."""
-    outcome = CopyOutcome(log_.topic, log_.partition)
-    label = f"{log_.topic}-{log_.partition}"
-    try:
-        outcome.report = copy_partition(
-            log_,
-            store,
-            rsm,
-            owner=args.owner or cli_actor(),
-            lease_ttl_s=settings.copy_lease_ttl_s,
-            dry_run=args.dry_run,
-            progress=progress,
-            on_copied=None
-            if args.json
-            else lambda s: console.print(
-                f"  {label}: copied offsets {s.start_offset}-{s.end_offset} "
-                f"({human_bytes(s.size_in_bytes)}) as {s.segment_id}"
-            ),
-        )
-    except UnknownTopicError:
-        return None
-    except KNOWN_ERRORS as exc:
-        outcome.error = str(exc)
-    return outcome
-
-
 def _print_outcome(outcome: CopyOutcome, dry_run: bool) -> None:
     label = f"{outcome.topic}-{outcome.partition}"
     report = outcome.report
-    if report is None:
-        console.print(f"[red]{label}: failed: {outcome.error}[/red]", highlight=False)
-        return
+    if report is not None:
+        _print_report(label, report, dry_run)
+    if outcome.error is not None:
+        console.print(f"[red]{escape(label)}: failed: {escape(outcome.error)}[/red]")
+
+
+def _print_report(label: str, report: PartitionCopyReport, dry_run: bool) -> None:
     if report.skipped:
         console.print(f"{label}: skipped ({report.skipped})")
     elif dry_run and report.pending:
         offsets = ", ".join(str(offset) for offset in report.pending)
-        console.print(
-            f"{label}: would copy {_segments(len(report.pending))} at base offsets {offsets}"
-        )
+        count = f"{_segments(len(report.pending))} ({human_bytes(report.pending_bytes)})"
+        console.print(f"{label}: would copy {count} at base offsets {offsets}")
     if report.held_back:
         console.print(f"{label}: {report.held_back}, later segments stay local")
     for segment_id in report.cleaned_up:
@@ -268,6 +264,19 @@ COMMANDS = (
             partition_option("only this partition number (with or without --topic)"),
             OWNER,
             flag("--dry-run", "list what would be copied; write nothing"),
+            arg(
+                "--workers",
+                type=int,
+                metavar="N",
+                help="processes rewriting segments in parallel here [one per core]",
+            ),
+            flag(
+                "--spark", "rewrite on Spark (spark_default), as the DAG does above the threshold"
+            ),
+            flag(
+                "--no-spark",
+                "rewrite here even above TIERFLOW_SPARK_THRESHOLD_BYTES, where copy uses Spark",
+            ),
             JSON,
         ),
     ),

@@ -10,6 +10,7 @@ Outside a task (the CLI, tests) the actor is the owner alone.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlencode
 
@@ -64,7 +65,12 @@ def actor_base(actor: str) -> str:
 
 
 def current_task_instance() -> TaskInstanceRef | None:
-    """The running Airflow task instance, or None outside a task (or without Airflow)."""
+    """The running Airflow task instance, or None outside a task (or without Airflow).
+
+    A process that has not imported Airflow's SDK runs no task (the CLI, a test): importing it
+    here would cost a second and set Airflow's logging up in a command's output."""
+    if "airflow.sdk" not in sys.modules:
+        return None
     try:
         from airflow.sdk import get_current_context
 

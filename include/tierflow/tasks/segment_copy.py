@@ -18,7 +18,8 @@ from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
-from tierflow.lifecycle.copy.rewrite import RewriteJob, read_json_lines, rewrite_segment
+from tierflow.lifecycle.copy.rewrite import RewriteJob, read_json_lines
+from tierflow.lifecycle.copy.rewrite_pool import rewrite_jobs
 from tierflow.lifecycle.copy.steps import (
     UNFINISHED,
     CopyFailedError,
@@ -127,11 +128,20 @@ def plan_rewrite(
 
 
 def rewrite_in_worker(batch: dict, settings: Settings | None = None) -> dict:
-    """The small-batch path: the same rewrite Spark runs, in this process."""
+    """The path below the Spark threshold: the same rewrite Spark runs, on every core of the
+    worker (rewrite_pool)."""
     settings = settings or Settings.from_env()
     jobs = still_started(open_store(settings), load_jobs(Path(batch["jobs_file"])))
-    rsm = open_storage(settings)
-    return write_results(batch, (rewrite_segment(job, rsm).as_dict() for job in jobs))
+    results = rewrite_jobs(jobs, settings, s3_client=worker_s3_client(settings))
+    return write_results(batch, (result.as_dict() for result in results))
+
+
+def worker_s3_client(settings: Settings) -> S3ClientSpec | None:
+    """For an s3:// bucket, the connection resolved here for the rewrite's worker processes
+    (handed to them as an argument, never in their environment); None for a local bucket."""
+    if not is_s3_url(settings.remote_storage):
+        return None
+    return S3ClientSpec.from_connection(settings.aws_conn_id)
 
 
 @contextmanager

@@ -327,7 +327,7 @@ def finalize_copy(
     """
     report = plan.report
     if not plan.jobs:
-        _release_plan(store, plan, owner)
+        release_plan(store, plan, owner)
         if plan.blocked_by is not None:
             raise plan.blocked_by
         return report
@@ -359,7 +359,7 @@ def finalize_copy(
                 job.segment_id,
             )
     finally:
-        _release_plan(store, plan, owner)
+        release_plan(store, plan, owner)
     if failure is not None:
         raise CopyFailedError(failure)
     if plan.blocked_by is not None:
@@ -500,7 +500,7 @@ def _verify_result(
     return None
 
 
-def _release_plan(store: MetadataStore, plan: CopyPlan, owner: str) -> None:
+def release_plan(store: MetadataStore, plan: CopyPlan, owner: str) -> None:
     if plan.report.skipped:
         return
     if plan.lease is not None:

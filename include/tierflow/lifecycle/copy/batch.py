@@ -1,0 +1,145 @@
+"""Copying many partitions in one batch, outside Airflow: what ``tierflow copy`` runs.
+
+The same three steps as the segment_copy DAG (steps.py): every partition is prepared under its
+own fenced lease, then the segments of all of them are rewritten together, on every core or
+on Spark (``rewrite``), then each partition is finalized: verified, FINISHED in offset order,
+lease released. A partition that fails is named in its outcome and the others go ahead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from tierflow.kafka.log_dir import PartitionLog
+from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
+from tierflow.lifecycle.copy.steps import (
+    CopiedSegment,
+    CopyPlan,
+    PartitionCopyReport,
+    finalize_copy,
+    prepare_copy,
+    release_plan,
+)
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
+from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import RemoteStorageManager
+
+log = logging.getLogger(__name__)
+
+Rewrite = Callable[[Sequence[RewriteJob], Progress], Iterable[RewriteResult]]
+
+
+@dataclass
+class CopyOutcome:
+    """One partition's copy: the library's report, or the one-line reason it failed."""
+
+    topic: str
+    partition: int
+    report: PartitionCopyReport | None = None
+    error: str | None = None
+
+    @property
+    def copied_bytes(self) -> int:
+        return sum(s.size_in_bytes for s in self.report.copied) if self.report else 0
+
+    def as_dict(self) -> dict:
+        report = self.report.as_dict() if self.report else {}
+        return {"topic": self.topic, "partition": self.partition, **report, "error": self.error}
+
+
+@dataclass(frozen=True)
+class BatchCopy:
+    """Who copies and how: the lease owner and its TTL, and the rewrite of the batch."""
+
+    owner: str
+    lease_ttl_s: int
+    rewrite: Rewrite
+    dry_run: bool = False
+    progress: Progress = NO_PROGRESS
+    # Told of each segment once FINISHED, with its topic and partition.
+    on_copied: Callable[[str, int, CopiedSegment], None] | None = None
+
+
+def copy_partitions(
+    logs: Sequence[PartitionLog], store: MetadataStore, rsm: RemoteStorageManager, how: BatchCopy
+) -> list[CopyOutcome]:
+    """Prepare every partition, rewrite all their segments at once, finalize each. Partitions
+    of topics that are not registered are left out: tierflow does not tier them."""
+    prepared = [_prepare(log_, store, rsm, how) for log_ in logs]
+    outcomes = [outcome for outcome, _plan in filter(None, prepared)]
+    plans = [plan for _outcome, plan in filter(None, prepared) if plan is not None]
+    if how.dry_run:
+        return outcomes
+    jobs = [job for plan in plans for job in plan.jobs]
+    how.progress.add_total(len(jobs), sum(job.size_in_bytes for job in jobs))
+    results = _rewritten(jobs, how, plans, store)
+    for outcome, plan in filter(None, prepared):
+        if plan is not None:
+            _finalize(outcome, plan, results, store, rsm, how)
+    return outcomes
+
+
+def _prepare(
+    log_: PartitionLog, store: MetadataStore, rsm: RemoteStorageManager, how: BatchCopy
+) -> tuple[CopyOutcome, CopyPlan | None] | None:
+    outcome = CopyOutcome(log_.topic, log_.partition)
+    try:
+        plan = prepare_copy(
+            log_,
+            store,
+            rsm=rsm,
+            owner=how.owner,
+            lease_ttl_s=how.lease_ttl_s,
+            dry_run=how.dry_run,
+        )
+    except UnknownTopicError:
+        return None
+    except Exception as exc:  # this partition alone fails; the batch goes on
+        outcome.error = _one_line(exc)
+        return outcome, None
+    outcome.report = plan.report
+    return outcome, (None if how.dry_run or plan.report.skipped else plan)
+
+
+def _rewritten(
+    jobs: list[RewriteJob], how: BatchCopy, plans: list[CopyPlan], store: MetadataStore
+) -> dict[str, RewriteResult]:
+    """Every job's result; if the rewrite as a whole breaks (Spark cannot start), the leases
+    are given back first, so a rerun does not wait out their TTL."""
+    try:
+        return {result.segment_id: result for result in how.rewrite(jobs, how.progress)}
+    except BaseException:
+        for plan in plans:
+            release_plan(store, plan, how.owner)
+        raise
+
+
+def _finalize(
+    outcome: CopyOutcome,
+    plan: CopyPlan,
+    results: dict[str, RewriteResult],
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    how: BatchCopy,
+) -> None:
+    told = how.on_copied
+    try:
+        outcome.report = finalize_copy(
+            plan,
+            results,
+            store,
+            rsm,
+            owner=how.owner,
+            clock=wall_clock_ms,
+            on_copied=None if told is None else lambda s: told(outcome.topic, outcome.partition, s),
+        )
+    except Exception as exc:
+        outcome.error = _one_line(exc)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
