@@ -1,0 +1,261 @@
+"""The copy users see: a whole segment_copy run through Airflow, and ``tierflow copy``, from the
+first byte read to the last segment FINISHED, against the transform ceiling of the same run.
+
+For each data kind, layout and size it writes a broker log dir (two partitions of 128 MiB
+segments), registers the topic, and then:
+
+- runs ``segment_copy`` with ``dag.test()`` on a private SQLite Airflow, as ``make demo`` does,
+  timing the ``airflow test-dag`` process from its start to its end (the Airflow database is
+  migrated before the clock starts), with each task's span read from Airflow's own records;
+- runs ``tierflow copy`` on a fresh store and bucket over the same files.
+
+The ceiling is measured in the same run, on the same segments, per core x cores: zstd-3 then
+AES-256-GCM of each 4 MiB chunk in memory (chunked layout), or sha256 and a write of each
+chunk (plain layout, which stores the bytes as they are). Data: ``json`` records compress
+about 5x; ``mixed`` records carry 100 random bytes after their JSON and compress about 2.5x.
+
+Run: .venv/bin/python benchmarks/copy_end_to_end.py [--gib 1 4] [--kinds json mixed]
+     [--layouts plain chunked] [--dag-paths spark worker] [--cli-paths processes spark]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from big_segments import build_partition, build_templates
+from tiering_throughput import measure_ceiling
+
+from dev.airflow_local import airflow_env
+from tierflow.config import Settings
+from tierflow.runtime import open_store, partition_logs
+from tierflow.transform.chunking import read_chunks
+from tierflow.transform.keyring import KeyRing
+
+ROOT = Path(__file__).resolve().parents[1]
+MIB = 1 << 20
+SEGMENT_MIB = 128
+PARTITIONS = 2
+NOISE = {"json": 0, "mixed": 100}
+# The issue's goals, as ratios of the ceiling measured in the same run.
+GOAL_DAG, GOAL_REWRITE, GOAL_CLI = 0.60, 0.85, 0.80
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: str
+    layout: str
+    gib: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.gib:g} GiB {self.kind} {self.layout}"
+
+
+@dataclass(frozen=True)
+class Timed:
+    wall_s: float
+    phases: dict[str, float]  # task id -> seconds from its first start to its last end
+
+
+def settings_for(base: Path, layout: str) -> Settings:
+    if layout == "plain":
+        return Settings.embedded(base, storage_layout="plain")
+    ring = KeyRing.generate(base / "keys", "bench")
+    return Settings.embedded(
+        base, storage_layout="chunked", compression=True, keyring=ring.path, chunk_size=4 * MIB
+    )
+
+
+def write_log_dir(log_dir: Path, case: Case) -> int:
+    """Two partitions of ``case.gib`` GiB in all; returns the rolled bytes."""
+    templates = build_templates(noise_bytes=NOISE[case.kind])
+    per_partition = max(1, round(case.gib * 1024 / SEGMENT_MIB / PARTITIONS))
+    total = 0
+    topic_id = None
+    for partition in range(PARTITIONS):
+        built = build_partition(
+            log_dir,
+            topic="bench",
+            partition=partition,
+            segment_bytes=SEGMENT_MIB * MIB,
+            segments=per_partition,
+            templates=templates,
+            topic_id=topic_id,
+        )
+        topic_id = built.topic_id
+        total += sum(s.size_in_bytes for s in built.rolled)
+    os.sync()  # a broker's rolled segments reached the disk long before they are tiered
+    return total
+
+
+def register(settings: Settings) -> None:
+    store = open_store(settings)
+    log_ = partition_logs(settings.log_dirs)[0]
+    store.register_topic(
+        "bench", log_.topic_id(), actor="bench", now_ms=0, remote_storage_enable=True
+    )
+
+
+def run_dag(settings: Settings, airflow_home: Path) -> Timed:
+    """One segment_copy run through ``airflow test-dag``; the DB is migrated first, untimed."""
+    env = {**os.environ, **airflow_env(ROOT, airflow_home), **settings.as_env()}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    airflow_home.mkdir(parents=True, exist_ok=True)
+    log = open(airflow_home / "run.log", "w")  # noqa: SIM115 - closed below
+    quiet = {"env": env, "stdout": log, "stderr": subprocess.STDOUT, "check": True}
+    subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], **quiet)
+    command = [sys.executable, "-m", "tierflow.cli", "airflow", "test-dag", "segment_copy"]
+    started = time.perf_counter()
+    subprocess.run([*command, "--conf", "{}"], **quiet)
+    wall = time.perf_counter() - started
+    log.close()
+    if "TIERFLOW_DAG_STATE=success" not in (airflow_home / "run.log").read_text():
+        raise RuntimeError(f"segment_copy did not succeed: see {airflow_home / 'run.log'}")
+    return Timed(wall, task_spans(airflow_home / "airflow.db"))
+
+
+def task_spans(database: Path) -> dict[str, float]:
+    """Per task id, from its first instance's start to its last one's end, in run order."""
+    with sqlite3.connect(database) as db:
+        rows = db.execute(
+            "SELECT task_id, MIN(start_date), MAX(end_date) FROM task_instance "
+            "WHERE start_date IS NOT NULL GROUP BY task_id ORDER BY MIN(start_date)"
+        ).fetchall()
+    return {task: _seconds(end) - _seconds(start) for task, start, end in rows}
+
+
+def _seconds(stamp: str) -> float:
+    return datetime.fromisoformat(stamp).timestamp()
+
+
+def run_cli(settings: Settings, *extra: str) -> float:
+    env = {**os.environ, **settings.as_env()}
+    command = [sys.executable, "-m", "tierflow.cli", "copy", "--json", *extra]
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"tierflow copy failed: {done.stderr[-2000:]}")
+    return wall
+
+
+def fresh(settings: Settings, base: Path) -> Settings:
+    """The same log dirs with a new store and bucket."""
+    base.mkdir(parents=True, exist_ok=True)
+    return replace(
+        settings,
+        data_dir=base,
+        db_url=f"sqlite:///{base / 'tierflow.db'}",
+        remote_storage=str(base / "bucket"),
+    )
+
+
+def ceiling_mib_s(case: Case, settings: Settings, cores: int) -> float:
+    """Per core x cores, on the first segment's chunks in memory (see the module docstring)."""
+    first = sorted(Path(settings.log_dirs[0], "bench-0").glob("*.log"))[0]
+    if case.layout == "chunked":
+        return measure_ceiling(first, 4 * MIB, cores).mib_s
+    chunks = list(read_chunks(first, 4 * MIB))
+    scratch = settings.data_dir / "ceiling.bin"
+    size, started = 0, time.perf_counter()
+    while time.perf_counter() - started < 3.0:
+        digest = hashlib.sha256()
+        with open(scratch, "wb") as out:
+            for chunk in chunks:
+                digest.update(chunk)
+                out.write(chunk)
+                size += len(chunk)
+    scratch.unlink()
+    return size / (time.perf_counter() - started) / MIB * cores
+
+
+# Where the rewrite runs: Spark (local[*], the spark_default of airflow_settings.yaml) or the
+# worker's processes, chosen by TIERFLOW_SPARK_THRESHOLD_BYTES as the DAG and the CLI choose.
+THRESHOLDS = {"spark": 0, "worker": 1 << 62}
+
+
+def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -> dict:
+    settings = settings_for(base, case.layout)
+    print(f"{case.label}: writing the log dir ...", flush=True)
+    size = write_log_dir(settings.log_dirs[0], case)
+    ceiling = ceiling_mib_s(case, settings, cores)
+    figures: dict = {"case": case, "mib": size / MIB, "ceiling": ceiling, "dag": {}, "cli": {}}
+    for path in args.dag_paths:
+        dag = replace(fresh(settings, base / f"dag-{path}"), spark_threshold_bytes=THRESHOLDS[path])
+        register(dag)
+        print(f"{case.label}: segment_copy through Airflow, rewrite on {path} ...", flush=True)
+        figures["dag"][path] = run_dag(dag, base / f"dag-{path}" / "airflow")
+    for path in args.cli_paths:
+        cli = fresh(settings, base / f"cli-{path}")
+        register(cli)
+        print(f"{case.label}: tierflow copy on {path} ...", flush=True)
+        figures["cli"][path] = run_cli(cli, "--spark" if path == "spark" else "--no-spark")
+    return figures
+
+
+def report(figures: dict) -> None:
+    case, mib, ceiling = figures["case"], figures["mib"], figures["ceiling"]
+    print(f"\n== {case.label}: {mib:.0f} MiB, ceiling {ceiling:.0f} MiB/s ==")
+    for path, dag in figures["dag"].items():
+        rate = mib / dag.wall_s
+        goal = f"goal >= {GOAL_DAG:.0%} at 4 GiB"
+        print(
+            f"segment_copy, rewrite on {path:6s} {dag.wall_s:6.1f} s {rate:6.1f} MiB/s "
+            f"{rate / ceiling:4.0%} of ceiling ({goal})"
+        )
+        outside = dag.wall_s - sum(dag.phases.values())
+        print(f"    {'outside tasks':24s} {outside:6.1f} s  (start-up, DAG parse, scheduling)")
+        for task, seconds in dag.phases.items():
+            print(f"    {task:24s} {seconds:6.1f} s{_rewrite_note(task, seconds, mib, ceiling)}")
+    for path, wall in figures["cli"].items():
+        rate = mib / wall
+        print(
+            f"tierflow copy on {path:14s} {wall:6.1f} s {rate:6.1f} MiB/s "
+            f"{rate / ceiling:4.0%} of ceiling (goal >= {GOAL_CLI:.0%} at 4 GiB)"
+        )
+
+
+def _rewrite_note(task: str, seconds: float, mib: float, ceiling: float) -> str:
+    if not task.startswith("rewrite_") or seconds <= 0:
+        return ""
+    rate = mib / seconds
+    return f"  {rate:6.1f} MiB/s, {rate / ceiling:.0%} of ceiling (goal >= {GOAL_REWRITE:.0%})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gib", type=float, nargs="+", default=[1.0, 4.0])
+    parser.add_argument("--kinds", nargs="+", choices=sorted(NOISE), default=["json", "mixed"])
+    parser.add_argument(
+        "--layouts", nargs="+", choices=("plain", "chunked"), default=["plain", "chunked"]
+    )
+    paths = sorted(THRESHOLDS)
+    parser.add_argument("--dag-paths", nargs="*", choices=paths, default=paths)
+    parser.add_argument(
+        "--cli-paths", nargs="*", choices=("processes", "spark"), default=["processes", "spark"]
+    )
+    args = parser.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    print(f"{cores} cores, load average {os.getloadavg()[0]:.2f} before", flush=True)
+    results = []
+    for gib in args.gib:
+        for kind in args.kinds:
+            for layout in args.layouts:
+                with tempfile.TemporaryDirectory(prefix="tierflow-e2e-") as tmp:
+                    results.append(measure_case(Case(kind, layout, gib), Path(tmp), cores, args))
+    for figures in results:
+        report(figures)
+
+
+if __name__ == "__main__":
+    main()
