@@ -167,6 +167,10 @@ QUICK_RUNS = {
     "diskless_commit.py": "--objects 2 --batches 10 --partitions 2 --no-postgres",
     "diskless_merge.py": "--help",
     "cluster_scale.py": "--help",
+    # A 128 MiB copy through tierflow copy's processes: no Spark, no Airflow.
+    "copy_end_to_end.py": (
+        "--gib 0.125 --kinds json --layouts plain --dag-paths --cli-paths processes"
+    ),
 }
 
 
