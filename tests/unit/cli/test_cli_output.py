@@ -42,13 +42,19 @@ def test_valid_utf8_prints_as_itself() -> None:
     assert escape("key-1 ünïcødé 🙂".encode()) == "key-1 ünïcødé 🙂"
 
 
-def test_print_records_keys_and_payloads_round_trip(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def keyed_segment(tmp_path: Path) -> Path:
+    """One batch of a record per key of KEYS, each value the key after a ``v``."""
     records = [Record(key, b"v" + key, BASE_TS + i) for i, key in enumerate(KEYS)]
-    segment = write(
+    return write(
         tmp_path / "00000000000000000000.log", build_batch(records, base_offset=0, leader_epoch=0)
     )
+
+
+def test_print_records_keys_and_payloads_round_trip(
+    keyed_segment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    segment = keyed_segment
     capsys.readouterr()
     assert main(["dump-segment", "--print-records", str(segment)]) == 0
     out = capsys.readouterr().out
@@ -96,12 +102,9 @@ def test_iso_utc_keeps_the_milliseconds() -> None:
 
 
 def test_dump_segment_json_carries_every_key_and_payload_byte(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    keyed_segment: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    records = [Record(key, b"v" + key, BASE_TS + i) for i, key in enumerate(KEYS)]
-    segment = write(
-        tmp_path / "00000000000000000000.log", build_batch(records, base_offset=0, leader_epoch=0)
-    )
+    segment = keyed_segment
     capsys.readouterr()
     assert main(["dump-segment", "--print-records", "--json", str(segment)]) == 0
     report = json.loads(capsys.readouterr().out)

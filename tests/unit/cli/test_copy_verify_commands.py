@@ -7,12 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.support.settings_env import use_settings
-from tests.support.tiered import Tiered, build_tiered, eligible
+from tests.support.tiered import Tiered, eligible
 from tierflow.cli import main
 from tierflow.units import human_bytes
 
@@ -51,13 +49,6 @@ CHECK_KEYS = {
     "identical",
     "detail",
 }
-
-
-@pytest.fixture
-def untiered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tiered:
-    t = build_tiered(tmp_path)
-    use_settings(monkeypatch, t.settings)
-    return t
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

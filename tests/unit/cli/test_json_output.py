@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.settings_env import use_settings
-from tests.support.tiered import Tiered, build_tiered
+from tests.support.tiered import Tiered
 from tierflow.cli import main
 from tierflow.units import iso_utc
 
@@ -29,11 +28,9 @@ EVENT_KEYS = {
 
 
 @pytest.fixture
-def copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tiered:
-    t = build_tiered(tmp_path)
-    use_settings(monkeypatch, t.settings)
+def copied(untiered: Tiered) -> Tiered:
     assert main(["copy", "--topic", "orders"]) == 0
-    return t
+    return untiered
 
 
 def json_of(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
