@@ -36,6 +36,17 @@ class KafkaFormatError(Exception):
         # Defined explicitly so subclasses that also inherit OSError/KeyError keep this text.
         return str(self.args[0])
 
+    def __reduce__(self) -> tuple:
+        """Rebuilt from its fields when it crosses processes (a segment checked in a worker
+        process): the default would call the class with the message alone."""
+        return (_rebuild, (type(self), self.path, self.position, self.reason, self.line))
+
+
+def _rebuild(
+    cls: type[KafkaFormatError], path: str, position: int | None, reason: str, line: int | None
+) -> KafkaFormatError:
+    return cls(path, position, reason, line=line)
+
 
 class CorruptRecordError(KafkaFormatError):
     """A record batch with a bad CRC, an unknown magic byte or an impossible length."""

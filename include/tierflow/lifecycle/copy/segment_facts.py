@@ -8,7 +8,9 @@ bad input leaves no metadata and no objects behind.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
@@ -19,6 +21,7 @@ from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.kafka.txn_index import read_txn_index
 from tierflow.lifecycle.copy.candidates import CopyCandidate
+from tierflow.lifecycle.processes import largest_first, workers_for
 from tierflow.rsm import LogSegmentData
 
 log = logging.getLogger(__name__)
@@ -93,6 +96,39 @@ def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts
             ),
         ),
     )
+
+
+def checked_segments(
+    log: PartitionLog, candidates: Sequence[CopyCandidate], workers: int | None = None
+) -> Iterator[tuple[CopyCandidate, SegmentFacts | KafkaFormatError]]:
+    """Each candidate, in offset order, with its facts or the reason it is refused.
+
+    Many or large candidates are checked on every core at once (tierflow.lifecycle.processes);
+    the caller still records them in order and stops at the first refused one, so the end
+    state is the one-by-one check's. A few small ones are checked here, one at a time.
+    """
+    total = sum(c.segment.size_in_bytes() for c in candidates)
+    count = workers_for(total, len(candidates), workers)
+    if count <= 1:
+        for candidate in candidates:
+            yield candidate, _checked(log, candidate)
+        return
+    check = partial(_checked, log)
+    done = largest_first(check, candidates, size=_candidate_size, workers=count)
+    found = {candidate.base_offset: future.result() for candidate, future in done}
+    for candidate in candidates:
+        yield candidate, found[candidate.base_offset]
+
+
+def _checked(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts | KafkaFormatError:
+    try:
+        return inspect_segment(log, candidate)
+    except KafkaFormatError as exc:
+        return exc
+
+
+def _candidate_size(candidate: CopyCandidate) -> int:
+    return candidate.segment.size_in_bytes()
 
 
 def _say_zero_tail(kind: type[SparseIndex], path: Path) -> None:

@@ -48,7 +48,7 @@ from tierflow.lifecycle.copy.candidates import (
     copy_start_offset,
 )
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
-from tierflow.lifecycle.copy.segment_facts import SegmentFacts, inspect_segment
+from tierflow.lifecycle.copy.segment_facts import SegmentFacts, checked_segments
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
@@ -241,14 +241,13 @@ def _start_segments(
         release_taking(store, lease)
         return
     plan.report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
-    for candidate in _candidates(store, topic, log_, bounds):
-        try:
-            facts = inspect_segment(log_, candidate)  # before any state for this segment
-        except KafkaFormatError as exc:
+    # Every candidate is checked before any state is written for it.
+    for candidate, facts in checked_segments(log_, _candidates(store, topic, log_, bounds)):
+        if isinstance(facts, KafkaFormatError):
             # Said once, by whoever catches it when it is raised after the segments before it
             # are copied (a shard task's log, the CLI's line); here only the sequence is noted.
-            log.info("%s-%d: stopping at a bad segment: %s", topic.name, log_.partition, exc)
-            plan.blocked_by = exc
+            log.info("%s-%d: stopping at a bad segment: %s", topic.name, log_.partition, facts)
+            plan.blocked_by = facts
             return
         plan.jobs.append(
             _start_segment(store, topic, log_.partition, candidate, facts, lease, actor, clock)

@@ -1,0 +1,52 @@
+"""Work on every core of this machine, in processes: the copy's segment checks and rewrites.
+
+Processes, not threads: the CRC walk over a segment's batches, zstd, AES-GCM and sha256 each
+hold the GIL for much of their work, so threads top out near one core. Processes are spawned,
+not forked: an Airflow task or a Spark driver may hold threads and locks a fork would copy in
+whatever state they were. Starting one (a fresh interpreter importing tierflow) costs a few
+hundred milliseconds, so work under ``PARALLEL_MIN_BYTES`` stays in the caller's process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from typing import TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+PARALLEL_MIN_BYTES = 32 << 20
+
+
+def default_workers() -> int:
+    """One process per core this process may run on."""
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def workers_for(total_bytes: int, items: int, workers: int | None = None) -> int:
+    """How many processes: ``workers`` when given, else one per core for work of at least
+    PARALLEL_MIN_BYTES; never more than there are items."""
+    if workers is None:
+        workers = default_workers() if total_bytes >= PARALLEL_MIN_BYTES else 1
+    return max(1, min(workers, items))
+
+
+def largest_first(
+    func: Callable[[Item], Result],
+    items: Sequence[Item],
+    *,
+    size: Callable[[Item], int],
+    workers: int,
+) -> Iterator[tuple[Item, Future]]:
+    """Each item with its finished future, in the order they finish; the largest items start
+    first, so the last to finish are small ones and no core idles long at the end.
+    ``func`` must be a module-level function: spawned processes find it by import."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        ordered = sorted(items, key=size, reverse=True)
+        futures = {pool.submit(func, item): item for item in ordered}
+        for future in as_completed(futures):
+            yield futures[future], future
