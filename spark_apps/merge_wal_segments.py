@@ -4,10 +4,10 @@ Input: a JSON-lines file of MergeJobs written by the diskless_merge DAG, one per
 whose segments it has already marked COPY_SEGMENT_STARTED; each lists the committed batches
 below the cutoff in offset order (their WAL object, byte range and assigned offsets), rolled
 into segments at segment.bytes. Each task reads those byte ranges from the WAL objects, injects
-the assigned offsets, writes every segment's .log, .index, .timeindex and producer snapshot into
-a staging directory and uploads them through the classic copy's rewrite (chunked, optionally
-compressed and encrypted). A partition's segments are built in order, each producer snapshot
-continuing the previous one; partitions run in parallel.
+the assigned offsets and streams every segment into the upload (chunked, optionally compressed
+and encrypted, as the classic copy uploads), building its .index, .timeindex and producer
+snapshot on the way; nothing is staged on local disk. A partition's segments are built in
+order, each producer snapshot continuing the previous one; partitions run in parallel.
 
 Output: a JSON-lines file with one RewriteResult per segment (object keys, sizes, sha256). The
 driver only reads the metadata store, to skip segments that are no longer COPY_SEGMENT_STARTED

@@ -12,7 +12,7 @@ that was uploaded.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
@@ -101,11 +101,38 @@ class LogSegmentData:
     leader_epoch_index: bytes
 
 
+@dataclass(frozen=True)
+class SegmentFiles:
+    """A segment's files other than its ``.log``, as the bytes that are uploaded (the offset and
+    time indexes as their valid entries, without a preallocated zero tail)."""
+
+    offset_index: bytes
+    time_index: bytes
+    transaction_index: bytes | None
+    producer_snapshot_index: bytes
+    leader_epoch_index: bytes
+
+
+@dataclass(frozen=True)
+class LogSegmentStream:
+    """A segment as its upload reads it: the ``.log`` as byte strings of any size, then the other
+    files. A diskless merge builds the segment while it is uploaded, so ``files`` may be asked
+    only once the last ``.log`` byte has been read; raising there fails the copy."""
+
+    log_chunks: Iterable[bytes]
+    files: Callable[[], SegmentFiles]
+
+
 class RemoteStorageManager(Protocol):
     def copy_log_segment_data(
         self, segment: RemoteSegment, data: LogSegmentData
     ) -> list[ObjectInfo]:
         """Upload every file of the segment; return what was written (key, size, sha256)."""
+
+    def copy_log_segment_stream(
+        self, segment: RemoteSegment, stream: LogSegmentStream
+    ) -> list[ObjectInfo]:
+        """The same upload from a stream: each byte is read once, and nothing is staged."""
 
     def verify(self, segment: RemoteSegment, expected: list[ObjectInfo]) -> None:
         """Raise VerificationError unless every object reads back as uploaded."""

@@ -42,7 +42,6 @@ class Consolidated:
     def options(self, **overrides: object) -> MergeOptions:
         values: dict = {
             "cutoff_ms": FAR_FUTURE,
-            "staging_root": self.settings.data_dir / "diskless-merge",
             "delete_grace_ms": GRACE_MS,
             "segment_bytes": SEGMENT_BYTES,
         }

@@ -62,8 +62,9 @@ def finish_and_check(world: Consolidated, before: dict[int, list[bytes]]) -> str
         log = world.coordinator.log(TOPIC_ID, partition)
         assert log.diskless_start_offset == log.high_watermark, "everything merged"
     assert bucket_files(world) == expected_files(world), "no orphan objects"
-    staging = world.settings.data_dir / "diskless-merge"
-    assert not [p for p in staging.rglob("*") if p.is_file()], "no staged files left"
+    bucket = Path(world.settings.remote_storage)
+    staged = [p for p in world.settings.data_dir.rglob("*.log") if bucket not in p.parents]
+    assert not staged, "the merge writes nothing to local disk"
     collected = collect_garbage(
         world.coordinator,
         world.objects,
@@ -84,7 +85,7 @@ def world_with_data(tmp_path: Path) -> tuple[Consolidated, dict[int, list[bytes]
 KILL_POINTS = [
     "merge.after_lease",  # lease taken, nothing else
     "merge.after_started",  # the first segment STARTED, nothing uploaded
-    "merge.after_staged",  # its files staged, nothing uploaded
+    "merge.after_run",  # the first WAL run streamed into the .log upload, which is unfinished
     "rsm.after_put#1",  # its .log uploaded
     "rsm.after_put#2",  # .log and .indexes uploaded, no manifest
     "merge.after_upload",  # uploaded, not verified

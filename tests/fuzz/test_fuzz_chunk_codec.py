@@ -10,7 +10,7 @@ import zstandard
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from tests.fuzz.support import counted, mutated, scratch_file
+from tests.fuzz.support import counted, mutated
 from tierflow.storage.chunk_reader import read_chunk_run
 from tierflow.transform.chunk_index import (
     ChunkIndex,
@@ -31,6 +31,8 @@ from tierflow.transform.manifest import (
     SegmentManifest,
 )
 from tierflow.transform.pipeline import ChunkTransform, LogTransform
+
+OPTIONAL_TOP_KEYS = {"encryption", "remoteLogSegmentMetadata"}
 
 INT32_MAX = 2**31 - 1
 sizes = st.integers(0, INT32_MAX)
@@ -171,12 +173,14 @@ def _decoded(doc: dict) -> dict:
     """The manifest JSON with transformedChunks as sizes: zstd frames of the same sizes differ.
 
     The format has no checksum over them (Aiven writes none), so a changed frame that still
-    decodes is a changed index; the chunk reader's length checks catch what it misplaces.
+    decodes is a changed index; the chunk reader's length checks catch what it misplaces. An
+    optional key given as null says what its absence says, and is written back absent.
     """
     index = doc["chunkIndex"]
     if index.get("type") == "variable":
         index = index | {"transformedChunks": decode_transformed_chunks(index["transformedChunks"])}
-    return doc | {"chunkIndex": index}
+    present = {k: v for k, v in doc.items() if not (k in OPTIONAL_TOP_KEYS and v is None)}
+    return present | {"chunkIndex": index}
 
 
 @given(
@@ -227,7 +231,7 @@ def transformed_segments(draw: st.DrawFn) -> tuple[bytes, int, ChunkTransform]:
 def _upload(
     original: bytes, chunk_size: int, transform: ChunkTransform
 ) -> tuple[bytes, ChunkIndex]:
-    stream = LogTransform(scratch_file("00000000000000001000.log", original), chunk_size, transform)
+    stream = LogTransform([original], chunk_size, transform, source="00000000000000001000.log")
     blob = b"".join(stream)
     return blob, stream.chunk_index()
 

@@ -113,7 +113,6 @@ def run_diskless_demo(base: Path, say: Say = lambda _line: None) -> DisklessDemo
     say(f"merging the WAL into tiered segments of {DEMO_SEGMENT_BYTES // 1024} KiB ...")
     options = MergeOptions(
         cutoff_ms=wall_clock_ms() + 1,
-        staging_root=world.settings.data_dir / "diskless-merge",
         delete_grace_ms=world.settings.diskless.delete_grace_ms,
         segment_bytes=DEMO_SEGMENT_BYTES,
     )

@@ -12,8 +12,8 @@ can do the heavy work while Airflow owns every state transition:
      dropping them) are dropped from the WAL now: their offsets are never copied twice;
    - the batches committed before the cutoff, after the highest remote offset, are rolled into
      segments at ``segment.bytes`` (``merge_plan``) and each is recorded COPY_SEGMENT_STARTED.
-2. ``run_merge_job`` (Spark, or the worker for small batches): build each segment's files from
-   the WAL and upload them through the classic copy's rewrite. No state.
+2. ``run_merge_job`` (Spark, or the worker for small batches): build each segment from the WAL
+   while it streams into the storage manager's upload, each byte written once. No state.
 3. ``finalize_merge`` (Airflow): the classic ``finalize_copy`` verifies every object and records
    COPY_SEGMENT_FINISHED in offset order (deleting failed attempts); right after each segment
    is FINISHED its batches are dropped from the WAL: the WAL start moves past them, the objects'
@@ -35,19 +35,16 @@ data in the WAL until retention deletes it, as in Inkless.
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Required, TypedDict, Unpack
 
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge_job import (
     MergeJob,
     MergeSegmentJob,
-    partition_staging_dir,
     run_merge_job,
-    staged_files,
+    segment_file_names,
 )
 from tierflow.diskless.merge_plan import (
     KAFKA_SEGMENT_BYTES,
@@ -58,7 +55,6 @@ from tierflow.diskless.merge_plan import (
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
-from tierflow.kafka.naming import offset_prefix
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
 from tierflow.lifecycle.copy.steps import (
@@ -92,7 +88,6 @@ class MergeOptions:
     """What a merge run takes from its caller (the DAG's params, the CLI's flags)."""
 
     cutoff_ms: int  # batches committed at or after this stay in the WAL
-    staging_root: Path
     delete_grace_ms: int  # emptied WAL objects stay readable this long
     segment_bytes: int = KAFKA_SEGMENT_BYTES
     max_segments: int | None = None  # per partition and run; None: every batch below the cutoff
@@ -107,12 +102,10 @@ class MergeOptions:
         segment_bytes: int = KAFKA_SEGMENT_BYTES,
         max_segments: int | None = None,
     ) -> MergeOptions:
-        """A run over the batches committed ``min_age_ms`` ago or earlier, staged under the data
-        dir, with the configured grace and lease (the DAG's and the CLI's); ``max_segments`` 0
-        or None: no limit."""
+        """A run over the batches committed ``min_age_ms`` ago or earlier, with the configured
+        grace and lease (the DAG's and the CLI's); ``max_segments`` 0 or None: no limit."""
         return cls(
             cutoff_ms=wall_clock_ms() - min_age_ms,
-            staging_root=settings.data_dir / "diskless-merge",
             delete_grace_ms=settings.diskless.delete_grace_ms,
             segment_bytes=segment_bytes,
             max_segments=max_segments or None,
@@ -285,11 +278,7 @@ def finalize_merge(
         report.dropped_bytes += dropped.bytes_deleted
         report.objects_emptied += dropped.objects_marked
 
-    try:
-        finalize_copy(plan.copy, results, store, rsm, owner=owner, clock=clock, on_copied=drop)
-    finally:
-        if plan.copy.jobs:  # the partition's staging dir: <root>/<topic>-<id>/<p>/<base>/<files>
-            shutil.rmtree(Path(plan.copy.jobs[0].log_segment).parents[1], ignore_errors=True)
+    finalize_copy(plan.copy, results, store, rsm, owner=owner, clock=clock, on_copied=drop)
     for copied in report.merged:
         log.info(
             "merged %s-%d offsets %d-%d (%d bytes) into segment %s",
@@ -412,7 +401,6 @@ def _record_started(
         previous = RemoteSegment(
             name, topic.topic_id, partition, last.segment_id, last.start_offset, last.end_offset
         )
-    directory = partition_staging_dir(options.staging_root, name, topic.topic_id, partition)
     jobs = []
     for segment in segments:
         remote = RemoteSegment(
@@ -427,8 +415,7 @@ def _record_started(
         crash_point("merge.after_started")
         lineage = extend_lineage(lineage, segment.leader_epochs)
         # Kafka uploads the leader-epoch cache's entries that start before the next segment.
-        files = staged_files(
-            directory / offset_prefix(segment.start_offset),
+        files = segment_file_names(
             segment.start_offset,
             segment.end_offset,
             leader_epoch_index=leader_epoch_checkpoint_bytes(

@@ -3,30 +3,30 @@
 Airflow records every segment COPY_SEGMENT_STARTED first (``merge.prepare_merge``), then hands
 the job to Spark or runs it in the worker. For each segment, in offset order, the job reads the
 batches' byte ranges from the WAL objects (one ranged GET per run, as a fetch does), injects
-their offsets, writes the segment's files into a staging directory and uploads them through
-the classic copy's ``rewrite_segment`` (chunked, optionally compressed and encrypted). It
-returns one ``RewriteResult`` per segment; only Airflow turns results into state.
+their offsets and streams them into the storage manager's upload (chunked, optionally
+compressed and encrypted, as the classic copy uploads), while ``SegmentBuilder`` builds the
+indexes and the producer snapshot that go up once the last batch has passed. Each byte is
+written once, to the bucket: nothing is staged on local disk. The job returns one
+``RewriteResult`` per segment; only Airflow turns results into state.
 
 A partition's segments are built one after the other, not in parallel, because each producer
 snapshot continues the previous one's state. The first continues the snapshot of the tiered
 segment just before it (``previous``), fetched from remote storage.
 
-The staging directory of a segment is ``<staging root>/<topic>-<topic id>/<partition>/<20-digit
-base offset>``: the same inputs always give the same place and the same bytes, so a rerun
-simply rebuilds it. It is removed once the upload is done or has failed.
+The same inputs always give the same bytes, so a rerun simply builds the segment again.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
 import tempfile
 import traceback
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tierflow.diskless.coordinates import BatchCoordinate
-from tierflow.diskless.merge_segment import ProducerState, SegmentWriter
+from tierflow.diskless.merge_segment import ProducerState, SegmentBuilder
 from tierflow.diskless.wal_reads import read_run, runs
 from tierflow.faults import crash_point
 from tierflow.kafka.naming import (
@@ -36,34 +36,33 @@ from tierflow.kafka.naming import (
     TIME_INDEX_SUFFIX,
     offset_prefix,
 )
-from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
+from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
 from tierflow.rsm import (
     IndexType,
     LogSegmentData,
+    LogSegmentStream,
     RemoteResourceNotFoundError,
     RemoteSegment,
     RemoteStorageManager,
+    SegmentFiles,
 )
 from tierflow.storage.object_store import ObjectStore
 
 log = logging.getLogger(__name__)
 
 
-def partition_staging_dir(root: Path, topic: str, topic_id: str, partition: int) -> Path:
-    return root / f"{topic}-{topic_id}" / str(partition)
-
-
-def staged_files(
-    directory: Path, start_offset: int, end_offset: int, *, leader_epoch_index: bytes = b""
+def segment_file_names(
+    start_offset: int, end_offset: int, *, leader_epoch_index: bytes = b""
 ) -> LogSegmentData:
-    """Where a segment's files are staged (the names a broker gives them)."""
+    """The names a broker would give the segment's files. Nothing is written under them: they
+    name the segment in the copy's plan and progress, and the bytes are built as they go up."""
     prefix = offset_prefix(start_offset)
     return LogSegmentData(
-        log_segment=directory / (prefix + LOG_SUFFIX),
-        offset_index=directory / (prefix + INDEX_SUFFIX),
-        time_index=directory / (prefix + TIME_INDEX_SUFFIX),
+        log_segment=Path(prefix + LOG_SUFFIX),
+        offset_index=Path(prefix + INDEX_SUFFIX),
+        time_index=Path(prefix + TIME_INDEX_SUFFIX),
         transaction_index=None,  # diskless topics take no transactional batches
-        producer_snapshot_index=directory / (offset_prefix(end_offset + 1) + SNAPSHOT_SUFFIX),
+        producer_snapshot_index=Path(offset_prefix(end_offset + 1) + SNAPSHOT_SUFFIX),
         leader_epoch_index=leader_epoch_index,
     )
 
@@ -74,10 +73,6 @@ class MergeSegmentJob:
 
     rewrite: RewriteJob
     batches: tuple[BatchCoordinate, ...]
-
-    @property
-    def directory(self) -> Path:
-        return Path(self.rewrite.log_segment).parent
 
     def as_dict(self) -> dict:
         return {"rewrite": self.rewrite.as_dict(), "batches": [asdict(b) for b in self.batches]}
@@ -148,47 +143,45 @@ def merge_segment(
     rsm: RemoteStorageManager,
     producers: ProducerState,
 ) -> RewriteResult:
-    """Stage one segment's files from the WAL and upload them; the staging dir goes after."""
+    """Build one segment from the WAL while it is uploaded."""
     rewrite = job.rewrite
     try:
-        stage_segment(job, objects, producers)
-        crash_point("merge.after_staged")
-        result = rewrite_segment(rewrite, rsm)
+        written = rsm.copy_log_segment_stream(
+            rewrite.segment, segment_stream(job, objects, producers)
+        )
         crash_point("merge.after_upload")
-        return result
+        return RewriteResult(rewrite.segment_id, written)
     except Exception as exc:  # Airflow cleans up and fails the task with this message
         return RewriteResult(
             rewrite.segment_id, error=f"{rewrite.segment.describe()}: {_describe(exc)}"
         )
-    finally:
-        shutil.rmtree(job.directory, ignore_errors=True)
 
 
-def stage_segment(job: MergeSegmentJob, objects: ObjectStore, producers: ProducerState) -> None:
-    """Write the segment's files where its RewriteJob says they are, from scratch."""
+def segment_stream(
+    job: MergeSegmentJob, objects: ObjectStore, producers: ProducerState
+) -> LogSegmentStream:
+    """The segment's batches as the upload reads them, then its other files, checked against
+    what was recorded STARTED before anything names them in the bucket's manifest."""
     rewrite = job.rewrite
-    shutil.rmtree(job.directory, ignore_errors=True)
-    writer = SegmentWriter(job.directory, rewrite.start_offset, producers)
-    try:
+    builder = SegmentBuilder(rewrite.start_offset, producers)
+
+    def batches() -> Iterator[bytes]:
         for run in runs(list(job.batches)):
             for data in read_run(objects, run):
-                writer.append(data, source=run[0].object_key)
-    except BaseException:
-        writer.abort()
-        raise
-    staged = writer.close()
-    expected = staged_files(job.directory, rewrite.start_offset, rewrite.end_offset)
-    if (staged.size_in_bytes, staged.next_offset) != (
-        rewrite.size_in_bytes,
-        rewrite.end_offset + 1,
-    ):
-        raise ValueError(
-            f"staged {staged.size_in_bytes} bytes up to offset {staged.next_offset - 1}; "
-            f"the segment was recorded with {rewrite.size_in_bytes} bytes up to "
-            f"{rewrite.end_offset}"
-        )
-    if staged.producer_snapshot_path != expected.producer_snapshot_index:
-        raise ValueError(f"snapshot staged as {staged.producer_snapshot_path}")
+                builder.append(data, source=run[0].object_key)
+                yield data
+            crash_point("merge.after_run")
+
+    def files() -> SegmentFiles:
+        built = (builder.size_in_bytes, builder.next_offset)
+        if built != (rewrite.size_in_bytes, rewrite.end_offset + 1):
+            raise ValueError(
+                f"built {built[0]} bytes up to offset {built[1] - 1}; the segment was recorded "
+                f"with {rewrite.size_in_bytes} bytes up to {rewrite.end_offset}"
+            )
+        return builder.roll(rewrite.data.leader_epoch_index)
+
+    return LogSegmentStream(batches(), files)
 
 
 def _previous_producers(job: MergeJob, rsm: RemoteStorageManager) -> ProducerState:

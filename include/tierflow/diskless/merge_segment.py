@@ -1,8 +1,9 @@
-"""Writing a merged segment's files the way a broker writes a rolled segment.
+"""Building a merged segment's files the way a broker writes a rolled segment.
 
 The batches arrive in offset order with their offsets already injected (``read.inject``), so
-the ``.log`` is byte for byte what a classic segment holds. Beside it, as Kafka's
-``LogSegment.append`` and ``UnifiedLog.roll`` write them:
+the ``.log`` is byte for byte what a classic segment holds. The builder sees each batch on its
+way to the upload and builds what a broker writes beside it, as Kafka's ``LogSegment.append``
+and ``UnifiedLog.roll`` write them:
 
 - ``.index``: an entry (the batch's last offset, the position of its start) once more than
   ``index.interval.bytes`` were appended since the previous entry;
@@ -13,27 +14,18 @@ the ``.log`` is byte for byte what a classic segment holds. Beside it, as Kafka'
   segment's snapshot), so it holds every producer seen so far, as ProducerStateManager would.
   Diskless topics take no transactional batches, so entries never hold an open transaction.
 
-The files are scratch: nothing reads them but the upload that follows, and a rerun after any
-failure rebuilds them from the WAL. So they are not fsynced (the upload fsyncs what it stores);
-the ``.log`` is written under a temporary name and renamed, so a complete-looking file is never
-a half-written one.
+Nothing is written to local disk: the ``.log`` streams into the upload as it is built, and the
+other files are bytes handed to the upload once the last batch has passed. A rerun after any
+failure rebuilds the segment from the WAL.
 """
 
 from __future__ import annotations
 
-import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tierflow.diskless.errors import WalFormatError
-from tierflow.kafka.naming import (
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    SNAPSHOT_SUFFIX,
-    TIME_INDEX_SUFFIX,
-    offset_prefix,
-)
 from tierflow.kafka.offset_index import OffsetPosition, offset_index_bytes
 from tierflow.kafka.producer_snapshot import (
     ProducerSnapshotEntry,
@@ -41,6 +33,7 @@ from tierflow.kafka.producer_snapshot import (
     read_producer_snapshot,
 )
 from tierflow.kafka.time_index import TimeIndexBuilder, time_index_bytes
+from tierflow.rsm import SegmentFiles
 
 INDEX_INTERVAL_BYTES = 4096  # Kafka's index.interval.bytes default
 NO_TXN = -1
@@ -94,40 +87,21 @@ class ProducerState:
         return [self.entries[pid] for pid in sorted(self.entries)]
 
 
-@dataclass(frozen=True)
-class StagedSegment:
-    """The files of one merged segment, ready for the copy lifecycle's upload."""
-
-    log_path: Path
-    offset_index_path: Path
-    time_index_path: Path
-    producer_snapshot_path: Path
-    size_in_bytes: int
-    next_offset: int
-
-
-class SegmentWriter:
-    """Append injected batches to ``<directory>/<base offset>.log`` and index them."""
+class SegmentBuilder:
+    """Index the injected batches of the segment starting at ``base_offset`` as they pass."""
 
     def __init__(
         self,
-        directory: Path,
         base_offset: int,
         producers: ProducerState,
         *,
         index_interval_bytes: int = INDEX_INTERVAL_BYTES,
     ) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.directory = directory
         self.base_offset = base_offset
         self.next_offset = base_offset
+        self.size_in_bytes = 0
         self.producers = producers
         self.index_interval_bytes = index_interval_bytes
-        self._prefix = offset_prefix(base_offset)
-        self._log_path = directory / (self._prefix + LOG_SUFFIX)
-        self._tmp = self._log_path.with_name(self._log_path.name + ".tmp")
-        self._out = open(self._tmp, "wb")  # noqa: SIM115 - closed by close()
-        self._size = 0
         self._since_index_entry = 0
         self._offsets: list[OffsetPosition] = []
         self._times = TimeIndexBuilder()
@@ -146,35 +120,22 @@ class SegmentWriter:
         last = base + delta
         self._times.observe(max_ts, last)
         if self._since_index_entry > self.index_interval_bytes:
-            self._offsets.append(OffsetPosition(last, self._size))
+            self._offsets.append(OffsetPosition(last, self.size_in_bytes))
             self._times.maybe_append()
             self._since_index_entry = 0
         self._since_index_entry += len(batch)
-        self._out.write(batch)
-        self._size += len(batch)
+        self.size_in_bytes += len(batch)
         self.next_offset = last + 1
         self.producers.append(producer_id, producer_epoch, base_sequence, base, last, max_ts)
 
-    def close(self) -> StagedSegment:
-        """Roll: the final time-index entry, the indexes, the snapshot at the next offset."""
+    def roll(self, leader_epoch_index: bytes) -> SegmentFiles:
+        """The files of the rolled segment: the final time-index entry, the indexes, and the
+        producer snapshot at the next offset."""
         self._times.maybe_append()
-        self._out.close()
-        os.replace(self._tmp, self._log_path)
-        index_path = self.directory / (self._prefix + INDEX_SUFFIX)
-        index_path.write_bytes(offset_index_bytes(self.base_offset, self._offsets))
-        time_path = self.directory / (self._prefix + TIME_INDEX_SUFFIX)
-        time_path.write_bytes(time_index_bytes(self.base_offset, self._times.entries))
-        snapshot_path = self.directory / (offset_prefix(self.next_offset) + SNAPSHOT_SUFFIX)
-        snapshot_path.write_bytes(producer_snapshot_bytes(self.producers.snapshot()))
-        return StagedSegment(
-            log_path=self._log_path,
-            offset_index_path=index_path,
-            time_index_path=time_path,
-            producer_snapshot_path=snapshot_path,
-            size_in_bytes=self._size,
-            next_offset=self.next_offset,
+        return SegmentFiles(
+            offset_index=offset_index_bytes(self.base_offset, self._offsets),
+            time_index=time_index_bytes(self.base_offset, self._times.entries),
+            transaction_index=None,  # diskless topics take no transactional batches
+            producer_snapshot_index=producer_snapshot_bytes(self.producers.snapshot()),
+            leader_epoch_index=leader_epoch_index,
         )
-
-    def abort(self) -> None:
-        self._out.close()
-        self._tmp.unlink(missing_ok=True)

@@ -21,6 +21,7 @@ from tierflow.faults import crash_point
 from tierflow.rsm import (
     IndexType,
     LogSegmentData,
+    LogSegmentStream,
     ObjectInfo,
     RemoteResourceNotFoundError,
     RemoteSegment,
@@ -30,11 +31,12 @@ from tierflow.storage.chunk_reader import read_chunk_run
 from tierflow.storage.keys import segment_object_key
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.verification import verify_objects
-from tierflow.transform.compression import first_batch_compressed
+from tierflow.transform.compression import first_batch_compressed, split_first_batch
 from tierflow.transform.encryption import DataKey
 from tierflow.transform.errors import DataKeyError, KeyRingError, ManifestError
 from tierflow.transform.manifest import EncryptionMetadata, SegmentManifest, SegmentMetadata
 from tierflow.transform.pipeline import ChunkTransform, LogTransform, index_blobs
+from tierflow.transform.segment_files import segment_file_stream
 from tierflow.transform.segment_metadata import derive_segment_metadata
 
 if TYPE_CHECKING:
@@ -100,33 +102,46 @@ class ChunkedRemoteStorageManager:
         segment_metadata: SegmentMetadata | None = None,
     ) -> list[ObjectInfo]:
         """Write .log, .indexes, then the manifest; on any failure delete what was written."""
+        stream = segment_file_stream(data, self.chunk_size)
+        return self.copy_log_segment_stream(segment, stream, segment_metadata=segment_metadata)
+
+    def copy_log_segment_stream(
+        self,
+        segment: RemoteSegment,
+        stream: LogSegmentStream,
+        *,
+        segment_metadata: SegmentMetadata | None = None,
+    ) -> list[ObjectInfo]:
+        """The same from a stream: each chunk is transformed and uploaded as it arrives."""
         try:
-            return self._copy(segment, data, segment_metadata)
+            return self._copy(segment, stream, segment_metadata)
         except Exception:
             self._delete_quietly(segment)
             raise
 
     def _copy(
-        self, segment: RemoteSegment, data: LogSegmentData, metadata: SegmentMetadata | None
+        self, segment: RemoteSegment, stream: LogSegmentStream, metadata: SegmentMetadata | None
     ) -> list[ObjectInfo]:
         log_key, indexes_key, manifest_key = self.object_keys(segment)
-        compress = self._should_compress(data)
+        head, pieces = split_first_batch(stream.log_chunks)
+        compress = self._should_compress(head, segment)
         data_key = DataKey.generate() if self.key_ring is not None else None
         encryption = None
         if data_key is not None and self.key_ring is not None:
             encryption = EncryptionMetadata(self.key_ring.wrap(data_key.key), data_key.aad)
         transform = ChunkTransform(compression=compress, data_key=data_key)
 
-        log_stream = LogTransform(data.log_segment, self.chunk_size, transform)
+        log_stream = LogTransform(pieces, self.chunk_size, transform, source=segment.describe())
         log_info = self.objects.put_chunks(log_key, log_stream)
         crash_point("rsm.after_put")
-        segment_indexes, blobs = index_blobs(data, transform)
+        files = stream.files()
+        segment_indexes, blobs = index_blobs(files, transform)
         indexes_info = self.objects.put_chunks(indexes_key, blobs)
         crash_point("rsm.after_put")
 
         if metadata is None:
             metadata = derive_segment_metadata(
-                segment, data, broker_id=self.broker_id, now_ms=time.time_ns() // 1_000_000
+                segment, files, broker_id=self.broker_id, now_ms=time.time_ns() // 1_000_000
             )
         manifest = SegmentManifest(
             chunk_index=log_stream.chunk_index(),
@@ -140,10 +155,12 @@ class ChunkedRemoteStorageManager:
         self._remember(segment, _OpenSegment(manifest, transform))
         return [log_info, indexes_info, manifest_info]
 
-    def _should_compress(self, data: LogSegmentData) -> bool:
-        if not self.compression or data.log_segment.stat().st_size == 0:
+    def _should_compress(self, head: bytes, segment: RemoteSegment) -> bool:
+        if not self.compression or not head:
             return False  # Aiven cannot index an empty compressed file
-        return not (self.compression_heuristic and first_batch_compressed(data.log_segment))
+        if not self.compression_heuristic:
+            return True
+        return not first_batch_compressed(head, f"{segment.describe()} .log")
 
     def _delete_quietly(self, segment: RemoteSegment) -> None:
         try:

@@ -8,21 +8,20 @@ GETs of the ``.log`` object.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 from tierflow.faults import crash_point
-from tierflow.kafka.offset_index import OffsetIndex
-from tierflow.kafka.time_index import TimeIndex
 from tierflow.rsm import (
     IndexType,
     LogSegmentData,
+    LogSegmentStream,
     ObjectInfo,
     RemoteResourceNotFoundError,
     RemoteSegment,
 )
 from tierflow.storage.keys import segment_object_key
-from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.object_store import READ_CHUNK, ObjectStore
 from tierflow.storage.verification import verify_objects
+from tierflow.transform.segment_files import segment_file_stream
 
 LOG_SUFFIX = "log"
 INDEX_SUFFIXES: dict[IndexType, str] = {
@@ -49,25 +48,28 @@ class PlainRemoteStorageManager:
     def copy_log_segment_data(
         self, segment: RemoteSegment, data: LogSegmentData
     ) -> list[ObjectInfo]:
-        # The offset and time indexes go up as their valid entries only: a zero-filled
-        # preallocated tail (a broker killed before trimming) is not data.
-        files: list[tuple[str, Path | bytes]] = [
-            (LOG_SUFFIX, data.log_segment),
-            (INDEX_SUFFIXES[IndexType.OFFSET], OffsetIndex.valid_file_bytes(data.offset_index)[0]),
-            (INDEX_SUFFIXES[IndexType.TIMESTAMP], TimeIndex.valid_file_bytes(data.time_index)[0]),
-            (INDEX_SUFFIXES[IndexType.PRODUCER_SNAPSHOT], data.producer_snapshot_index),
+        return self.copy_log_segment_stream(segment, segment_file_stream(data, READ_CHUNK))
+
+    def copy_log_segment_stream(
+        self, segment: RemoteSegment, stream: LogSegmentStream
+    ) -> list[ObjectInfo]:
+        """The .log as it arrives, then each index file as one object."""
+        written = [self.objects.put_chunks(self.key(segment, LOG_SUFFIX), stream.log_chunks)]
+        crash_point("rsm.after_put")
+        files = stream.files()
+        indexes: list[tuple[IndexType, bytes | None]] = [
+            (IndexType.OFFSET, files.offset_index),
+            (IndexType.TIMESTAMP, files.time_index),
+            (IndexType.PRODUCER_SNAPSHOT, files.producer_snapshot_index),
+            (IndexType.TRANSACTION, files.transaction_index),
+            (IndexType.LEADER_EPOCH, files.leader_epoch_index),
         ]
-        if data.transaction_index is not None:
-            files.append((INDEX_SUFFIXES[IndexType.TRANSACTION], data.transaction_index))
-        files.append((INDEX_SUFFIXES[IndexType.LEADER_EPOCH], data.leader_epoch_index))
-        written = []
-        for suffix, source in files:
-            key = self.key(segment, suffix)
-            if isinstance(source, bytes):
-                written.append(self.objects.put_bytes(key, source))
-            else:
-                written.append(self.objects.put_file(key, source))
-            crash_point("rsm.after_put")
+        for index_type, data in indexes:
+            if data is not None:
+                written.append(
+                    self.objects.put_bytes(self.key(segment, INDEX_SUFFIXES[index_type]), data)
+                )
+                crash_point("rsm.after_put")
         return written
 
     def verify(self, segment: RemoteSegment, expected: list[ObjectInfo]) -> None:

@@ -7,13 +7,14 @@ frame without the content size is unreadable there; ours refuses such frames too
 from __future__ import annotations
 
 import logging
-from pathlib import Path
+from collections.abc import Iterable, Iterator
+from itertools import chain
 
 import zstandard
 
 from tierflow.kafka.batch_builder import CODEC_NONE
 from tierflow.kafka.errors import KafkaFormatError
-from tierflow.kafka.record_batch import iter_batches
+from tierflow.kafka.record_batch import LOG_OVERHEAD, iter_batches_in_buffer
 from tierflow.transform.errors import CorruptChunkError
 
 log = logging.getLogger(__name__)
@@ -58,18 +59,36 @@ def decompress_chunk(
         raise CorruptChunkError(object_key, chunk, f"zstd frame does not decode ({exc})") from None
 
 
-def first_batch_compressed(log_segment: Path) -> bool:
+def split_first_batch(pieces: Iterable[bytes]) -> tuple[bytes, Iterator[bytes]]:
+    """The stream's bytes up to the end of its first batch (all of them, if it is shorter), and
+    the whole stream again: the heuristic below looks at the first batch before any chunk is
+    transformed, and the stream is read only once."""
+    stream = iter(pieces)
+    taken: list[bytes] = []
+    head = bytearray()
+    for piece in stream:
+        taken.append(piece)
+        head += piece
+        if len(head) >= LOG_OVERHEAD:
+            length = int.from_bytes(head[8:12], "big", signed=True)
+            if len(head) >= LOG_OVERHEAD + max(length, 0):
+                break
+    return bytes(head), chain(taken, stream)
+
+
+def first_batch_compressed(head: bytes, source: str) -> bool:
     """Aiven's compression heuristic: is the segment's FIRST batch already compressed?
 
-    Only the first batch is read, CRC-checked. A missing or invalid first batch counts as
-    compressed, so that the segment is uploaded uncompressed, as Aiven does.
+    ``head`` holds at least the first batch (``split_first_batch``), which is CRC-checked. A
+    missing or invalid first batch counts as compressed, so that the segment is uploaded
+    uncompressed, as Aiven does.
     """
     try:
-        first = next(iter_batches(log_segment, validate_crc=True), None)
+        first = next(iter_batches_in_buffer(head, source=source, validate_crc=True), None)
     except KafkaFormatError as exc:
-        log.warning("%s: first batch unreadable (%s); uploading uncompressed", log_segment, exc)
+        log.warning("%s: first batch unreadable (%s); uploading uncompressed", source, exc)
         return True
     if first is None:
-        log.warning("%s: no record batch; uploading uncompressed", log_segment)
+        log.warning("%s: no record batch; uploading uncompressed", source)
         return True
     return first.compression_type != CODEC_NONE

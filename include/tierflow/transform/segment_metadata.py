@@ -13,7 +13,7 @@ import logging
 
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.time_index import NO_TIMESTAMP, TimeIndex
-from tierflow.rsm import LogSegmentData, RemoteSegment
+from tierflow.rsm import RemoteSegment, SegmentFiles
 from tierflow.transform.manifest import SegmentMetadata
 
 log = logging.getLogger(__name__)
@@ -33,17 +33,19 @@ def segment_epochs(checkpoint: bytes, start_offset: int, end_offset: int) -> lis
 
 
 def derive_segment_metadata(
-    segment: RemoteSegment, data: LogSegmentData, *, broker_id: int, now_ms: int
+    segment: RemoteSegment, files: SegmentFiles, *, broker_id: int, now_ms: int
 ) -> SegmentMetadata:
     try:
-        epochs = segment_epochs(data.leader_epoch_index, segment.start_offset, segment.end_offset)
+        epochs = segment_epochs(files.leader_epoch_index, segment.start_offset, segment.end_offset)
     except ValueError as exc:
         log.warning("%s: unreadable leader-epoch checkpoint (%s)", segment.describe(), exc)
         epochs = []
     try:
-        index = TimeIndex.read(data.time_index, segment.start_offset)
+        index = TimeIndex.from_bytes(
+            files.time_index, segment.start_offset, source=f"{segment.describe()} time index"
+        )
         max_timestamp = max((e.timestamp for e in index.entries), default=NO_TIMESTAMP)
-    except (KafkaFormatError, OSError) as exc:
+    except KafkaFormatError as exc:
         log.warning("%s: unreadable time index (%s)", segment.describe(), exc)
         max_timestamp = NO_TIMESTAMP
     return SegmentMetadata(

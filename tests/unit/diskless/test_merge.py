@@ -63,7 +63,7 @@ def test_merged_segments_are_the_files_the_broker_itself_wrote(tmp_path: Path) -
     with the broker's exact .log, .index, .timeindex, producer snapshot (carried from run to
     run) and leader-epoch entries, encrypted on the way."""
     world = produce_demo(tmp_path / "demo")
-    options = _options(world.settings.data_dir, DEMO_SEGMENT_BYTES)
+    options = _options(DEMO_SEGMENT_BYTES)
     runs = 0
     for topic_id, partition in merge_targets(world.coordinator, world.store):
         while merge_partition(
@@ -108,10 +108,9 @@ def test_merged_segments_are_the_files_the_broker_itself_wrote(tmp_path: Path) -
     world.store.close()
 
 
-def _options(data_dir: Path, segment_bytes: int) -> MergeOptions:
+def _options(segment_bytes: int) -> MergeOptions:
     return MergeOptions(
         cutoff_ms=NOW * 2,
-        staging_root=data_dir / "diskless-merge",
         delete_grace_ms=GRACE_MS,
         segment_bytes=segment_bytes,
         max_segments=2,
@@ -225,7 +224,9 @@ def test_a_damaged_wal_object_fails_the_merge_and_leaves_the_wal_whole(tmp_path:
     assert all(r[2] == S.COPY_SEGMENT_FINISHED for r in live_segments(world.store, 1))
     wal = world.coordinator.partition_batches(TOPIC_ID, 1)
     assert wal[-1] == victim, "the damaged batch and those after it are still in the WAL"
-    assert not list((world.settings.data_dir / "diskless-merge").rglob("*.log"))
+    bucket = Path(world.settings.remote_storage)
+    staged = [p for p in world.settings.data_dir.rglob("*.log") if bucket not in p.parents]
+    assert not staged, "the merge writes nothing to local disk"
     path.write_bytes(original)  # repaired (a real bucket would restore a version)
     merge_all(world)
     assert_merged_exactly_once(world, before)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from itertools import product
 from pathlib import Path
 
@@ -25,17 +26,20 @@ from tests.unit.transform.support import (
     record_batches,
     segment_files,
 )
+from tierflow.kafka.errors import CorruptRecordError
 from tierflow.rsm import (
     IndexType,
     LogSegmentData,
+    LogSegmentStream,
     RemoteResourceNotFoundError,
-    RemoteStorageError,
+    SegmentFiles,
     VerificationError,
 )
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.transform.chunk_index import decode_chunk_sizes
 from tierflow.transform.keyring import KeyRing
+from tierflow.transform.segment_files import read_segment_files
 
 CHUNK = 1000
 SIZES = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 17]
@@ -301,8 +305,43 @@ def test_failure_while_streaming_the_log_leaves_nothing(tmp_path: Path) -> None:
     data = segment_files(tmp_path / "seg", b"q" * 3000, with_txn=False)
     data.log_segment.unlink()
     data.log_segment.mkdir()  # stat works, reading fails mid-upload
-    with pytest.raises(RemoteStorageError, match="Is a directory"):
+    with pytest.raises(IsADirectoryError, match=r"00000000000000001000\.log"):
         rsm.copy_log_segment_data(a_segment(), data)
+    assert not [p for p in (tmp_path / "bucket").rglob("*") if p.is_file()]
+
+
+@pytest.mark.parametrize("piece", [1, 700, CHUNK, 3 * CHUNK + 5])
+def test_a_stream_in_any_pieces_uploads_what_the_files_upload(tmp_path: Path, piece: int) -> None:
+    """Chunk boundaries, compression choice and indexes depend on the bytes, not the pieces."""
+    rsm, store = make_rsm(tmp_path, compression=True, ring=None)
+    data = segment_files(tmp_path / "seg", record_batches(4000), with_txn=True)
+    from_files = rsm.copy_log_segment_data(a_segment(), data)
+    uploaded = {info.key: store.read_range(info.key) for info in from_files}
+    log_bytes = data.log_segment.read_bytes()
+    pieces = (log_bytes[i : i + piece] for i in range(0, len(log_bytes), piece))
+    files = read_segment_files(data)
+    from_stream = rsm.copy_log_segment_stream(a_segment(), LogSegmentStream(pieces, lambda: files))
+    assert [(i.size, i.sha256) for i in from_stream[:2]] == [
+        (i.size, i.sha256) for i in from_files[:2]
+    ]
+    manifest = json.loads(store.read_range(from_stream[2].key))
+    assert manifest["chunkIndex"] == json.loads(uploaded[from_files[2].key])["chunkIndex"]
+
+
+def test_a_stream_that_fails_half_way_leaves_nothing(tmp_path: Path, make_ring) -> None:
+    """A merge that dies while building its segment: chunks already went up, then nothing."""
+    rsm, _ = make_rsm(tmp_path, compression=True, ring=make_ring("k1"))
+    log_bytes = record_batches(4000)
+
+    def pieces() -> Iterator[bytes]:
+        yield from (log_bytes[i : i + 700] for i in range(0, len(log_bytes), 700))
+        raise CorruptRecordError("wal/object-1", 4096, "CRC mismatch")
+
+    def files() -> SegmentFiles:  # never asked: the stream failed first
+        raise AssertionError("asked for the indexes of a segment that was never finished")
+
+    with pytest.raises(CorruptRecordError, match="wal/object-1"):
+        rsm.copy_log_segment_stream(a_segment(), LogSegmentStream(pieces(), files))
     assert not [p for p in (tmp_path / "bucket").rglob("*") if p.is_file()]
 
 
