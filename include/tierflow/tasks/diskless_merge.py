@@ -26,12 +26,13 @@ from tierflow.diskless.merge import (
     merge_targets,
     prepare_merge,
 )
-from tierflow.diskless.merge_job import MergeJob, run_merge_job
+from tierflow.diskless.merge_job import MergeJob
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
+from tierflow.diskless.merge_pool import merge_jobs
 from tierflow.lifecycle.copy.rewrite import read_json_lines, write_json_lines
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
-from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.runtime import open_storage, open_store
 from tierflow.tasks.attribution import attributed
 from tierflow.tasks.rewrite_batch import (
     batch_dir,
@@ -41,7 +42,7 @@ from tierflow.tasks.rewrite_batch import (
     write_batch,
     write_results,
 )
-from tierflow.tasks.segment_copy import plan_from_dict, plan_to_dict
+from tierflow.tasks.segment_copy import plan_from_dict, plan_to_dict, worker_s3_client
 from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
@@ -137,15 +138,14 @@ def plan_merge(
 
 
 def merge_in_worker(batch: dict, settings: Settings | None = None) -> dict:
-    """The small-batch path: the same job Spark runs, in this process."""
+    """The path below the Spark threshold: the same job Spark runs, on every core of the
+    worker (merge_pool)."""
     settings = settings or Settings.from_env()
     store = open_store(settings)
-    jobs = [still_started(store, job) for job in load_jobs(Path(batch["jobs_file"]))]
-    rsm, objects = open_storage(settings), open_objects(settings)
-    results = (
-        result.as_dict() for job in jobs if job for result in run_merge_job(job, objects, rsm)
-    )
-    return write_results(batch, results)
+    started = (still_started(store, job) for job in load_jobs(Path(batch["jobs_file"])))
+    jobs = [job for job in started if job]
+    results = merge_jobs(jobs, settings, s3_client=worker_s3_client(settings))
+    return write_results(batch, (result.as_dict() for result in results))
 
 
 def finalize_target(prepared: dict, batch: dict, settings: Settings | None = None) -> dict:
