@@ -22,7 +22,9 @@ def test_copy_reports_storage_faults_per_partition_and_the_rerun_finishes(
     use_settings(monkeypatch, t.settings)
     monkeypatch.setenv("TIERFLOW_STORAGE_RETRY_BASE_MS", "1")
     monkeypatch.setenv("TIERFLOW_STORAGE_RETRY_MAX_MS", "2")
-    plan = FaultPlan.from_env({"TIERFLOW_STORAGE_FAULTS": "put:partial:2;stat:fatal:7"})
+    # The 2nd put is orders-0's first .index. finalize verifies orders-0's three segments (13
+    # stats: the first stops at its bad .index), then orders-1's two (stats 14-25).
+    plan = FaultPlan.from_env({"TIERFLOW_STORAGE_FAULTS": "put:partial:2;stat:fatal:20"})
     assert plan is not None
     with monkeypatch.context() as faulty:
         inject_storage_faults(faulty, plan)
