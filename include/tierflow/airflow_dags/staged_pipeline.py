@@ -4,7 +4,8 @@
     → finalize (mapped over shards) → summarize → announce_new_segments
 
 Airflow maps over shards, never partitions: a run has at most 2 x TIERFLOW_MAX_SHARDS + 8
-task instances (three more per broker queue), whatever the cluster's size; prepare and
+task instances (three more per broker queue), whatever the cluster's size, and a run with
+nothing to do has one (plan short-circuits the rest); prepare and
 finalize run on each shard's broker queue (one mapped task per queue; see shard_tasks). A
 shard task whose partitions partly failed pushes what it did (XCom key ``outcome``) and then
 fails, so the next steps go ahead for the rest and on-call clears just that shard.
@@ -76,15 +77,16 @@ def wire_staged_pipeline(
 
 
 def _plan_task(operation: str, extra: dict, queues: dict[int, str], all_lanes: list[str]) -> Any:
-    """plan: the partitions with work, cut into shards, grouped by lane."""
+    """plan: the partitions with work, cut into shards, grouped by lane. With none, every later
+    task is skipped at once: an idle run is this one task instance, and announces nothing."""
 
-    @task
+    @task.short_circuit(ignore_downstream_trigger_rules=True)
     def plan() -> dict[str, list[dict]]:
         from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import plan_shards
 
         shards = plan_shards(staged(operation), _params(extra), queues=queues)
-        return by_lane(shards, all_lanes)
+        return by_lane(shards, all_lanes) if shards else {}
 
     return plan
 
