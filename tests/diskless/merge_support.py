@@ -6,15 +6,18 @@ A plain module (not a conftest) so the DAG and crash tests can import it too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.diskless.diskless_support import NOW, TOPIC, TOPIC_ID, records
 from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
-from tierflow.diskless.merge import MergeOptions
+from tierflow.diskless.merge import MergeOptions, MergePlan, MergeReport, finalize_merge
 from tierflow.diskless.writer import WalWriter
 from tierflow.kafka.batch_builder import CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD, build_batch
+from tierflow.lifecycle.copy.rewrite import RewriteResult
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import is_valid_segment_transition
 from tierflow.metadata.store import MetadataStore
@@ -47,6 +50,21 @@ class Consolidated:
         }
         values.update(overrides)
         return MergeOptions(**values)
+
+    def finalize(
+        self, plan: MergePlan, results: Mapping[str, RewriteResult], *, owner: str, **kwargs: Any
+    ) -> MergeReport:
+        """finalize_merge on this world, with the tests' grace (``clock`` may be given)."""
+        return finalize_merge(
+            plan,
+            results,
+            self.coordinator,
+            self.store,
+            self.rsm,
+            owner=owner,
+            delete_grace_ms=GRACE_MS,
+            **kwargs,
+        )
 
     def read_all(self, partition: int) -> list[bytes]:
         """Every batch of the partition from its log start, through the diskless read path."""

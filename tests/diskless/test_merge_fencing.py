@@ -24,7 +24,7 @@ from tests.diskless.merge_support import (
     consolidated,
     expected_files,
 )
-from tierflow.diskless.merge import MergePlan, finalize_merge, prepare_merge
+from tierflow.diskless.merge import MergePlan, prepare_merge
 from tierflow.diskless.merge_job import run_merge_job
 from tierflow.lifecycle.copy.steps import CopyFailedError
 from tierflow.metadata.errors import LeaseLostError
@@ -119,16 +119,7 @@ def _run(world: Consolidated, plan: MergePlan) -> dict:
 
 
 def _finalize(world: Consolidated, plan: MergePlan, results: dict) -> merge.MergeReport:
-    return finalize_merge(
-        plan,
-        results,
-        world.coordinator,
-        world.store,
-        world.rsm,
-        owner=OWNER,
-        delete_grace_ms=GRACE_MS,
-        clock=lambda: NOW + 200,
-    )
+    return world.finalize(plan, results, owner=OWNER, clock=lambda: NOW + 200)
 
 
 def _rows_of(world: Consolidated, partition: int, actor: str) -> list:

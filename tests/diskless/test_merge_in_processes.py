@@ -11,7 +11,6 @@ import pytest
 
 from tests.diskless.diskless_support import TOPIC_ID
 from tests.diskless.merge_support import (
-    GRACE_MS,
     PARTITIONS,
     Consolidated,
     assert_merged_exactly_once,
@@ -19,7 +18,7 @@ from tests.diskless.merge_support import (
     consolidated,
     expected_files,
 )
-from tierflow.diskless.merge import finalize_merge, prepare_merge
+from tierflow.diskless.merge import prepare_merge
 from tierflow.diskless.merge_pool import merge_jobs
 from tierflow.faults import ENV_CRASH_AT
 from tierflow.lifecycle.clock import wall_clock_ms
@@ -42,15 +41,7 @@ def merge_on_two_processes(world: Consolidated) -> None:
     failures = []
     for plan in plans:
         try:
-            finalize_merge(
-                plan,
-                results,
-                world.coordinator,
-                world.store,
-                world.rsm,
-                owner=OWNER,
-                delete_grace_ms=GRACE_MS,
-            )
+            world.finalize(plan, results, owner=OWNER)
         except CopyFailedError as exc:
             failures.append(str(exc))
     if failures:

@@ -10,9 +10,7 @@ the rerun merges the partition again.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 
@@ -21,10 +19,8 @@ from tierflow.diskless.merge_executor import merge_partitions
 from tierflow.diskless.merge_job import MergeJob
 from tierflow.faults import crash_point
 from tierflow.lifecycle.copy.rewrite import RewriteResult
-from tierflow.lifecycle.processes import largest_first, workers_for
+from tierflow.lifecycle.processes import on_cores
 from tierflow.storage.s3_handover import S3ClientSpec
-
-log = logging.getLogger(__name__)
 
 
 def merge_jobs(
@@ -36,29 +32,22 @@ def merge_jobs(
 ) -> Iterator[RewriteResult]:
     """Every segment's result, partition by partition in the order they finish. ``workers``
     None means one process per core for a big enough batch (processes.workers_for)."""
-    total = sum(job.size_in_bytes for job in jobs)
     merge = partial(merge_one, settings, s3_client)
-    count = workers_for(total, len(jobs), workers)
-    if count <= 1:
-        for job in jobs:
-            yield from (RewriteResult.from_dict(raw) for raw in merge(job))
-        return
-    log.info("merging %d partitions (%d bytes) in %d processes", len(jobs), total, count)
-    for job, future in largest_first(merge, jobs, size=_size_of, workers=count):
-        yield from _outcomes(job, future)
+    done = on_cores(
+        merge, jobs, size=_size_of, workers=workers, died=_died, what="merging partitions"
+    )
+    for _job, raws in done:
+        yield from (RewriteResult.from_dict(raw) for raw in raws)
 
 
 def _size_of(job: MergeJob) -> int:
     return job.size_in_bytes
 
 
-def _outcomes(job: MergeJob, future: Future) -> list[RewriteResult]:
-    try:
-        return [RewriteResult.from_dict(raw) for raw in future.result()]
-    except BrokenProcessPool as exc:
-        first = job.segments[0].rewrite  # finalize discards every segment after a failed one
-        error = f"{first.segment.describe()}: the process merging it died ({exc})"
-        return [RewriteResult(first.segment_id, error=error)]
+def _died(job: MergeJob, exc: BrokenProcessPool) -> list[dict]:
+    first = job.segments[0].rewrite  # finalize discards every segment after a failed one
+    error = f"{first.segment.describe()}: the process merging it died ({exc})"
+    return [RewriteResult(first.segment_id, error=error).as_dict()]
 
 
 def merge_one(settings: Settings, s3_client: S3ClientSpec | None, job: MergeJob) -> list[dict]:

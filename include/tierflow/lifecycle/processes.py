@@ -9,11 +9,15 @@ hundred milliseconds, so work under ``PARALLEL_MIN_BYTES`` stays in the caller's
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
+
+log = logging.getLogger(__name__)
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -50,3 +54,29 @@ def largest_first(
         futures = {pool.submit(func, item): item for item in ordered}
         for future in as_completed(futures):
             yield futures[future], future
+
+
+def on_cores(
+    func: Callable[[Item], Result],
+    items: Sequence[Item],
+    *,
+    size: Callable[[Item], int],
+    workers: int | None,
+    died: Callable[[Item, BrokenProcessPool], Result],
+    what: str,
+) -> Iterator[tuple[Item, Result]]:
+    """Each item with its result, in the order they finish: in processes when the work is big
+    enough (``workers_for``), else one by one here. An item whose process died (killed, out of
+    memory) gets ``died``'s result, as does every item not yet back: the pool is broken."""
+    total = sum(size(item) for item in items)
+    count = workers_for(total, len(items), workers)
+    if count <= 1:
+        for item in items:
+            yield item, func(item)
+        return
+    log.info("%s: %d items (%d bytes) in %d processes", what, len(items), total, count)
+    for item, future in largest_first(func, items, size=size, workers=count):
+        try:
+            yield item, future.result()
+        except BrokenProcessPool as exc:
+            yield item, died(item, exc)

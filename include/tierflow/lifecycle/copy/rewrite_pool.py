@@ -9,9 +9,7 @@ finalize cleans up and the rerun copies again.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 
@@ -19,11 +17,9 @@ from tierflow.config import Settings
 from tierflow.faults import crash_point
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
 from tierflow.lifecycle.copy.rewrite_executor import rewrite_partition
-from tierflow.lifecycle.processes import largest_first, workers_for
+from tierflow.lifecycle.processes import on_cores
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.storage.s3_handover import S3ClientSpec
-
-log = logging.getLogger(__name__)
 
 
 def rewrite_jobs(
@@ -36,18 +32,13 @@ def rewrite_jobs(
 ) -> Iterator[RewriteResult]:
     """One result per job, in the order they finish; ``progress`` hears of each. ``workers``
     None means one process per core for a big enough batch (processes.workers_for)."""
-    total = sum(job.size_in_bytes for job in jobs)
     rewrite = partial(rewrite_one, settings, s3_client)
-    count = workers_for(total, len(jobs), workers)
-    if count <= 1:
-        runner = ((job, RewriteResult.from_dict(rewrite(job))) for job in jobs)
-    else:
-        log.info("rewriting %d segments (%d bytes) in %d processes", len(jobs), total, count)
-        done = largest_first(rewrite, jobs, size=_size_of, workers=count)
-        runner = ((job, _outcome(job, future)) for job, future in done)
-    for job, result in runner:
+    done = on_cores(
+        rewrite, jobs, size=_size_of, workers=workers, died=_died, what="rewriting segments"
+    )
+    for job, raw in done:
         progress.advance(1, job.size_in_bytes)
-        yield result
+        yield RewriteResult.from_dict(raw)
         crash_point("copy.after_upload")
 
 
@@ -55,14 +46,9 @@ def _size_of(job: RewriteJob) -> int:
     return job.size_in_bytes
 
 
-def _outcome(job: RewriteJob, future: Future) -> RewriteResult:
-    try:
-        return RewriteResult.from_dict(future.result())
-    except BrokenProcessPool as exc:
-        return RewriteResult(
-            job.segment_id,
-            error=f"{job.segment.describe()}: the process rewriting it died ({exc})",
-        )
+def _died(job: RewriteJob, exc: BrokenProcessPool) -> dict:
+    error = f"{job.segment.describe()}: the process rewriting it died ({exc})"
+    return RewriteResult(job.segment_id, error=error).as_dict()
 
 
 def rewrite_one(settings: Settings, s3_client: S3ClientSpec | None, job: RewriteJob) -> dict:
