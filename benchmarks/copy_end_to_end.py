@@ -134,11 +134,11 @@ def run_dag(settings: Settings, airflow_home: Path) -> Timed:
 
 def task_spans(database: Path) -> dict[str, float]:
     """Per task id of the newest run, from its first instance's start to its last one's
-    end, in run order."""
+    end, in run order; skipped tasks (all but plan, when there is nothing to do) left out."""
     with sqlite3.connect(database) as db:
         rows = db.execute(
             "SELECT task_id, MIN(start_date), MAX(end_date) FROM task_instance "
-            "WHERE start_date IS NOT NULL AND run_id = "
+            "WHERE start_date IS NOT NULL AND state != 'skipped' AND run_id = "
             "(SELECT run_id FROM dag_run ORDER BY id DESC LIMIT 1) "
             "GROUP BY task_id ORDER BY MIN(start_date)"
         ).fetchall()
