@@ -38,6 +38,7 @@ COMMANDS = (
     ("retention", "--dry-run"),
     ("cluster", "describe"),
     ("diskless", "describe", "--json"),
+    ("restore", "orders", "--to", "{restored}", "--dry-run"),
 )
 # What may reach stderr: the progress lines of the long commands (stdout is the report alone).
 PROGRESS = ("copy: ", "verify: ", "reconcile: ")
@@ -55,6 +56,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Tiered, dict[str,
     fill = {
         "segment": t.store.segments(topic_id, 0, states=finished)[0].segment_id,
         "keyring": str(t.settings.keyring),
+        "restored": str(base / "restored"),
     }
     return t, fill
 

@@ -29,7 +29,7 @@ LAYERS: list[list[str]] = [
     ["segment_refs"],
     ["lifecycle"],
     ["diskless"],
-    ["read"],
+    ["read", "restore"],
     ["runtime"],
     ["cluster"],
     ["metrics"],

@@ -20,6 +20,7 @@ from tierflow.cli import (
     fetch_commands,
     key_commands,
     reconcile_commands,
+    restore_commands,
     retention_commands,
     status_commands,
     topic_commands,
@@ -41,6 +42,7 @@ READS_STORE_ONLY = (
     status_commands.status_command,
     diskless_commands.fetch_command,
     diskless_commands.describe_command,
+    restore_commands.restore,
 )
 
 DESCRIPTION = """\
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
             airflow_commands.DEMO,
             topic_commands.TOPICS,
             *copy_commands.COMMANDS,
+            *restore_commands.COMMANDS,
             *commands.COMMANDS,
         ),
     )

@@ -29,6 +29,7 @@ PLACEHOLDERS = {
     "partitions": "1",
     "partition": "0",
     "offset": "0",
+    "to": "restored-log-dir",  # restore's --to; never written: every run here fails first
 }
 
 

@@ -1,0 +1,109 @@
+"""``tierflow restore``: partitions rebuilt from the bucket as log directories a broker loads.
+
+A dry run says what would be written (segments, bytes, the directory) and writes nothing; a
+real run shows its progress over bytes, then one line per partition. A restore killed or
+interrupted is rerun as it was given: it keeps the segments already complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tierflow.cli.commands import console, settings_from_env
+from tierflow.cli.common import as_command_error, print_json
+from tierflow.cli.progress import work_progress
+from tierflow.cli.spec import Command, arg, flag
+from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import MetadataStore
+from tierflow.restore.partition import RestoreReport, restore_partition
+from tierflow.restore.plan import RestoreError
+from tierflow.runtime import open_storage, open_store
+from tierflow.units import human_bytes
+
+
+def restore(args: argparse.Namespace) -> int:
+    settings = settings_from_env()
+    store, rsm = open_store(settings), open_storage(settings)
+    reports: list[RestoreReport] = []
+    with as_command_error(RestoreError, UnknownTopicError):
+        partitions = args.partition or _remote_partitions(store, args.topic)
+        total = sum(_remote_bytes(store, args.topic, p) for p in partitions)
+        enabled = not (args.json or args.dry_run)
+        with work_progress("restore", bytes=total, enabled=enabled) as progress:
+            for partition in partitions:
+                report = restore_partition(
+                    store,
+                    rsm,
+                    topic=args.topic,
+                    partition=partition,
+                    log_dir=Path(args.to),
+                    to_offset=args.to_offset,
+                    dry_run=args.dry_run,
+                    progress=progress,
+                )
+                reports.append(report)
+    if args.json:
+        print_json({"dry_run": args.dry_run, "partitions": [r.as_dict() for r in reports]})
+        return 0
+    for report in reports:
+        console.print(describe(report), highlight=False)
+    return 0
+
+
+def describe(report: RestoreReport) -> str:
+    verb = "would restore" if report.dry_run else "restored"
+    kept = f", {report.already_restored} already there" if report.already_restored else ""
+    return (
+        f"{report.partition}: {verb} {report.segments} segments "
+        f"({human_bytes(report.size_in_bytes)}), offsets {report.start_offset}-"
+        f"{report.next_offset - 1}, into {report.directory}{kept}"
+    )
+
+
+def _remote_partitions(store: MetadataStore, topic: str) -> list[int]:
+    """The topic's partitions with a finished remote segment."""
+    topic_id = store.topic(topic).topic_id
+    finished = store.partitions_with_segments([S.COPY_SEGMENT_FINISHED])
+    found = {partition for tid, partition in finished if tid == topic_id}
+    if not found:
+        raise RestoreError(f"{topic}: no segment in remote storage to restore")
+    return sorted(found)
+
+
+def _remote_bytes(store: MetadataStore, topic: str, partition: int) -> int:
+    topic_id = store.topic(topic).topic_id
+    rows = store.segments(topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
+    return sum(row.segment_size_bytes for row in rows)
+
+
+COMMANDS = (
+    Command(
+        "restore",
+        restore,
+        help="rebuild partitions from remote storage as broker-loadable log dirs",
+        description="Write each partition's remote segments back as the files a broker keeps "
+        "(.log, .index, .timeindex, .txnindex, producer snapshots, leader-epoch-checkpoint, "
+        "partition.metadata) and its log-start and recovery-point checkpoint entries, under "
+        "DIR/<topic>-<partition>. Refuses a log dir whose .lock a broker holds and a partition "
+        "dir holding files it would not write. A rerun keeps the segments already complete.",
+        args=(
+            arg("topic", help="the topic to restore"),
+            arg(
+                "--partition",
+                type=int,
+                action="append",
+                help="a partition to restore; repeat for more [every partition in remote storage]",
+            ),
+            arg("--to", required=True, metavar="DIR", help="the log dir to write into"),
+            arg(
+                "--to-offset",
+                type=int,
+                help="stop with the segment that holds this offset [the last remote offset]",
+            ),
+            flag("--dry-run", "print the segments, bytes and directories; write nothing"),
+            flag("--json", "print the result as JSON for scripts"),
+        ),
+    ),
+)

@@ -1,0 +1,144 @@
+"""A partition directory rebuilt from remote storage, as a broker of the same version loads it.
+
+Written: every restored segment's files (``segment_files``), ``leader-epoch-checkpoint`` rebuilt
+from the segments' epochs, ``partition.metadata`` with the topic id, and the partition's entries
+in the log directory's ``log-start-offset-checkpoint`` and ``recovery-point-offset-checkpoint``
+(the recovery point after the last restored offset, so the broker does not recover the log).
+
+A restore never writes where a broker may be: it refuses a log directory whose ``.lock`` is
+held, and a partition directory holding any file a restore of the same segments would not
+write. A restore killed anywhere is rerun as it was asked: the segments already complete are
+kept, the rest written, and a finished restore rerun changes nothing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tierflow.faults import crash_point
+from tierflow.kafka.checkpoint import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_OFFSET_CHECKPOINT,
+    read_offset_checkpoint,
+    write_offset_checkpoint,
+)
+from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, write_leader_epoch_checkpoint
+from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partition_metadata
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
+from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.restore.plan import RestoreError, RestorePlan, plan_restore
+from tierflow.restore.segment_files import (
+    TEMPORARY_SUFFIX,
+    is_restored,
+    segment_file_names,
+    write_segment,
+)
+from tierflow.rsm import RemoteStorageManager
+
+LOCK_FILE = ".lock"  # what a running broker holds in each of its log directories
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    partition: str
+    directory: str
+    segments: int
+    size_in_bytes: int
+    already_restored: int  # segments a previous run had completed
+    start_offset: int
+    next_offset: int
+    dry_run: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def restore_partition(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    *,
+    topic: str,
+    partition: int,
+    log_dir: Path,
+    to_offset: int | None = None,
+    dry_run: bool = False,
+    progress: Progress = NO_PROGRESS,
+) -> RestoreReport:
+    """Write ``<log_dir>/<topic>-<partition>`` from remote storage; a dry run writes nothing."""
+    plan = plan_restore(store, store.topic(topic), partition, log_dir, to_offset)
+    refuse_busy(plan, log_dir)
+    done = [is_restored(plan.directory, s, r.segment_size_bytes) for s, r in _pairs(plan)]
+    if not dry_run:
+        plan.directory.mkdir(parents=True, exist_ok=True)
+        for (segment, row), complete in zip(_pairs(plan), done, strict=True):
+            if not complete:
+                write_segment(rsm, segment, row.segment_size_bytes, plan.directory)
+                crash_point("restore.after_segment")
+            progress.advance(1, row.segment_size_bytes)
+        write_partition_files(plan, log_dir)
+    return RestoreReport(
+        partition=plan.name,
+        directory=str(plan.directory),
+        segments=len(plan.rows),
+        size_in_bytes=plan.size_in_bytes,
+        already_restored=sum(done),
+        start_offset=plan.start_offset,
+        next_offset=plan.next_offset,
+        dry_run=dry_run,
+    )
+
+
+def _pairs(plan: RestorePlan) -> list:
+    return list(zip(plan.segments, plan.rows, strict=True))
+
+
+def write_partition_files(plan: RestorePlan, log_dir: Path) -> None:
+    """What a broker reads beside the segments: epochs, topic id, log start, recovery point."""
+    write_leader_epoch_checkpoint(plan.directory / LEADER_EPOCH_CHECKPOINT, plan.leader_epochs())
+    write_partition_metadata(plan.directory / PARTITION_METADATA, plan.topic.topic_id)
+    key = (kafka_topic_name(plan.topic.name), plan.partition)
+    for name, offset in (
+        (LOG_START_OFFSET_CHECKPOINT, plan.start_offset),
+        (RECOVERY_POINT_OFFSET_CHECKPOINT, plan.next_offset),
+    ):
+        path = log_dir / name
+        offsets = read_offset_checkpoint(path) if path.exists() else {}
+        offsets[key] = offset
+        write_offset_checkpoint(path, offsets)
+
+
+def refuse_busy(plan: RestorePlan, log_dir: Path) -> None:
+    """RestoreError when a broker may be using the log directory or the partition directory."""
+    if (log_dir / PARTITION_METADATA).exists():
+        raise RestoreError(f"{log_dir}: a partition directory; give the log dir that holds it")
+    lock = log_dir / LOCK_FILE
+    if lock.exists() and _held(lock):
+        raise RestoreError(f"{lock}: held by a running broker; stop it or restore elsewhere")
+    if not plan.directory.exists():
+        return
+    ours = {LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA}
+    for segment in plan.segments:
+        ours.update(segment_file_names(segment))
+    foreign = sorted(
+        p.name
+        for p in plan.directory.iterdir()
+        if p.name not in ours and p.name.removesuffix(TEMPORARY_SUFFIX) not in ours
+    )
+    if foreign:
+        raise RestoreError(
+            f"{plan.directory}: not empty ({len(foreign)} files this restore would not write, "
+            f"such as {foreign[0]}); a broker may be using it, so nothing was written"
+        )
+
+
+def _held(lock: Path) -> bool:
+    with open(lock, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False

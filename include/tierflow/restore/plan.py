@@ -1,0 +1,83 @@
+"""Which remote segments a restore writes: the partition's finished ones, in offset order.
+
+A broker loads a log only if its segments follow one another without a gap, so a restore stops
+with the segment that holds ``to_offset`` and refuses a partition whose finished segments leave
+a hole (a segment deleted by retention in the middle cannot be, but a store edited by hand can).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.metadata.epochs import epochs_from_segments
+from tierflow.metadata.models import RemoteLogSegment, Topic
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.rsm import RemoteSegment
+from tierflow.segment_refs import remote_segment
+
+
+class RestoreError(Exception):
+    """A restore that cannot be done as asked; the message names the partition and why."""
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    topic: Topic
+    partition: int
+    rows: list[RemoteLogSegment]
+    directory: Path  # <log dir>/<topic>-<partition>
+
+    @property
+    def name(self) -> str:
+        return f"{kafka_topic_name(self.topic.name)}-{self.partition}"
+
+    @property
+    def segments(self) -> list[RemoteSegment]:
+        return [remote_segment(self.topic, row) for row in self.rows]
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(row.segment_size_bytes for row in self.rows)
+
+    @property
+    def start_offset(self) -> int:
+        return self.rows[0].start_offset
+
+    @property
+    def next_offset(self) -> int:
+        return self.rows[-1].end_offset + 1
+
+    def leader_epochs(self) -> list[EpochEntry]:
+        """The leader-epoch cache of the restored offsets, rebuilt from their segments."""
+        return epochs_from_segments(self.rows)
+
+
+def plan_restore(
+    store: MetadataStore, topic: Topic, partition: int, log_dir: Path, to_offset: int | None
+) -> RestorePlan:
+    """The finished segments from the first up to the one holding ``to_offset`` (all of them
+    when None)."""
+    rows = store.segments(topic.topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
+    rows = sorted(rows, key=lambda row: row.start_offset)
+    name = f"{kafka_topic_name(topic.name)}-{partition}"
+    if to_offset is not None:
+        rows = [row for row in rows if row.start_offset <= to_offset]
+        if rows and rows[-1].end_offset < to_offset:
+            raise RestoreError(
+                f"{name}: offset {to_offset} is not in remote storage (the last remote offset "
+                f"is {rows[-1].end_offset})"
+            )
+    if not rows:
+        raise RestoreError(f"{name}: no segment in remote storage to restore")
+    for before, after in pairwise(rows):
+        if after.start_offset != before.end_offset + 1:
+            raise RestoreError(
+                f"{name}: remote segments leave a gap between offsets {before.end_offset} and "
+                f"{after.start_offset}; a broker cannot load a log with a hole"
+            )
+    return RestorePlan(topic, partition, rows, log_dir / name)

@@ -1,0 +1,96 @@
+"""One remote segment written back as the files a broker keeps for it.
+
+The indexes and the producer snapshot come first and the ``.log`` last, each under a temporary
+name, fsynced and renamed; a complete ``.log`` therefore says that the segment is complete, and
+a restore killed at any point rewrites only the segment it was in. The ``.log`` is checked
+against the size the metadata store recorded before it takes its name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from tierflow.faults import crash_point
+from tierflow.kafka.naming import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    offset_prefix,
+)
+from tierflow.rsm import IndexType, RemoteResourceNotFoundError, RemoteSegment, RemoteStorageManager
+
+TEMPORARY_SUFFIX = ".restoring"
+
+
+def segment_file_names(segment: RemoteSegment) -> list[str]:
+    """Every file the segment may leave in its partition directory, as the broker names it."""
+    prefix = offset_prefix(segment.start_offset)
+    names = [prefix + s for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)]
+    return [*names, offset_prefix(segment.end_offset + 1) + SNAPSHOT_SUFFIX]
+
+
+def log_path(directory: Path, segment: RemoteSegment) -> Path:
+    return directory / (offset_prefix(segment.start_offset) + LOG_SUFFIX)
+
+
+def is_restored(directory: Path, segment: RemoteSegment, size: int) -> bool:
+    path = log_path(directory, segment)
+    return path.is_file() and path.stat().st_size == size
+
+
+def write_segment(
+    rsm: RemoteStorageManager, segment: RemoteSegment, size: int, directory: Path
+) -> None:
+    """The segment's indexes, producer snapshot and ``.log``, in that order."""
+    prefix = offset_prefix(segment.start_offset)
+    _write(directory / (prefix + INDEX_SUFFIX), [rsm.fetch_index(segment, IndexType.OFFSET)])
+    _write(
+        directory / (prefix + TIME_INDEX_SUFFIX), [rsm.fetch_index(segment, IndexType.TIMESTAMP)]
+    )
+    txn = _optional_index(rsm, segment, IndexType.TRANSACTION)
+    if txn:
+        _write(directory / (prefix + TXN_INDEX_SUFFIX), [txn])
+    snapshot = _optional_index(rsm, segment, IndexType.PRODUCER_SNAPSHOT)
+    if snapshot is not None:
+        name = offset_prefix(segment.end_offset + 1) + SNAPSHOT_SUFFIX
+        _write(directory / name, [snapshot])
+    crash_point("restore.before_log")
+    _write(log_path(directory, segment), rsm.iter_log_segment(segment), expected=size)
+    _fsync_directory(directory)
+
+
+def _optional_index(
+    rsm: RemoteStorageManager, segment: RemoteSegment, index: IndexType
+) -> bytes | None:
+    try:
+        return rsm.fetch_index(segment, index)
+    except RemoteResourceNotFoundError:
+        return None
+
+
+def _write(path: Path, chunks: Iterable[bytes], *, expected: int | None = None) -> None:
+    """``chunks`` to ``path`` through a temporary name: written, fsynced, checked, renamed."""
+    tmp = path.with_name(path.name + TEMPORARY_SUFFIX)
+    size = 0
+    with open(tmp, "wb") as out:
+        for chunk in chunks:
+            out.write(chunk)
+            size += len(chunk)
+        out.flush()
+        os.fsync(out.fileno())
+    if expected is not None and size != expected:
+        tmp.unlink(missing_ok=True)
+        raise ValueError(f"{path}: remote storage returned {size} bytes, {expected} recorded")
+    os.replace(tmp, path)
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

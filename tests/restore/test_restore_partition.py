@@ -1,0 +1,130 @@
+"""Tier the generated broker's partitions, restore them from the bucket into an empty log dir,
+and compare with what the broker wrote: every .log byte for byte, the indexes as their valid
+entries, the producer snapshots, the topic id, the epochs and the checkpoints. Then the limits:
+a restore up to an offset, a rerun that changes nothing, and the directories it refuses."""
+
+from __future__ import annotations
+
+import fcntl
+from pathlib import Path
+
+import pytest
+
+from tests.support.settings_env import use_settings
+from tests.support.tiered import LAYOUTS, Tiered, build_tiered
+from tierflow.cli import main
+from tierflow.kafka.checkpoint import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_OFFSET_CHECKPOINT,
+    read_offset_checkpoint,
+)
+from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint
+from tierflow.kafka.log_dir import PartitionLog
+from tierflow.kafka.offset_index import OffsetIndex
+from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
+from tierflow.kafka.time_index import TimeIndex
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.restore.partition import restore_partition
+from tierflow.restore.plan import RestoreError
+
+
+@pytest.fixture(params=sorted(LAYOUTS))
+def tiered(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    t = build_tiered(tmp_path, layout=request.param)
+    use_settings(monkeypatch, t.settings)
+    assert main(["copy", "--owner", "test"]) == 0
+    return t
+
+
+def finished(t: Tiered, log_: PartitionLog) -> list:
+    topic_id = t.store.topic(log_.topic).topic_id
+    return t.store.segments(topic_id, log_.partition, states=[S.COPY_SEGMENT_FINISHED])
+
+
+def restore(t: Tiered, log_: PartitionLog, target: Path, **options: object):
+    return restore_partition(
+        t.store, t.rsm, topic=log_.topic, partition=log_.partition, log_dir=target, **options
+    )
+
+
+def assert_restored_as_written(t: Tiered, log_: PartitionLog, target: Path) -> None:
+    restored = target / log_.path.name
+    rows = finished(t, log_)
+    for row in rows:
+        segment = next(s for s in log_.segments() if s.base_offset == row.start_offset)
+        prefix = segment.log_path.stem
+        assert (restored / f"{prefix}.log").read_bytes() == segment.log_path.read_bytes()
+        for suffix, kind in ((".index", OffsetIndex), (".timeindex", TimeIndex)):
+            original, _ = kind.valid_file_bytes(segment.log_path.with_suffix(suffix))
+            assert (restored / f"{prefix}{suffix}").read_bytes() == original
+        snapshot = log_.producer_snapshot_path(row.end_offset + 1)
+        assert (restored / snapshot.name).read_bytes() == snapshot.read_bytes()
+        txn = segment.log_path.with_suffix(".txnindex")
+        if txn.exists() and txn.stat().st_size:
+            assert (restored / txn.name).read_bytes() == txn.read_bytes()
+    topic_id = read_partition_metadata(log_.path / PARTITION_METADATA)
+    assert read_partition_metadata(restored / PARTITION_METADATA) == topic_id
+    epochs = read_leader_epoch_checkpoint(restored / LEADER_EPOCH_CHECKPOINT)
+    assert epochs and epochs[0].start_offset == rows[0].start_offset
+    key = (log_.topic, log_.partition)
+    assert read_offset_checkpoint(target / LOG_START_OFFSET_CHECKPOINT)[key] == rows[0].start_offset
+    recovery = read_offset_checkpoint(target / RECOVERY_POINT_OFFSET_CHECKPOINT)[key]
+    assert recovery == rows[-1].end_offset + 1
+
+
+def test_every_partition_restores_as_the_broker_wrote_it(tiered: Tiered, tmp_path: Path) -> None:
+    target = tmp_path / "restored"
+    for log_ in tiered.logs():
+        report = restore(tiered, log_, target)
+        assert report.segments == len(finished(tiered, log_)) >= 1
+        assert_restored_as_written(tiered, log_, target)
+        # A rerun of a finished restore keeps everything as it is.
+        before = {p.name: p.stat().st_mtime_ns for p in (target / log_.path.name).iterdir()}
+        again = restore(tiered, log_, target)
+        assert again.already_restored == again.segments
+        after = {p.name: p.stat().st_mtime_ns for p in (target / log_.path.name).iterdir()}
+        assert {k: v for k, v in after.items() if k.endswith(".log")} == {
+            k: v for k, v in before.items() if k.endswith(".log")
+        }
+
+
+def test_a_restore_to_an_offset_ends_with_the_segment_holding_it(
+    tiered: Tiered, tmp_path: Path
+) -> None:
+    log_ = tiered.log("orders", 0)
+    rows = finished(tiered, log_)
+    assert len(rows) >= 2
+    middle = (rows[1].start_offset + rows[1].end_offset) // 2
+    report = restore(tiered, log_, tmp_path / "restored", to_offset=middle)
+    assert (report.segments, report.next_offset) == (2, rows[1].end_offset + 1)
+    logs = sorted(p.name for p in (tmp_path / "restored" / log_.path.name).glob("*.log"))
+    assert logs == [f"{row.start_offset:020d}.log" for row in rows[:2]]
+
+
+def test_a_dry_run_writes_nothing(tiered: Tiered, tmp_path: Path) -> None:
+    log_ = tiered.log("orders", 0)
+    report = restore(tiered, log_, tmp_path / "restored", dry_run=True)
+    assert report.segments == len(finished(tiered, log_)) and report.dry_run
+    assert not (tmp_path / "restored").exists()
+
+
+def test_a_directory_in_use_is_refused_untouched(tiered: Tiered, tmp_path: Path) -> None:
+    log_ = tiered.log("orders", 0)
+    target = tmp_path / "restored"
+    partition_dir = target / log_.path.name
+    partition_dir.mkdir(parents=True)
+    (partition_dir / "00000000000000099999.log").write_bytes(b"a broker's data")
+    with pytest.raises(RestoreError, match=r"not empty .* such as 00000000000000099999\.log"):
+        restore(tiered, log_, target)
+    assert [p.name for p in partition_dir.iterdir()] == ["00000000000000099999.log"]
+    assert not (target / LOG_START_OFFSET_CHECKPOINT).exists()
+
+    other = tmp_path / "locked"
+    other.mkdir()
+    with open(other / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running broker holds it
+        with pytest.raises(RestoreError, match="held by a running broker"):
+            restore(tiered, log_, other)
+    assert sorted(p.name for p in other.iterdir()) == [".lock"]
+    restore(tiered, log_, other)  # the broker stopped: its .lock stays, no longer held
+    assert_restored_as_written(tiered, log_, other)
