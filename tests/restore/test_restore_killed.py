@@ -55,7 +55,7 @@ def test_a_killed_restore_rerun_ends_as_an_uninterrupted_one(
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "orders-0: restored 3 segments" in rerun.stdout
     assert (f"{complete} already there" in rerun.stdout) == (complete > 0), rerun.stdout
-    assert_restored_as_written(tiered, tiered.log("orders", 0), tmp_path)
+    assert_restored_as_written(tiered.store, tiered.log("orders", 0), tmp_path)
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".restoring", ".tmp"))]
 
 
@@ -69,7 +69,7 @@ def test_the_cli_dry_run_and_json(tiered: Tiered, tmp_path: Path) -> None:
     document = json.loads(done.stdout)
     assert [p["partition"] for p in document["partitions"]] == ["orders-0", "orders-1"]
     for log_ in (tiered.log("orders", 0), tiered.log("orders", 1)):
-        assert_restored_as_written(tiered, log_, tmp_path)
+        assert_restored_as_written(tiered.store, log_, tmp_path)
     refused = restore(tiered, tmp_path / "orders-0")  # a partition dir is not a log dir
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "orders-0: a partition directory; give the log dir" in refused.stderr

@@ -18,12 +18,17 @@ from tierflow.kafka.checkpoint import (
     RECOVERY_POINT_OFFSET_CHECKPOINT,
     read_offset_checkpoint,
 )
-from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint
+from tierflow.kafka.leader_epoch import (
+    LEADER_EPOCH_CHECKPOINT,
+    entries_before,
+    read_leader_epoch_checkpoint,
+)
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import MetadataStore
 from tierflow.restore.partition import restore_partition
 from tierflow.restore.plan import RestoreError
 
@@ -36,9 +41,9 @@ def tiered(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
     return t
 
 
-def finished(t: Tiered, log_: PartitionLog) -> list:
-    topic_id = t.store.topic(log_.topic).topic_id
-    return t.store.segments(topic_id, log_.partition, states=[S.COPY_SEGMENT_FINISHED])
+def finished(store: MetadataStore, log_: PartitionLog) -> list:
+    topic_id = store.topic(log_.topic).topic_id
+    return store.segments(topic_id, log_.partition, states=[S.COPY_SEGMENT_FINISHED])
 
 
 def restore(t: Tiered, log_: PartitionLog, target: Path, **options: object):
@@ -47,9 +52,9 @@ def restore(t: Tiered, log_: PartitionLog, target: Path, **options: object):
     )
 
 
-def assert_restored_as_written(t: Tiered, log_: PartitionLog, target: Path) -> None:
+def assert_restored_as_written(store: MetadataStore, log_: PartitionLog, target: Path) -> None:
     restored = target / log_.path.name
-    rows = finished(t, log_)
+    rows = finished(store, log_)
     for row in rows:
         segment = next(s for s in log_.segments() if s.base_offset == row.start_offset)
         prefix = segment.log_path.stem
@@ -62,10 +67,14 @@ def assert_restored_as_written(t: Tiered, log_: PartitionLog, target: Path) -> N
         txn = segment.log_path.with_suffix(".txnindex")
         if txn.exists() and txn.stat().st_size:
             assert (restored / txn.name).read_bytes() == txn.read_bytes()
-    topic_id = read_partition_metadata(log_.path / PARTITION_METADATA)
+    topic_id = store.topic(log_.topic).topic_id
     assert read_partition_metadata(restored / PARTITION_METADATA) == topic_id
+    if (log_.path / PARTITION_METADATA).exists():  # Kafka 2.8 and later
+        assert read_partition_metadata(log_.path / PARTITION_METADATA) == topic_id
+    # The broker's own leader-epoch cache, cut at the end of the restored offsets.
     epochs = read_leader_epoch_checkpoint(restored / LEADER_EPOCH_CHECKPOINT)
-    assert epochs and epochs[0].start_offset == rows[0].start_offset
+    original = read_leader_epoch_checkpoint(log_.path / LEADER_EPOCH_CHECKPOINT)
+    assert epochs == entries_before(original, rows[-1].end_offset + 1)
     key = (log_.topic, log_.partition)
     assert read_offset_checkpoint(target / LOG_START_OFFSET_CHECKPOINT)[key] == rows[0].start_offset
     recovery = read_offset_checkpoint(target / RECOVERY_POINT_OFFSET_CHECKPOINT)[key]
@@ -76,8 +85,8 @@ def test_every_partition_restores_as_the_broker_wrote_it(tiered: Tiered, tmp_pat
     target = tmp_path / "restored"
     for log_ in tiered.logs():
         report = restore(tiered, log_, target)
-        assert report.segments == len(finished(tiered, log_)) >= 1
-        assert_restored_as_written(tiered, log_, target)
+        assert report.segments == len(finished(tiered.store, log_)) >= 1
+        assert_restored_as_written(tiered.store, log_, target)
         # A rerun of a finished restore keeps everything as it is.
         before = {p.name: p.stat().st_mtime_ns for p in (target / log_.path.name).iterdir()}
         again = restore(tiered, log_, target)
@@ -92,7 +101,7 @@ def test_a_restore_to_an_offset_ends_with_the_segment_holding_it(
     tiered: Tiered, tmp_path: Path
 ) -> None:
     log_ = tiered.log("orders", 0)
-    rows = finished(tiered, log_)
+    rows = finished(tiered.store, log_)
     assert len(rows) >= 2
     middle = (rows[1].start_offset + rows[1].end_offset) // 2
     report = restore(tiered, log_, tmp_path / "restored", to_offset=middle)
@@ -104,7 +113,7 @@ def test_a_restore_to_an_offset_ends_with_the_segment_holding_it(
 def test_a_dry_run_writes_nothing(tiered: Tiered, tmp_path: Path) -> None:
     log_ = tiered.log("orders", 0)
     report = restore(tiered, log_, tmp_path / "restored", dry_run=True)
-    assert report.segments == len(finished(tiered, log_)) and report.dry_run
+    assert report.segments == len(finished(tiered.store, log_)) and report.dry_run
     assert not (tmp_path / "restored").exists()
 
 
@@ -127,4 +136,4 @@ def test_a_directory_in_use_is_refused_untouched(tiered: Tiered, tmp_path: Path)
             restore(tiered, log_, other)
     assert sorted(p.name for p in other.iterdir()) == [".lock"]
     restore(tiered, log_, other)  # the broker stopped: its .lock stays, no longer held
-    assert_restored_as_written(tiered, log_, other)
+    assert_restored_as_written(tiered.store, log_, other)

@@ -53,8 +53,17 @@ class RestorePlan:
         return self.rows[-1].end_offset + 1
 
     def leader_epochs(self) -> list[EpochEntry]:
-        """The leader-epoch cache of the restored offsets, rebuilt from their segments."""
-        return epochs_from_segments(self.rows)
+        """The leader-epoch cache of the restored offsets, rebuilt from their segments.
+
+        A segment's first epoch starts at its first batch, which in a compacted log can lie
+        after the segment's base offset; a broker's cache covers its whole log (an epoch starts
+        at the log end offset when its leader takes over), so the first entry starts at the
+        restored log's start.
+        """
+        entries = epochs_from_segments(self.rows)
+        if entries and entries[0].start_offset > self.start_offset:
+            entries[0] = EpochEntry(entries[0].epoch, self.start_offset)
+        return entries
 
 
 def plan_restore(
