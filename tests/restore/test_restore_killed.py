@@ -70,6 +70,12 @@ def test_the_cli_dry_run_and_json(tiered: Tiered, tmp_path: Path) -> None:
     assert [p["partition"] for p in document["partitions"]] == ["orders-0", "orders-1"]
     for log_ in (tiered.log("orders", 0), tiered.log("orders", 1)):
         assert_restored_as_written(tiered.store, log_, tmp_path)
+    topic_id = tiered.store.topic("orders").topic_id
+    events = tiered.store.events(topic_id=topic_id, entity="restore")
+    here = [e for e in events if json.loads(e.details)["directory"].startswith(str(tmp_path))]
+    assert [(e.partition, e.to_state) for e in here] == [(0, "RESTORED"), (1, "RESTORED")]
+    assert json.loads(here[0].details)["directory"] == str(tmp_path / "orders-0")
+    assert all(e.actor.startswith("cli:") for e in here), here
     refused = restore(tiered, tmp_path / "orders-0")  # a partition dir is not a log dir
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "orders-0: a partition directory; give the log dir" in refused.stderr

@@ -110,6 +110,20 @@ def test_a_restore_to_an_offset_ends_with_the_segment_holding_it(
     assert logs == [f"{row.start_offset:020d}.log" for row in rows[:2]]
 
 
+def test_a_restore_to_a_timestamp_ends_with_the_segment_reaching_it(
+    tiered: Tiered, tmp_path: Path
+) -> None:
+    log_ = tiered.log("orders", 0)
+    rows = finished(tiered.store, log_)
+    # Later than the first segment's records: the second holds the first record at or after it.
+    report = restore(tiered, log_, tmp_path / "a", to_timestamp=rows[0].max_timestamp_ms + 1)
+    assert (report.segments, report.next_offset) == (2, rows[1].end_offset + 1)
+    report = restore(tiered, log_, tmp_path / "b", to_timestamp=rows[0].max_timestamp_ms)
+    assert report.segments == 1
+    report = restore(tiered, log_, tmp_path / "c", to_timestamp=rows[-1].max_timestamp_ms + 1)
+    assert report.segments == len(rows), "no record that late: everything remote"
+
+
 def test_a_dry_run_writes_nothing(tiered: Tiered, tmp_path: Path) -> None:
     log_ = tiered.log("orders", 0)
     report = restore(tiered, log_, tmp_path / "restored", dry_run=True)

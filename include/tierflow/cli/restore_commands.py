@@ -11,9 +11,9 @@ import argparse
 from pathlib import Path
 
 from tierflow.cli.commands import console, settings_from_env
-from tierflow.cli.common import as_command_error, print_json
+from tierflow.cli.common import as_command_error, cli_actor, print_json
 from tierflow.cli.progress import work_progress
-from tierflow.cli.spec import Command, arg, flag
+from tierflow.cli.spec import Command, OneOf, arg, flag
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
@@ -40,8 +40,10 @@ def restore(args: argparse.Namespace) -> int:
                     partition=partition,
                     log_dir=Path(args.to),
                     to_offset=args.to_offset,
+                    to_timestamp=args.to_timestamp,
                     dry_run=args.dry_run,
                     progress=progress,
+                    actor=cli_actor(),
                 )
                 reports.append(report)
     if args.json:
@@ -97,10 +99,22 @@ COMMANDS = (
                 help="a partition to restore; repeat for more [every partition in remote storage]",
             ),
             arg("--to", required=True, metavar="DIR", help="the log dir to write into"),
-            arg(
-                "--to-offset",
-                type=int,
-                help="stop with the segment that holds this offset [the last remote offset]",
+            OneOf(
+                (
+                    arg(
+                        "--to-offset",
+                        type=int,
+                        help="stop with the segment that holds this offset [the last one]",
+                    ),
+                    arg(
+                        "--to-timestamp",
+                        type=int,
+                        metavar="MS",
+                        help="stop with the segment that holds the first record at or after "
+                        "this time, ms since the epoch [the last one]",
+                    ),
+                ),
+                required=False,
             ),
             flag("--dry-run", "print the segments, bytes and directories; write nothing"),
             flag("--json", "print the result as JSON for scripts"),

@@ -35,9 +35,11 @@ def flag(name: str, help: str | None = None) -> Arg:
 
 @dataclass(frozen=True)
 class OneOf:
-    """Options of which exactly one must be given (a required mutually exclusive group)."""
+    """Options of which exactly one must be given (a required mutually exclusive group), or
+    at most one when not ``required``."""
 
     args: tuple[Arg, ...]
+    required: bool = True
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ def _add_command(sub: argparse._SubParsersAction, command: Command) -> None:
     parser = _add_parser(sub, command)
     for item in command.args:
         if isinstance(item, OneOf):
-            group = parser.add_mutually_exclusive_group(required=True)
+            group = parser.add_mutually_exclusive_group(required=item.required)
             for one in item.args:
                 group.add_argument(*one.names, **one.options)
         else:

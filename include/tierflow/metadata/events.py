@@ -26,6 +26,9 @@ class EventEntity(StrEnum):
     # An object of a segment rewritten in place (a re-wrapped manifest). Not a state change, so
     # replays of the segment history (entity "segment") never see it.
     SEGMENT_OBJECT = "segment_object"
+    # A partition written back from remote storage into a log dir (tierflow.restore): history,
+    # not a state change.
+    RESTORE = "restore"
 
 
 class Subject(NamedTuple):

@@ -13,7 +13,7 @@ from sqlmodel import col, select
 
 from tierflow.metadata import migrate as migrations
 from tierflow.metadata.engine import create_store_engine
-from tierflow.metadata.events import EventEntity
+from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import MetadataEvent
 from tierflow.metadata.partition_delete_store import PartitionDeleteStore
 from tierflow.metadata.partition_registry import PartitionRegistry
@@ -39,6 +39,14 @@ class MetadataStore(TopicRegistry, PartitionRegistry, SegmentStore, PartitionDel
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+    def record_restore(
+        self, topic_id: str, partition: int, *, actor: str, now_ms: int, details: dict
+    ) -> None:
+        """One event for a partition restored from remote storage (what, where, who)."""
+        subject = Subject(EventEntity.RESTORE, topic_id, partition)
+        with self._write() as connection:
+            append_event(connection, Event(subject, "RESTORED", actor, now_ms, details=details))
 
     def events(
         self,

@@ -26,6 +26,7 @@ from tierflow.kafka.checkpoint import (
 )
 from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, write_leader_epoch_checkpoint
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partition_metadata
+from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
@@ -64,22 +65,17 @@ def restore_partition(
     partition: int,
     log_dir: Path,
     to_offset: int | None = None,
+    to_timestamp: int | None = None,
     dry_run: bool = False,
     progress: Progress = NO_PROGRESS,
+    actor: str = "tierflow",
 ) -> RestoreReport:
-    """Write ``<log_dir>/<topic>-<partition>`` from remote storage; a dry run writes nothing."""
-    plan = plan_restore(store, store.topic(topic), partition, log_dir, to_offset)
+    """Write ``<log_dir>/<topic>-<partition>`` from remote storage, and record it in the event
+    history as done by ``actor``; a dry run writes nothing."""
+    plan = plan_restore(store, store.topic(topic), partition, log_dir, to_offset, to_timestamp)
     refuse_busy(plan, log_dir)
     done = [is_restored(plan.directory, s, r.segment_size_bytes) for s, r in _pairs(plan)]
-    if not dry_run:
-        plan.directory.mkdir(parents=True, exist_ok=True)
-        for (segment, row), complete in zip(_pairs(plan), done, strict=True):
-            if not complete:
-                write_segment(rsm, segment, row.segment_size_bytes, plan.directory)
-                crash_point("restore.after_segment")
-            progress.advance(1, row.segment_size_bytes)
-        write_partition_files(plan, log_dir)
-    return RestoreReport(
+    report = RestoreReport(
         partition=plan.name,
         directory=str(plan.directory),
         segments=len(plan.rows),
@@ -89,6 +85,27 @@ def restore_partition(
         next_offset=plan.next_offset,
         dry_run=dry_run,
     )
+    if dry_run:
+        return report
+    write_segments(plan, rsm, done, progress)
+    write_partition_files(plan, log_dir)
+    details = {k: v for k, v in report.as_dict().items() if k not in ("partition", "dry_run")}
+    store.record_restore(
+        plan.topic.topic_id, partition, actor=actor, now_ms=wall_clock_ms(), details=details
+    )
+    return report
+
+
+def write_segments(
+    plan: RestorePlan, rsm: RemoteStorageManager, done: list[bool], progress: Progress
+) -> None:
+    """Each segment not yet complete, in offset order."""
+    plan.directory.mkdir(parents=True, exist_ok=True)
+    for (segment, row), complete in zip(_pairs(plan), done, strict=True):
+        if not complete:
+            write_segment(rsm, segment, row.segment_size_bytes, plan.directory)
+            crash_point("restore.after_segment")
+        progress.advance(1, row.segment_size_bytes)
 
 
 def _pairs(plan: RestorePlan) -> list:

@@ -67,13 +67,22 @@ class RestorePlan:
 
 
 def plan_restore(
-    store: MetadataStore, topic: Topic, partition: int, log_dir: Path, to_offset: int | None
+    store: MetadataStore,
+    topic: Topic,
+    partition: int,
+    log_dir: Path,
+    to_offset: int | None,
+    to_timestamp: int | None = None,
 ) -> RestorePlan:
-    """The finished segments from the first up to the one holding ``to_offset`` (all of them
-    when None)."""
+    """The finished segments from the first up to the one holding ``to_offset``, or the first
+    record at or after ``to_timestamp`` (ms; as Kafka's offsetsForTimes finds it); all of them
+    when neither is given or no record is that late."""
     rows = store.segments(topic.topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
     rows = sorted(rows, key=lambda row: row.start_offset)
     name = f"{kafka_topic_name(topic.name)}-{partition}"
+    if to_timestamp is not None:
+        later = [row for row in rows if row.max_timestamp_ms >= to_timestamp]
+        rows = rows[: rows.index(later[0]) + 1] if later else rows
     if to_offset is not None:
         rows = [row for row in rows if row.start_offset <= to_offset]
         if rows and rows[-1].end_offset < to_offset:
