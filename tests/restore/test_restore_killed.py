@@ -18,6 +18,12 @@ from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
 from tierflow.faults import ENV_CRASH_AT
+from tierflow.kafka.checkpoint import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_OFFSET_CHECKPOINT,
+    read_offset_checkpoint,
+)
+from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
 
 KILL_POINTS = [  # (where, how many segments were complete then)
     ("restore.before_log#1", 0),  # the first segment's indexes and snapshot written, no .log
@@ -80,3 +86,34 @@ def test_the_cli_dry_run_and_json(tiered: Tiered, tmp_path: Path) -> None:
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "orders-0: a partition directory; give the log dir" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_a_copy_under_a_new_name_sits_beside_the_live_topic(tiered: Tiered, tmp_path: Path) -> None:
+    """Restored into the broker's own log dir as orders-copy: the new name and id everywhere,
+    the original partitions and their checkpoint lines untouched."""
+    log_dir = tiered.settings.log_dirs[0]
+    before = {p: p.read_bytes() for p in log_dir.rglob("*") if p.is_file()}
+    done = restore(tiered, log_dir, "--as-topic", "orders-copy", "--json")
+    assert done.returncode == 0, done.stderr
+    ids = {p["topic_id"] for p in json.loads(done.stdout)["partitions"]}
+    (new_id,) = ids
+    assert new_id != tiered.store.topic("orders").topic_id
+    for p, data in before.items():
+        if p.name not in (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_OFFSET_CHECKPOINT):
+            assert p.read_bytes() == data, f"{p} changed"
+    for partition in (0, 1):
+        original = tiered.log("orders", partition)
+        copy = log_dir / f"orders-copy-{partition}"
+        assert read_partition_metadata(copy / PARTITION_METADATA) == new_id
+        for log_file in copy.glob("*.log"):
+            assert log_file.read_bytes() == (original.path / log_file.name).read_bytes()
+        for name in (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_OFFSET_CHECKPOINT):
+            now = read_offset_checkpoint(log_dir / name)
+            (tmp_path / name).write_bytes(before[log_dir / name])
+            was = read_offset_checkpoint(tmp_path / name)
+            assert now[("orders", partition)] == was[("orders", partition)]
+            assert ("orders-copy", partition) in now
+    again = restore(tiered, log_dir, "--as-topic", "orders-copy", "--json")
+    assert {p["topic_id"] for p in json.loads(again.stdout)["partitions"]} == ids, "stable id"
+    bad = restore(tiered, log_dir, "--as-topic", "no/slash")
+    assert bad.returncode == 2 and "no/slash" in bad.stderr, bad.stderr

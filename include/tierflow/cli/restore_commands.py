@@ -14,12 +14,14 @@ from tierflow.cli.commands import console, settings_from_env
 from tierflow.cli.common import as_command_error, cli_actor, print_json
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, OneOf, arg, flag
+from tierflow.kafka.uuid import derived_kafka_uuid
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.restore.partition import RestoreReport, restore_partition
-from tierflow.restore.plan import RestoreError
+from tierflow.restore.plan import RestoredAs, RestoreError
 from tierflow.runtime import open_storage, open_store
+from tierflow.storage.keys import InvalidTopicNameError, validate_topic_name
 from tierflow.units import human_bytes
 
 
@@ -27,7 +29,7 @@ def restore(args: argparse.Namespace) -> int:
     settings = settings_from_env()
     store, rsm = open_store(settings), open_storage(settings)
     reports: list[RestoreReport] = []
-    with as_command_error(RestoreError, UnknownTopicError):
+    with as_command_error(RestoreError, UnknownTopicError, InvalidTopicNameError):
         partitions = args.partition or _remote_partitions(store, args.topic)
         total = sum(_remote_bytes(store, args.topic, p) for p in partitions)
         enabled = not (args.json or args.dry_run)
@@ -41,6 +43,7 @@ def restore(args: argparse.Namespace) -> int:
                     log_dir=Path(args.to),
                     to_offset=args.to_offset,
                     to_timestamp=args.to_timestamp,
+                    restored_as=_restored_as(store, args.topic, args.as_topic),
                     dry_run=args.dry_run,
                     progress=progress,
                     actor=cli_actor(),
@@ -52,6 +55,16 @@ def restore(args: argparse.Namespace) -> int:
     for report in reports:
         console.print(describe(report), highlight=False)
     return 0
+
+
+def _restored_as(store: MetadataStore, topic: str, as_topic: str | None) -> RestoredAs | None:
+    """A new name, and an id derived from the topic's and the name's: every partition of the
+    copy, and every rerun of its restore, carries the same one."""
+    if as_topic is None:
+        return None
+    validate_topic_name(as_topic)
+    seed = f"{store.topic(topic).topic_id}/{as_topic}"
+    return RestoredAs(as_topic, derived_kafka_uuid(seed))
 
 
 def describe(report: RestoreReport) -> str:
@@ -115,6 +128,12 @@ COMMANDS = (
                     ),
                 ),
                 required=False,
+            ),
+            arg(
+                "--as-topic",
+                metavar="NAME",
+                help="restore as a copy under this topic name, with an id of its own "
+                "(only the directory, partition.metadata and checkpoint lines differ)",
             ),
             flag("--dry-run", "print the segments, bytes and directories; write nothing"),
             flag("--json", "print the result as JSON for scripts"),

@@ -29,8 +29,7 @@ from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partitio
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.store import MetadataStore
-from tierflow.metadata.topic_registry import kafka_topic_name
-from tierflow.restore.plan import RestoreError, RestorePlan, plan_restore
+from tierflow.restore.plan import RestoredAs, RestoreError, RestorePlan, plan_restore
 from tierflow.restore.segment_files import (
     TEMPORARY_SUFFIX,
     is_restored,
@@ -45,6 +44,7 @@ LOCK_FILE = ".lock"  # what a running broker holds in each of its log directorie
 @dataclass(frozen=True)
 class RestoreReport:
     partition: str
+    topic_id: str  # the id the restored partition carries
     directory: str
     segments: int
     size_in_bytes: int
@@ -66,17 +66,21 @@ def restore_partition(
     log_dir: Path,
     to_offset: int | None = None,
     to_timestamp: int | None = None,
+    restored_as: RestoredAs | None = None,
     dry_run: bool = False,
     progress: Progress = NO_PROGRESS,
     actor: str = "tierflow",
 ) -> RestoreReport:
     """Write ``<log_dir>/<topic>-<partition>`` from remote storage, and record it in the event
     history as done by ``actor``; a dry run writes nothing."""
-    plan = plan_restore(store, store.topic(topic), partition, log_dir, to_offset, to_timestamp)
+    plan = plan_restore(
+        store, store.topic(topic), partition, log_dir, to_offset, to_timestamp, restored_as
+    )
     refuse_busy(plan, log_dir)
     done = [is_restored(plan.directory, s, r.segment_size_bytes) for s, r in _pairs(plan)]
     report = RestoreReport(
         partition=plan.name,
+        topic_id=plan.restored_as.topic_id,
         directory=str(plan.directory),
         segments=len(plan.rows),
         size_in_bytes=plan.size_in_bytes,
@@ -115,8 +119,8 @@ def _pairs(plan: RestorePlan) -> list:
 def write_partition_files(plan: RestorePlan, log_dir: Path) -> None:
     """What a broker reads beside the segments: epochs, topic id, log start, recovery point."""
     write_leader_epoch_checkpoint(plan.directory / LEADER_EPOCH_CHECKPOINT, plan.leader_epochs())
-    write_partition_metadata(plan.directory / PARTITION_METADATA, plan.topic.topic_id)
-    key = (kafka_topic_name(plan.topic.name), plan.partition)
+    write_partition_metadata(plan.directory / PARTITION_METADATA, plan.restored_as.topic_id)
+    key = (plan.restored_as.name, plan.partition)
     for name, offset in (
         (LOG_START_OFFSET_CHECKPOINT, plan.start_offset),
         (RECOVERY_POINT_OFFSET_CHECKPOINT, plan.next_offset),

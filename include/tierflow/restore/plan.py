@@ -26,15 +26,30 @@ class RestoreError(Exception):
 
 
 @dataclass(frozen=True)
+class RestoredAs:
+    """The topic name and id the restored partitions carry: the topic's own, or a new one for
+    a copy next to the live topic. Segment bytes never name their topic, so only the directory,
+    ``partition.metadata`` and the checkpoint lines change."""
+
+    name: str
+    topic_id: str
+
+
+@dataclass(frozen=True)
 class RestorePlan:
-    topic: Topic
+    topic: Topic  # where the segments are in remote storage
     partition: int
     rows: list[RemoteLogSegment]
-    directory: Path  # <log dir>/<topic>-<partition>
+    log_dir: Path
+    restored_as: RestoredAs
 
     @property
     def name(self) -> str:
-        return f"{kafka_topic_name(self.topic.name)}-{self.partition}"
+        return f"{self.restored_as.name}-{self.partition}"
+
+    @property
+    def directory(self) -> Path:
+        return self.log_dir / self.name
 
     @property
     def segments(self) -> list[RemoteSegment]:
@@ -73,6 +88,7 @@ def plan_restore(
     log_dir: Path,
     to_offset: int | None,
     to_timestamp: int | None = None,
+    restored_as: RestoredAs | None = None,
 ) -> RestorePlan:
     """The finished segments from the first up to the one holding ``to_offset``, or the first
     record at or after ``to_timestamp`` (ms; as Kafka's offsetsForTimes finds it); all of them
@@ -98,4 +114,5 @@ def plan_restore(
                 f"{name}: remote segments leave a gap between offsets {before.end_offset} and "
                 f"{after.start_offset}; a broker cannot load a log with a hole"
             )
-    return RestorePlan(topic, partition, rows, log_dir / name)
+    own = RestoredAs(kafka_topic_name(topic.name), topic.topic_id)
+    return RestorePlan(topic, partition, rows, log_dir, restored_as or own)
