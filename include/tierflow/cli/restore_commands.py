@@ -14,12 +14,15 @@ from tierflow.cli.commands import console, settings_from_env
 from tierflow.cli.common import as_command_error, cli_actor, print_json
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, OneOf, arg, flag
+from tierflow.kafka.log_dir import LogDir
 from tierflow.kafka.uuid import derived_kafka_uuid
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
+from tierflow.restore.aux_state import restore_aux_state
 from tierflow.restore.partition import RestoreReport, restore_partition
 from tierflow.restore.plan import RestoredAs, RestoreError
+from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.keys import InvalidTopicNameError, validate_topic_name
 from tierflow.units import human_bytes
@@ -28,6 +31,8 @@ from tierflow.units import human_bytes
 def restore(args: argparse.Namespace) -> int:
     settings = settings_from_env()
     store, rsm = open_store(settings), open_storage(settings)
+    if args.aux_state_only:
+        return restore_aux(store, rsm, args)
     reports: list[RestoreReport] = []
     with as_command_error(RestoreError, UnknownTopicError, InvalidTopicNameError):
         partitions = args.partition or _remote_partitions(store, args.topic)
@@ -54,6 +59,26 @@ def restore(args: argparse.Namespace) -> int:
         return 0
     for report in reports:
         console.print(describe(report), highlight=False)
+    return 0
+
+
+def restore_aux(store: MetadataStore, rsm: RemoteStorageManager, args: argparse.Namespace) -> int:
+    """--aux-state-only: the replica's partitions under --to get their snapshot and epochs."""
+    with as_command_error(RestoreError, UnknownTopicError):
+        logs = [log_ for log_ in LogDir(Path(args.to)).partitions() if log_.topic == args.topic]
+        logs = [log_ for log_ in logs if not args.partition or log_.partition in args.partition]
+        if not logs:
+            raise RestoreError(f"{args.to}: no partition of {args.topic} to rebuild")
+        reports = [restore_aux_state(store, rsm, log_) for log_ in logs]
+    if args.json:
+        print_json({"partitions": [r.as_dict() for r in reports]})
+        return 0
+    for r in reports:
+        console.print(
+            f"{r.partition}: rebuilt from offset {r.local_start_offset}: {r.producer_snapshot}, "
+            f"{r.leader_epochs} leader epochs",
+            highlight=False,
+        )
     return 0
 
 
@@ -134,6 +159,11 @@ COMMANDS = (
                 metavar="NAME",
                 help="restore as a copy under this topic name, with an id of its own "
                 "(only the directory, partition.metadata and checkpoint lines differ)",
+            ),
+            flag(
+                "--aux-state-only",
+                "rebuild a replica's auxiliary state only: for each partition under --to, the "
+                "producer snapshot and leader epochs at its local log start (no log data read)",
             ),
             flag("--dry-run", "print the segments, bytes and directories; write nothing"),
             flag("--json", "print the result as JSON for scripts"),

@@ -47,19 +47,19 @@ def write_segment(
 ) -> None:
     """The segment's indexes, producer snapshot and ``.log``, in that order."""
     prefix = offset_prefix(segment.start_offset)
-    _write(directory / (prefix + INDEX_SUFFIX), [rsm.fetch_index(segment, IndexType.OFFSET)])
-    _write(
+    write_file(directory / (prefix + INDEX_SUFFIX), [rsm.fetch_index(segment, IndexType.OFFSET)])
+    write_file(
         directory / (prefix + TIME_INDEX_SUFFIX), [rsm.fetch_index(segment, IndexType.TIMESTAMP)]
     )
     txn = _optional_index(rsm, segment, IndexType.TRANSACTION)
     if txn:
-        _write(directory / (prefix + TXN_INDEX_SUFFIX), [txn])
+        write_file(directory / (prefix + TXN_INDEX_SUFFIX), [txn])
     snapshot = _optional_index(rsm, segment, IndexType.PRODUCER_SNAPSHOT)
     if snapshot is not None:
         name = offset_prefix(segment.end_offset + 1) + SNAPSHOT_SUFFIX
-        _write(directory / name, [snapshot])
+        write_file(directory / name, [snapshot])
     crash_point("restore.before_log")
-    _write(log_path(directory, segment), rsm.iter_log_segment(segment), expected=size)
+    write_file(log_path(directory, segment), rsm.iter_log_segment(segment), expected=size)
     _fsync_directory(directory)
 
 
@@ -72,7 +72,7 @@ def _optional_index(
         return None
 
 
-def _write(path: Path, chunks: Iterable[bytes], *, expected: int | None = None) -> None:
+def write_file(path: Path, chunks: Iterable[bytes], *, expected: int | None = None) -> None:
     """``chunks`` to ``path`` through a temporary name: written, fsynced, checked, renamed."""
     tmp = path.with_name(path.name + TEMPORARY_SUFFIX)
     size = 0
