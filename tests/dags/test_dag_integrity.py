@@ -34,6 +34,7 @@ def test_expected_dags_are_present(dagbag):
         "diskless_gc",
         "diskless_merge",
         "index_cache",
+        "partition_restore",
         "remote_partition_removal",
         "remote_reconcile",
         "retention_expiry",

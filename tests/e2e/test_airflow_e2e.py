@@ -61,6 +61,7 @@ DAG_IDS = (
     "diskless_gc",
     "diskless_merge",
     "index_cache",
+    "partition_restore",
     "remote_partition_removal",
     "remote_reconcile",
     "retention_expiry",

@@ -64,6 +64,7 @@ def test_every_dag_file_is_expected_to_be_parsed():
             "diskless_gc",
             "diskless_merge",
             "index_cache",
+            "partition_restore",
             "remote_partition_removal",
             "remote_reconcile",
             "retention_expiry",

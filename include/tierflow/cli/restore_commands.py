@@ -15,16 +15,15 @@ from tierflow.cli.common import as_command_error, cli_actor, print_json
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, OneOf, arg, flag
 from tierflow.kafka.log_dir import LogDir
-from tierflow.kafka.uuid import derived_kafka_uuid
 from tierflow.metadata.errors import UnknownTopicError
-from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.restore.aux_state import restore_aux_state
-from tierflow.restore.partition import RestoreReport, restore_partition
-from tierflow.restore.plan import RestoredAs, RestoreError
+from tierflow.restore.partition import RestoreReport
+from tierflow.restore.plan import RestoreError
+from tierflow.restore.request import RestoreRequest, remote_bytes, remote_partitions, run_restore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
-from tierflow.storage.keys import InvalidTopicNameError, validate_topic_name
+from tierflow.storage.keys import InvalidTopicNameError
 from tierflow.units import human_bytes
 
 
@@ -33,27 +32,23 @@ def restore(args: argparse.Namespace) -> int:
     store, rsm = open_store(settings), open_storage(settings)
     if args.aux_state_only:
         return restore_aux(store, rsm, args)
-    reports: list[RestoreReport] = []
     with as_command_error(RestoreError, UnknownTopicError, InvalidTopicNameError):
-        partitions = args.partition or _remote_partitions(store, args.topic)
-        total = sum(_remote_bytes(store, args.topic, p) for p in partitions)
+        partitions = args.partition or remote_partitions(store, args.topic)
+        total = remote_bytes(store, args.topic, partitions)
         enabled = not (args.json or args.dry_run)
         with work_progress("restore", bytes=total, enabled=enabled) as progress:
-            for partition in partitions:
-                report = restore_partition(
-                    store,
-                    rsm,
-                    topic=args.topic,
-                    partition=partition,
-                    log_dir=Path(args.to),
-                    to_offset=args.to_offset,
-                    to_timestamp=args.to_timestamp,
-                    restored_as=_restored_as(store, args.topic, args.as_topic),
-                    dry_run=args.dry_run,
-                    progress=progress,
-                    actor=cli_actor(),
-                )
-                reports.append(report)
+            request = RestoreRequest(
+                topic=args.topic,
+                to=Path(args.to),
+                partitions=tuple(partitions),
+                to_offset=args.to_offset,
+                to_timestamp=args.to_timestamp,
+                as_topic=args.as_topic,
+                dry_run=args.dry_run,
+                actor=cli_actor(),
+                progress=progress,
+            )
+            reports = run_restore(store, rsm, request)
     if args.json:
         print_json({"dry_run": args.dry_run, "partitions": [r.as_dict() for r in reports]})
         return 0
@@ -82,16 +77,6 @@ def restore_aux(store: MetadataStore, rsm: RemoteStorageManager, args: argparse.
     return 0
 
 
-def _restored_as(store: MetadataStore, topic: str, as_topic: str | None) -> RestoredAs | None:
-    """A new name, and an id derived from the topic's and the name's: every partition of the
-    copy, and every rerun of its restore, carries the same one."""
-    if as_topic is None:
-        return None
-    validate_topic_name(as_topic)
-    seed = f"{store.topic(topic).topic_id}/{as_topic}"
-    return RestoredAs(as_topic, derived_kafka_uuid(seed))
-
-
 def describe(report: RestoreReport) -> str:
     verb = "would restore" if report.dry_run else "restored"
     kept = f", {report.already_restored} already there" if report.already_restored else ""
@@ -100,22 +85,6 @@ def describe(report: RestoreReport) -> str:
         f"({human_bytes(report.size_in_bytes)}), offsets {report.start_offset}-"
         f"{report.next_offset - 1}, into {report.directory}{kept}"
     )
-
-
-def _remote_partitions(store: MetadataStore, topic: str) -> list[int]:
-    """The topic's partitions with a finished remote segment."""
-    topic_id = store.topic(topic).topic_id
-    finished = store.partitions_with_segments([S.COPY_SEGMENT_FINISHED])
-    found = {partition for tid, partition in finished if tid == topic_id}
-    if not found:
-        raise RestoreError(f"{topic}: no segment in remote storage to restore")
-    return sorted(found)
-
-
-def _remote_bytes(store: MetadataStore, topic: str, partition: int) -> int:
-    topic_id = store.topic(topic).topic_id
-    rows = store.segments(topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
-    return sum(row.segment_size_bytes for row in rows)
 
 
 COMMANDS = (
