@@ -46,6 +46,7 @@ ENV_INDEX_CACHE_DIR = "TIERFLOW_INDEX_CACHE_DIR"
 ENV_INDEX_CACHE_BYTES = "TIERFLOW_INDEX_CACHE_BYTES"
 ENV_STALE_COPY_GRACE_S = "TIERFLOW_STALE_COPY_GRACE_S"
 ENV_RECONCILE_GRACE_S = "TIERFLOW_RECONCILE_GRACE_S"
+ENV_REMOVAL_GRACE_S = "TIERFLOW_REMOVAL_GRACE_S"
 ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
 ENV_MAX_SHARDS = "TIERFLOW_MAX_SHARDS"
 ENV_AWS_CONN_ID = "TIERFLOW_AWS_CONN_ID"
@@ -219,6 +220,9 @@ class Settings:
     index_cache_bytes: int = DEFAULT_INDEX_CACHE_BYTES
     stale_copy_grace_s: int = DEFAULT_STALE_COPY_GRACE_S
     reconcile_grace_s: int = DEFAULT_RECONCILE_GRACE_S
+    # A deleted topic's partitions wait this long after being marked before removal starts,
+    # so that a topic deleted by mistake can still be restored from the bucket.
+    removal_grace_s: int = 0
     # host:port[,host:port]; set, deleted topics are also detected from the cluster metadata.
     kafka_bootstrap: str | None = None
     max_shards: int = DEFAULT_MAX_SHARDS
@@ -289,6 +293,7 @@ class Settings:
             ENV_INDEX_CACHE_BYTES: str(self.index_cache_bytes),
             ENV_STALE_COPY_GRACE_S: str(self.stale_copy_grace_s),
             ENV_RECONCILE_GRACE_S: str(self.reconcile_grace_s),
+            ENV_REMOVAL_GRACE_S: str(self.removal_grace_s),
             ENV_KAFKA_BOOTSTRAP: self.kafka_bootstrap or "",
             ENV_MAX_SHARDS: str(self.max_shards),
             ENV_AWS_CONN_ID: self.aws_conn_id,
@@ -377,6 +382,7 @@ class _Environment(BaseSettings):
     index_cache_bytes: _Positive = DEFAULT_INDEX_CACHE_BYTES
     stale_copy_grace_s: _Count = DEFAULT_STALE_COPY_GRACE_S
     reconcile_grace_s: _Count = DEFAULT_RECONCILE_GRACE_S
+    removal_grace_s: _Count = 0
     kafka_bootstrap: str | None = None
     max_shards: _Positive = DEFAULT_MAX_SHARDS
     aws_conn_id: str = DEFAULT_AWS_CONN_ID

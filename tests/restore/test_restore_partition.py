@@ -30,7 +30,7 @@ from tierflow.kafka.time_index import TimeIndex
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.restore.partition import restore_partition
-from tierflow.restore.plan import RestoreError
+from tierflow.restore.plan import RestoreError, find_topic
 
 
 @pytest.fixture(params=sorted(LAYOUTS))
@@ -42,7 +42,7 @@ def tiered(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
 
 
 def finished(store: MetadataStore, log_: PartitionLog) -> list:
-    topic_id = store.topic(log_.topic).topic_id
+    topic_id = find_topic(store, log_.topic).topic_id  # live, or deleted and not yet removed
     return store.segments(topic_id, log_.partition, states=[S.COPY_SEGMENT_FINISHED])
 
 
@@ -67,7 +67,7 @@ def assert_restored_as_written(store: MetadataStore, log_: PartitionLog, target:
         txn = segment.log_path.with_suffix(".txnindex")
         if txn.exists() and txn.stat().st_size:
             assert (restored / txn.name).read_bytes() == txn.read_bytes()
-    topic_id = store.topic(log_.topic).topic_id
+    topic_id = find_topic(store, log_.topic).topic_id
     assert read_partition_metadata(restored / PARTITION_METADATA) == topic_id
     if (log_.path / PARTITION_METADATA).exists():  # Kafka 2.8 and later
         assert read_partition_metadata(log_.path / PARTITION_METADATA) == topic_id

@@ -97,6 +97,7 @@ def remove_partitions_command(args: argparse.Namespace) -> int:
             open_objects(settings),
             prefix=settings.storage_prefix,
             actor=cli_actor(),
+            grace_ms=settings.removal_grace_s * 1000,
         )
     segments = sum(len(r.deleted) for r in reports)
     console.print(f"removed {len(reports)} partition(s), {segments} segment(s) deleted")

@@ -16,7 +16,7 @@ from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.naming import SNAPSHOT_SUFFIX, offset_prefix
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
-from tierflow.restore.plan import RestoreError
+from tierflow.restore.plan import RestoreError, find_topic
 from tierflow.restore.segment_files import write_file
 from tierflow.rsm import IndexType, RemoteStorageManager
 from tierflow.segment_refs import remote_segment
@@ -41,7 +41,7 @@ def restore_aux_state(
     if not segments:
         raise RestoreError(f"{log_.path}: no local segment to start from")
     start = segments[0].base_offset
-    topic = store.topic(log_.topic)
+    topic = find_topic(store, log_.topic)
     rows = store.segments(topic.topic_id, log_.partition, states=[S.COPY_SEGMENT_FINISHED])
     below = sorted((r for r in rows if r.end_offset < start), key=lambda r: r.start_offset)
     if not below or below[-1].end_offset + 1 != start:

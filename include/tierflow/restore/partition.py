@@ -29,7 +29,7 @@ from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partitio
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.store import MetadataStore
-from tierflow.restore.plan import RestoredAs, RestoreError, RestorePlan, plan_restore
+from tierflow.restore.plan import RestoredAs, RestoreError, RestorePlan, find_topic, plan_restore
 from tierflow.restore.segment_files import (
     TEMPORARY_SUFFIX,
     is_restored,
@@ -74,7 +74,7 @@ def restore_partition(
     """Write ``<log_dir>/<topic>-<partition>`` from remote storage, and record it in the event
     history as done by ``actor``; a dry run writes nothing."""
     plan = plan_restore(
-        store, store.topic(topic), partition, log_dir, to_offset, to_timestamp, restored_as
+        store, find_topic(store, topic), partition, log_dir, to_offset, to_timestamp, restored_as
     )
     refuse_busy(plan, log_dir)
     done = [is_restored(plan.directory, s, r.segment_size_bytes) for s, r in _pairs(plan)]

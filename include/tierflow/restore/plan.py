@@ -13,16 +13,33 @@ from pathlib import Path
 
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.metadata.epochs import epochs_from_segments
+from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
-from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.metadata.topic_registry import RETIRED_MARK, kafka_topic_name
 from tierflow.rsm import RemoteSegment
 from tierflow.segment_refs import remote_segment
 
 
 class RestoreError(Exception):
     """A restore that cannot be done as asked; the message names the partition and why."""
+
+
+def find_topic(store: MetadataStore, name: str) -> Topic:
+    """The registered topic of that name, or, once it was deleted, the retired one it left:
+    its remote data stays restorable until remote_partition_removal has finished with it
+    (TIERFLOW_REMOVAL_GRACE_S holds removal back)."""
+    try:
+        return store.topic(name)
+    except UnknownTopicError:
+        retired = [t for t in store.topics() if t.name.startswith(name + RETIRED_MARK)]
+        if len(retired) == 1:
+            return retired[0]
+        if not retired:
+            raise
+        ids = ", ".join(t.topic_id for t in retired)
+        raise RestoreError(f"{name}: deleted more than once (topic ids {ids}); name one") from None
 
 
 @dataclass(frozen=True)

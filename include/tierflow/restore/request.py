@@ -12,7 +12,7 @@ from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.restore.partition import RestoreReport, restore_partition
-from tierflow.restore.plan import RestoredAs, RestoreError
+from tierflow.restore.plan import RestoredAs, RestoreError, find_topic
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.keys import validate_topic_name
 
@@ -56,7 +56,7 @@ def run_restore(
 
 def remote_partitions(store: MetadataStore, topic: str) -> list[int]:
     """The topic's partitions with a finished remote segment."""
-    topic_id = store.topic(topic).topic_id
+    topic_id = find_topic(store, topic).topic_id
     finished = store.partitions_with_segments([S.COPY_SEGMENT_FINISHED])
     found = sorted(partition for tid, partition in finished if tid == topic_id)
     if not found:
@@ -65,7 +65,7 @@ def remote_partitions(store: MetadataStore, topic: str) -> list[int]:
 
 
 def remote_bytes(store: MetadataStore, topic: str, partitions: list[int]) -> int:
-    topic_id = store.topic(topic).topic_id
+    topic_id = find_topic(store, topic).topic_id
     rows = (store.segments(topic_id, p, states=[S.COPY_SEGMENT_FINISHED]) for p in partitions)
     return sum(row.segment_size_bytes for found in rows for row in found)
 
@@ -76,4 +76,6 @@ def restored_as_of(store: MetadataStore, topic: str, as_topic: str | None) -> Re
     if as_topic is None:
         return None
     validate_topic_name(as_topic)
-    return RestoredAs(as_topic, derived_kafka_uuid(f"{store.topic(topic).topic_id}/{as_topic}"))
+    return RestoredAs(
+        as_topic, derived_kafka_uuid(f"{find_topic(store, topic).topic_id}/{as_topic}")
+    )

@@ -15,7 +15,7 @@ from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.removal.mark import delete_topic, plan_topic_deletion
-from tierflow.lifecycle.removal.remove import MARKED, STARTED, remove_partition
+from tierflow.lifecycle.removal.remove import pending_removals, remove_partition
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.tasks.attribution import attributed
@@ -81,13 +81,11 @@ def detect_deleted_topics(*, dry_run: bool, settings: Settings | None = None) ->
 
 
 def list_pending_removals(settings: Settings | None = None) -> list[dict]:
-    """Every partition MARKED or STARTED, oldest first: the mapped removal tasks' inputs."""
+    """Every partition STARTED, or MARKED longer than TIERFLOW_REMOVAL_GRACE_S ago, oldest
+    first: the mapped removal tasks' inputs."""
     settings = settings or Settings.from_env()
     store = open_store(settings)
-    jobs = sorted(
-        store.partition_deletes(states=[MARKED, STARTED]),
-        key=lambda d: (d.event_timestamp_ms, d.topic_id, d.partition),
-    )
+    jobs = pending_removals(store, grace_ms=settings.removal_grace_s * 1000, now_ms=wall_clock_ms())
     pending = [
         {
             "topic": kafka_topic_name(store.topic_by_id(job.topic_id).name),

@@ -27,7 +27,7 @@ from tierflow.faults import crash_point
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition
-from tierflow.metadata.models import RemoteLogSegment, Topic
+from tierflow.metadata.models import RemoteLogSegment, RemotePartitionDelete, Topic
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
@@ -151,6 +151,20 @@ def remove_partition(
     return report
 
 
+def pending_removals(
+    store: MetadataStore, *, grace_ms: int, now_ms: int
+) -> list[RemotePartitionDelete]:
+    """Every STARTED removal, and every MARKED one marked at least ``grace_ms`` ago (until then
+    a topic deleted by mistake can still be restored from the bucket), oldest first."""
+    due = now_ms - grace_ms
+    found = [
+        d
+        for d in store.partition_deletes(states=[MARKED, STARTED])
+        if d.delete_state == STARTED or d.event_timestamp_ms <= due
+    ]
+    return sorted(found, key=lambda d: (d.event_timestamp_ms, d.topic_id, d.partition))
+
+
 def remove_marked_partitions(
     store: MetadataStore,
     rsm: RemoteStorageManager,
@@ -159,12 +173,11 @@ def remove_marked_partitions(
     prefix: str,
     actor: str,
     clock: Clock = wall_clock_ms,
+    grace_ms: int = 0,
 ) -> list[RemovalReport]:
-    """Every MARKED or STARTED removal, oldest first; one failure does not stop the others."""
-    pending = sorted(
-        store.partition_deletes(states=[MARKED, STARTED]),
-        key=lambda d: (d.event_timestamp_ms, d.topic_id, d.partition),
-    )
+    """Every pending removal (``pending_removals``), oldest first; one failure does not stop
+    the others."""
+    pending = pending_removals(store, grace_ms=grace_ms, now_ms=clock())
     reports, failed = [], []
     for job in pending:
         try:
