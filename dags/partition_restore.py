@@ -8,8 +8,8 @@ storage as log directories a Kafka broker of the same version loads: every remot
 
 * **to**: the target log dir. A log dir whose `.lock` a running broker holds, or a partition
   directory holding files the restore would not write, is refused untouched.
-* **to_offset** / **to_timestamp**: stop with the segment that holds that offset, or the first
-  record at or after that time (ms); empty: everything remote.
+* **to_offset** / **to_timestamp**: end with the batch holding that offset, or the segment
+  holding the first record at or after that time (ms); empty: everything remote.
 * **as_topic**: restore a copy beside the live topic, under this name and an id of its own.
 
 **Dry run** (on by default): the task log lists the segments, bytes and target directories, and
@@ -45,7 +45,7 @@ def _optional(kind: str, title: str, description: str) -> Param:
             description="Empty: every partition with a segment in remote storage.",
         ),
         "to": Param("", type="string", minLength=1, title="Target log dir"),
-        "to_offset": _optional("integer", "To offset", "Stop with the segment holding it."),
+        "to_offset": _optional("integer", "To offset", "End with the batch holding it."),
         "to_timestamp": _optional(
             "integer", "To timestamp (ms)", "Stop with the segment reaching this time."
         ),

@@ -26,6 +26,7 @@ from tierflow.kafka.leader_epoch import (
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
+from tierflow.kafka.record_batch import iter_batches
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
@@ -97,17 +98,40 @@ def test_every_partition_restores_as_the_broker_wrote_it(tiered: Tiered, tmp_pat
         }
 
 
-def test_a_restore_to_an_offset_ends_with_the_segment_holding_it(
+def test_a_restore_to_an_offset_ends_with_the_batch_holding_it(
     tiered: Tiered, tmp_path: Path
 ) -> None:
     log_ = tiered.log("orders", 0)
     rows = finished(tiered.store, log_)
     assert len(rows) >= 2
     middle = (rows[1].start_offset + rows[1].end_offset) // 2
-    report = restore(tiered, log_, tmp_path / "restored", to_offset=middle)
-    assert (report.segments, report.next_offset) == (2, rows[1].end_offset + 1)
-    logs = sorted(p.name for p in (tmp_path / "restored" / log_.path.name).glob("*.log"))
-    assert logs == [f"{row.start_offset:020d}.log" for row in rows[:2]]
+    original = next(s for s in log_.segments() if s.base_offset == rows[1].start_offset)
+    holding = next(b for b in iter_batches(original.log_path) if b.last_offset >= middle)
+    end = holding.position + holding.size_in_bytes
+    assert holding.last_offset < rows[1].end_offset, "the cut is inside the segment"
+
+    target = tmp_path / "restored"
+    report = restore(tiered, log_, target, to_offset=middle)
+    assert (report.segments, report.next_offset) == (2, holding.last_offset + 1)
+    restored = target / log_.path.name
+    assert sorted(p.name for p in restored.glob("*.log")) == [
+        f"{row.start_offset:020d}.log" for row in rows[:2]
+    ]
+    cut_log = restored / original.log_path.name
+    assert cut_log.read_bytes() == original.log_path.read_bytes()[:end]
+    index = OffsetIndex.read(restored / f"{original.log_path.stem}.index", original.base_offset)
+    assert index.entries and all(e.position < end for e in index.entries)
+    times = TimeIndex.read(restored / f"{original.log_path.stem}.timeindex", original.base_offset)
+    assert all(e.offset <= holding.last_offset for e in times.entries)
+    assert log_.producer_snapshot_path(rows[1].end_offset + 1).name not in {
+        p.name for p in restored.iterdir()
+    }, "no snapshot past the cut: the broker rebuilds producer state from the one before"
+    recovery = read_offset_checkpoint(target / RECOVERY_POINT_OFFSET_CHECKPOINT)
+    assert recovery[(log_.topic, log_.partition)] == holding.last_offset + 1
+    epochs = read_leader_epoch_checkpoint(restored / LEADER_EPOCH_CHECKPOINT)
+    assert all(e.start_offset <= holding.last_offset for e in epochs)
+    again = restore(tiered, log_, target, to_offset=middle)
+    assert again.already_restored == 2, "the cut segment counts as complete on a rerun"
 
 
 def test_a_restore_to_a_timestamp_ends_with_the_segment_reaching_it(

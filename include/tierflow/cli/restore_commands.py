@@ -111,7 +111,7 @@ COMMANDS = (
                     arg(
                         "--to-offset",
                         type=int,
-                        help="stop with the segment that holds this offset [the last one]",
+                        help="end with the batch that holds this offset [the last one]",
                     ),
                     arg(
                         "--to-timestamp",

@@ -14,7 +14,7 @@ kept, the rest written, and a finished restore rerun changes nothing.
 from __future__ import annotations
 
 import fcntl
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from tierflow.faults import crash_point
@@ -29,6 +29,7 @@ from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partitio
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.store import MetadataStore
+from tierflow.restore.cut import find_cut
 from tierflow.restore.plan import RestoredAs, RestoreError, RestorePlan, find_topic, plan_restore
 from tierflow.restore.segment_files import (
     TEMPORARY_SUFFIX,
@@ -77,7 +78,11 @@ def restore_partition(
         store, find_topic(store, topic), partition, log_dir, to_offset, to_timestamp, restored_as
     )
     refuse_busy(plan, log_dir)
-    done = [is_restored(plan.directory, s, r.segment_size_bytes) for s, r in _pairs(plan)]
+    if to_offset is not None and to_offset < plan.rows[-1].end_offset:
+        last = plan.segments[-1]
+        plan = replace(plan, cut=find_cut(rsm, last, plan.rows[-1].segment_size_bytes, to_offset))
+    sizes = zip(plan.segments, plan.sizes(), strict=True)
+    done = [is_restored(plan.directory, segment, size) for segment, size in sizes]
     report = RestoreReport(
         partition=plan.name,
         topic_id=plan.restored_as.topic_id,
@@ -105,11 +110,13 @@ def write_segments(
 ) -> None:
     """Each segment not yet complete, in offset order."""
     plan.directory.mkdir(parents=True, exist_ok=True)
-    for (segment, row), complete in zip(_pairs(plan), done, strict=True):
-        if not complete:
-            write_segment(rsm, segment, row.segment_size_bytes, plan.directory)
+    last = len(plan.rows) - 1
+    for i, (segment, row) in enumerate(_pairs(plan)):
+        if not done[i]:
+            cut = plan.cut if i == last else None
+            write_segment(rsm, segment, row.segment_size_bytes, plan.directory, cut)
             crash_point("restore.after_segment")
-        progress.advance(1, row.segment_size_bytes)
+        progress.advance(1, plan.sizes()[i])
 
 
 def _pairs(plan: RestorePlan) -> list:

@@ -11,19 +11,19 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.kafka.leader_epoch import EpochEntry, entries_before
 from tierflow.metadata.epochs import epochs_from_segments
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import RETIRED_MARK, kafka_topic_name
+from tierflow.restore.cut import Cut
+from tierflow.restore.errors import RestoreError
 from tierflow.rsm import RemoteSegment
 from tierflow.segment_refs import remote_segment
 
-
-class RestoreError(Exception):
-    """A restore that cannot be done as asked; the message names the partition and why."""
+__all__ = ["RestoreError", "RestorePlan", "RestoredAs", "find_topic", "plan_restore"]
 
 
 def find_topic(store: MetadataStore, name: str) -> Topic:
@@ -59,6 +59,14 @@ class RestorePlan:
     rows: list[RemoteLogSegment]
     log_dir: Path
     restored_as: RestoredAs
+    cut: Cut | None = None  # set when the restore ends inside its last segment
+
+    def sizes(self) -> list[int]:
+        """The bytes written of each segment's ``.log``: the last one's up to the cut."""
+        sizes = [row.segment_size_bytes for row in self.rows]
+        if self.cut is not None:
+            sizes[-1] = self.cut.size_in_bytes
+        return sizes
 
     @property
     def name(self) -> str:
@@ -74,7 +82,7 @@ class RestorePlan:
 
     @property
     def size_in_bytes(self) -> int:
-        return sum(row.segment_size_bytes for row in self.rows)
+        return sum(self.sizes())
 
     @property
     def start_offset(self) -> int:
@@ -82,7 +90,7 @@ class RestorePlan:
 
     @property
     def next_offset(self) -> int:
-        return self.rows[-1].end_offset + 1
+        return (self.cut.last_offset if self.cut else self.rows[-1].end_offset) + 1
 
     def leader_epochs(self) -> list[EpochEntry]:
         """The leader-epoch cache of the restored offsets, rebuilt from their segments.
@@ -92,7 +100,7 @@ class RestorePlan:
         at the log end offset when its leader takes over), so the first entry starts at the
         restored log's start.
         """
-        entries = epochs_from_segments(self.rows)
+        entries = entries_before(epochs_from_segments(self.rows), self.next_offset)
         if entries and entries[0].start_offset > self.start_offset:
             entries[0] = EpochEntry(entries[0].epoch, self.start_offset)
         return entries

@@ -21,6 +21,7 @@ from tierflow.kafka.naming import (
     TXN_INDEX_SUFFIX,
     offset_prefix,
 )
+from tierflow.restore.cut import Cut, cut_log, cut_offset_index, cut_time_index, cut_txn_index
 from tierflow.rsm import IndexType, RemoteResourceNotFoundError, RemoteSegment, RemoteStorageManager
 
 TEMPORARY_SUFFIX = ".restoring"
@@ -43,23 +44,39 @@ def is_restored(directory: Path, segment: RemoteSegment, size: int) -> bool:
 
 
 def write_segment(
-    rsm: RemoteStorageManager, segment: RemoteSegment, size: int, directory: Path
+    rsm: RemoteStorageManager,
+    segment: RemoteSegment,
+    size: int,
+    directory: Path,
+    cut: Cut | None = None,
 ) -> None:
-    """The segment's indexes, producer snapshot and ``.log``, in that order."""
+    """The segment's indexes, producer snapshot and ``.log``, in that order; with ``cut``,
+    the segment as it ends at the cut, without its snapshot (``restore.cut``)."""
     prefix = offset_prefix(segment.start_offset)
-    write_file(directory / (prefix + INDEX_SUFFIX), [rsm.fetch_index(segment, IndexType.OFFSET)])
-    write_file(
-        directory / (prefix + TIME_INDEX_SUFFIX), [rsm.fetch_index(segment, IndexType.TIMESTAMP)]
-    )
+    offsets = rsm.fetch_index(segment, IndexType.OFFSET)
+    times = rsm.fetch_index(segment, IndexType.TIMESTAMP)
+    if cut is not None:
+        offsets, times = (
+            cut_offset_index(offsets, segment, cut),
+            cut_time_index(times, segment, cut),
+        )
+    write_file(directory / (prefix + INDEX_SUFFIX), [offsets])
+    write_file(directory / (prefix + TIME_INDEX_SUFFIX), [times])
     txn = _optional_index(rsm, segment, IndexType.TRANSACTION)
     if txn:
         write_file(directory / (prefix + TXN_INDEX_SUFFIX), [txn])
+        if cut is not None:
+            path = directory / (prefix + TXN_INDEX_SUFFIX)
+            write_file(path, [cut_txn_index(path, cut)])
     snapshot = _optional_index(rsm, segment, IndexType.PRODUCER_SNAPSHOT)
-    if snapshot is not None:
+    if snapshot is not None and cut is None:
         name = offset_prefix(segment.end_offset + 1) + SNAPSHOT_SUFFIX
         write_file(directory / name, [snapshot])
     crash_point("restore.before_log")
-    write_file(log_path(directory, segment), rsm.iter_log_segment(segment), expected=size)
+    chunks = rsm.iter_log_segment(segment)
+    if cut is not None:
+        chunks, size = cut_log(chunks, cut), cut.size_in_bytes
+    write_file(log_path(directory, segment), chunks, expected=size)
     _fsync_directory(directory)
 
 
