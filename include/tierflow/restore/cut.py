@@ -42,20 +42,28 @@ def find_cut(rsm: RemoteStorageManager, segment: RemoteSegment, size: int, to_of
     while True:
         end = min(size, start + window)
         data = rsm.fetch_log_segment(segment, start, end - 1)
-        try:
-            for batch in iter_batches_in_buffer(
-                data, source=segment.describe(), validate_crc=False
-            ):
-                if batch.last_offset >= to_offset:
-                    return Cut(batch.last_offset, start + batch.position + batch.size_in_bytes)
-        except TruncatedDataError:
-            if end < size:
-                window *= 2
-                continue
-            raise
-        if end >= size:
-            raise RestoreError(f"{segment.describe()}: no batch holds offset {to_offset}")
+        cut = _holding(data, start, to_offset, segment, whole=end >= size)
+        if cut is not None:
+            return cut
         window *= 2
+
+
+def _holding(
+    data: bytes, start: int, to_offset: int, segment: RemoteSegment, *, whole: bool
+) -> Cut | None:
+    """The cut, if a batch of ``data`` (read from ``start``) holds the offset; None when the
+    read ended first and more of the segment is left to read."""
+    try:
+        for batch in iter_batches_in_buffer(data, source=segment.describe(), validate_crc=False):
+            if batch.last_offset >= to_offset:
+                return Cut(batch.last_offset, start + batch.position + batch.size_in_bytes)
+    except TruncatedDataError:
+        if whole:
+            raise
+        return None
+    if whole:
+        raise RestoreError(f"{segment.describe()}: no batch holds offset {to_offset}")
+    return None
 
 
 def cut_offset_index(data: bytes, segment: RemoteSegment, cut: Cut) -> bytes:

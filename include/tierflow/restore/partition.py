@@ -111,16 +111,13 @@ def write_segments(
     """Each segment not yet complete, in offset order."""
     plan.directory.mkdir(parents=True, exist_ok=True)
     last = len(plan.rows) - 1
-    for i, (segment, row) in enumerate(_pairs(plan)):
+    sizes = plan.sizes()
+    for i, (segment, row) in enumerate(zip(plan.segments, plan.rows, strict=True)):
         if not done[i]:
             cut = plan.cut if i == last else None
             write_segment(rsm, segment, row.segment_size_bytes, plan.directory, cut)
             crash_point("restore.after_segment")
-        progress.advance(1, plan.sizes()[i])
-
-
-def _pairs(plan: RestorePlan) -> list:
-    return list(zip(plan.segments, plan.rows, strict=True))
+        progress.advance(1, sizes[i])
 
 
 def write_partition_files(plan: RestorePlan, log_dir: Path) -> None:
