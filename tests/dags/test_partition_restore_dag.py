@@ -30,12 +30,13 @@ def test_a_restore_from_the_form_dry_run_first(
     target = tmp_path / "restored"
     os.environ.pop("TIERFLOW_CRASH_AT", None)
 
-    def run(name: str, **conf: object) -> str:
+    def run(name: str, spark_threshold_bytes: int = 1 << 30, **conf: object) -> str:
+        env = {**t.settings.as_env(), "TIERFLOW_SPARK_THRESHOLD_BYTES": str(spark_threshold_bytes)}
         return run_dag_in_subprocess(
             "partition_restore",
             project=PROJECT,
             airflow_home=tmp_path / "airflow",
-            extra_env=t.settings.as_env(),
+            extra_env=env,
             log_file=tmp_path / f"{name}.log",
             run_conf={"topic": "orders", "to": str(target), **conf},
         )
@@ -43,13 +44,26 @@ def test_a_restore_from_the_form_dry_run_first(
     assert run("dry") == "success"
     assert not target.exists(), "a dry run writes nothing"
     dry_log = (tmp_path / "dry.log").read_text()
-    assert "dry run: would restore orders-0: 3 segments" in dry_log
-    assert run("real", dry_run=False) == "success"
+    assert "orders-0: would restore 3 segments" in dry_log
+    ran = {
+        line.split("task_id=")[1].split()[0]
+        for line in dry_log.splitlines()
+        if "[DAG TEST] starting" in line
+    }
+    assert ran == {"plan_restore", "choose_restore"}, "a dry run writes no segment and no file"
+    # Partition 0 is small: written in the worker. Then the whole topic, above the threshold:
+    # Spark writes only partition 1's segments, which are all that is missing.
+    assert run("worker", dry_run=False, partitions=[0]) == "success"
+    assert_restored_as_written(t.store, t.log("orders", 0), target)
+    assert run("spark", spark_threshold_bytes=1, dry_run=False) == "success"
+    spark_log = (tmp_path / "spark.log").read_text()
+    assert "spark-submit --master local[*]" in spark_log
+    assert "restored 2 of 2 segments (0 failed)" in spark_log
     for partition in (0, 1):
         assert_restored_as_written(t.store, t.log("orders", partition), target)
     topic_id = t.store.topic("orders").topic_id
     events = t.store.events(topic_id=topic_id, entity="restore")
-    assert [e.partition for e in events] == [0, 1]
+    assert [e.partition for e in events] == [0, 0, 1]
     assert all("partition_restore" in e.actor for e in events), [e.actor for e in events]
     before = sorted((p.name, p.stat().st_mtime_ns) for p in target.rglob("*.log"))
     assert run("again", dry_run=False) == "success"

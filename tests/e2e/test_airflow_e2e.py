@@ -8,6 +8,7 @@ defaults (SQLite store, local bucket). What an operator would do, each test on i
 - break the bucket, see a task fail, repair it, clear the task as on-call would, and check the
   rerun leaves the metadata consistent;
 - backfill three nights of retention_expiry, and dry-run it as the UI's Trigger button does;
+- restore a topic from the bucket through partition_restore's form, dry run first;
 - screenshot the DAG list in headless Chromium, logged in, with no import errors;
 - stop Airflow and find none of its processes left.
 
@@ -43,7 +44,9 @@ from tests.e2e.runs import (
     wait_for_failed_tries,
     wait_for_run,
     wait_until,
+    xcom_value,
 )
+from tests.restore.test_restore_partition import assert_restored_as_written
 from tests.support.tiered import LAYOUTS, NOW_MS, TOPICS, eligible
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
@@ -320,6 +323,36 @@ def test_a_dry_run_triggered_from_the_ui_has_no_logical_date_and_changes_nothing
         for r in rows
     }
     assert after == before
+
+
+def test_partition_restore_from_the_form_dry_run_first(airflow, settings, copied, tmp_path):
+    """The restore's form as the UI submits it: the dry run (its default) plans and writes
+    nothing; switched off, the topic's partitions come back as the broker wrote them."""
+    target = tmp_path / "restored"
+    unpause(airflow.api, "partition_restore")
+    form = {"topic": FIRST_TOPIC, "to": str(target)}
+    dry = trigger(airflow.api, "partition_restore", form)
+    assert wait_for_run(airflow.api, "partition_restore", dry["dag_run_id"]) == "success"
+    states = {
+        ti["task_id"]: ti["state"]
+        for ti in task_instances(airflow.api, "partition_restore", dry["dag_run_id"])
+    }
+    assert states.pop("plan_restore") == "success" and states.pop("choose_restore") == "success"
+    assert set(states.values()) == {"skipped"}, states
+    planned = xcom_value(airflow.api, "partition_restore", dry["dag_run_id"], "plan_restore")
+    assert planned["dry_run"] and [p["partition"] for p in planned["partitions"]] == [
+        f"{FIRST_TOPIC}-0",
+        f"{FIRST_TOPIC}-1",
+    ]
+    assert not target.exists(), "a dry run writes nothing"
+    real = trigger(airflow.api, "partition_restore", {**form, "dry_run": False})
+    assert wait_for_run(airflow.api, "partition_restore", real["dag_run_id"]) == "success"
+    store = open_store(settings)
+    for log_ in partition_logs(settings.log_dirs):
+        if log_.topic == FIRST_TOPIC:
+            assert_restored_as_written(store, log_, target)
+    events = store.events(topic_id=store.topic(FIRST_TOPIC).topic_id, entity="restore")
+    assert {e.partition for e in events if str(target) in e.details} == {0, 1}
 
 
 def test_ui_lists_the_dags_without_import_errors(airflow, tmp_path):

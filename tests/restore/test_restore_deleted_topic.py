@@ -13,7 +13,7 @@ from tests.restore.test_restore_partition import assert_restored_as_written
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
 from tierflow.cli import main
-from tierflow.restore.partition import restore_partition
+from tierflow.restore.request import restore_partition
 from tierflow.tasks.partition_removal import list_pending_removals
 
 

@@ -30,8 +30,8 @@ from tierflow.kafka.record_batch import iter_batches
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
-from tierflow.restore.partition import restore_partition
 from tierflow.restore.plan import RestoreError, find_topic
+from tierflow.restore.request import restore_partition
 
 
 @pytest.fixture(params=sorted(LAYOUTS))

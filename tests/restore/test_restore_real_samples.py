@@ -16,7 +16,7 @@ from tierflow.config import Settings
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import read_offset_checkpoint, write_offset_checkpoint
 from tierflow.lifecycle.copy.steps import copy_partition
-from tierflow.restore.partition import restore_partition
+from tierflow.restore.request import restore_partition
 from tierflow.runtime import open_storage, open_store, partition_logs
 
 SAMPLE = "DonaldY__kafka-2.7.1/kafka-logs"

@@ -59,7 +59,7 @@ def wire_staged_pipeline(
     extra = dict(extra_params or {})
     queues = broker_queues()
     all_lanes = lanes(queues)
-    with_spark = _spark_task(operation, verb, spark_app)
+    with_spark = spark_task(operation, verb, spark_app)
     planned = _plan_task(operation, extra, queues, all_lanes)()
     picked = pick_lanes(planned, all_lanes)
     prepared = map_over_lanes(_prepare_task(operation, pool, extra), "prepare", picked)
@@ -133,7 +133,7 @@ def _choose_task(verb: str) -> Any:
     return choose
 
 
-def _spark_task(operation: str, verb: str, spark_app: Path) -> StagedSparkSubmitOperator:
+def spark_task(operation: str, verb: str, spark_app: Path) -> StagedSparkSubmitOperator:
     """<verb>_with_spark: the batch's jobs file through spark-submit, paths from plan_<verb>."""
     pull = f"ti.xcom_pull(task_ids='plan_{verb}')"
     return StagedSparkSubmitOperator(

@@ -8,23 +8,33 @@ interrupted is rerun as it was given: it keeps the segments already complete.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from tierflow.cli.commands import console, settings_from_env
 from tierflow.cli.common import as_command_error, cli_actor, print_json
+from tierflow.cli.console import airflow_logging_to_stderr
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, OneOf, arg, flag
+from tierflow.config import Settings
 from tierflow.kafka.log_dir import LogDir
+from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.store import MetadataStore
 from tierflow.restore.aux_state import restore_aux_state
-from tierflow.restore.partition import RestoreReport
 from tierflow.restore.plan import RestoreError
-from tierflow.restore.request import RestoreRequest, remote_bytes, remote_partitions, run_restore
+from tierflow.restore.request import (
+    RestoreRequest,
+    SegmentWriter,
+    remote_bytes,
+    remote_partitions,
+    run_restore,
+)
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.keys import InvalidTopicNameError
-from tierflow.units import human_bytes
+from tierflow.tasks.restore import restore_on_spark
+from tierflow.tasks.spark_submit import SparkJobFailedError
 
 
 def restore(args: argparse.Namespace) -> int:
@@ -48,12 +58,14 @@ def restore(args: argparse.Namespace) -> int:
                 actor=cli_actor(),
                 progress=progress,
             )
-            reports = run_restore(store, rsm, request)
+            writer = _writer(settings, args, total)
+            with as_command_error(SparkJobFailedError):
+                reports = run_restore(store, rsm, request, writer)
     if args.json:
         print_json({"dry_run": args.dry_run, "partitions": [r.as_dict() for r in reports]})
         return 0
     for report in reports:
-        console.print(describe(report), highlight=False)
+        console.print(report.describe(), highlight=False)
     return 0
 
 
@@ -77,14 +89,13 @@ def restore_aux(store: MetadataStore, rsm: RemoteStorageManager, args: argparse.
     return 0
 
 
-def describe(report: RestoreReport) -> str:
-    verb = "would restore" if report.dry_run else "restored"
-    kept = f", {report.already_restored} already there" if report.already_restored else ""
-    return (
-        f"{report.partition}: {verb} {report.segments} segments "
-        f"({human_bytes(report.size_in_bytes)}), offsets {report.start_offset}-"
-        f"{report.next_offset - 1}, into {report.directory}{kept}"
-    )
+def _writer(settings: Settings, args: argparse.Namespace, total: int) -> SegmentWriter | None:
+    """Spark with --spark, or at TIERFLOW_SPARK_THRESHOLD_BYTES unless --no-spark; None: here."""
+    big = total >= settings.spark_threshold_bytes
+    if not (args.spark or (big and not args.no_spark)) or args.dry_run:
+        return None
+    airflow_logging_to_stderr(args.verbose)  # the Spark hook imports Airflow
+    return restore_on_spark(settings, run_key=f"cli-{os.getpid()}-{wall_clock_ms()}")
 
 
 COMMANDS = (
@@ -135,6 +146,11 @@ COMMANDS = (
                 "producer snapshot and leader epochs at its local log start (no log data read)",
             ),
             flag("--dry-run", "print the segments, bytes and directories; write nothing"),
+            flag("--spark", "write the segments on Spark (spark_default), one task per segment"),
+            flag(
+                "--no-spark",
+                "write here even above TIERFLOW_SPARK_THRESHOLD_BYTES, where restore uses Spark",
+            ),
             flag("--json", "print the result as JSON for scripts"),
         ),
     ),

@@ -17,7 +17,6 @@ import fcntl
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from tierflow.faults import crash_point
 from tierflow.kafka.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_OFFSET_CHECKPOINT,
@@ -27,17 +26,13 @@ from tierflow.kafka.checkpoint import (
 from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, write_leader_epoch_checkpoint
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partition_metadata
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.store import MetadataStore
 from tierflow.restore.cut import find_cut
 from tierflow.restore.plan import RestoredAs, RestoreError, RestorePlan, find_topic, plan_restore
-from tierflow.restore.segment_files import (
-    TEMPORARY_SUFFIX,
-    is_restored,
-    segment_file_names,
-    write_segment,
-)
+from tierflow.restore.segment_files import TEMPORARY_SUFFIX, is_restored, segment_file_names
+from tierflow.restore.segment_job import RestoreSegmentJob
 from tierflow.rsm import RemoteStorageManager
+from tierflow.units import human_bytes
 
 LOCK_FILE = ".lock"  # what a running broker holds in each of its log directories
 
@@ -57,23 +52,58 @@ class RestoreReport:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def describe(self, verb: str | None = None) -> str:
+        """One line for the CLI and the task log."""
+        verb = verb or ("would restore" if self.dry_run else "restored")
+        kept = f", {self.already_restored} already there" if self.already_restored else ""
+        return (
+            f"{self.partition}: {verb} {self.segments} segments "
+            f"({human_bytes(self.size_in_bytes)}), offsets {self.start_offset}-"
+            f"{self.next_offset - 1}, into {self.directory}{kept}"
+        )
 
-def restore_partition(
+
+@dataclass(frozen=True)
+class PreparedRestore:
+    """A partition's restore planned and checked, its cut found: nothing written yet."""
+
+    plan: RestorePlan
+    report: RestoreReport
+    done: list[bool]  # per segment: complete from a previous run
+
+    def jobs(self) -> list[RestoreSegmentJob]:
+        """The segments still to write, as jobs for Spark or this process."""
+        last = len(self.plan.rows) - 1
+        rows = zip(self.plan.segments, self.plan.rows, self.done, strict=True)
+        return [
+            RestoreSegmentJob.build(
+                segment,
+                row.segment_size_bytes,
+                self.plan.directory,
+                self.plan.cut if i == last else None,
+            )
+            for i, (segment, row, done) in enumerate(rows)
+            if not done
+        ]
+
+    @property
+    def restored_bytes(self) -> int:
+        return sum(size for size, done in zip(self.plan.sizes(), self.done, strict=True) if done)
+
+
+def prepare_partition(
     store: MetadataStore,
     rsm: RemoteStorageManager,
-    *,
     topic: str,
     partition: int,
     log_dir: Path,
-    to_offset: int | None = None,
-    to_timestamp: int | None = None,
-    restored_as: RestoredAs | None = None,
-    dry_run: bool = False,
-    progress: Progress = NO_PROGRESS,
-    actor: str = "tierflow",
-) -> RestoreReport:
-    """Write ``<log_dir>/<topic>-<partition>`` from remote storage, and record it in the event
-    history as done by ``actor``; a dry run writes nothing."""
+    to_offset: int | None,
+    to_timestamp: int | None,
+    restored_as: RestoredAs | None,
+    dry_run: bool,
+) -> PreparedRestore:
+    """The plan, checked against the target (``refuse_busy``), cut where it ends, and which
+    segments a previous run completed."""
     plan = plan_restore(
         store, find_topic(store, topic), partition, log_dir, to_offset, to_timestamp, restored_as
     )
@@ -94,30 +124,33 @@ def restore_partition(
         next_offset=plan.next_offset,
         dry_run=dry_run,
     )
-    if dry_run:
-        return report
-    write_segments(plan, rsm, done, progress)
-    write_partition_files(plan, log_dir)
+    return PreparedRestore(plan, report, done)
+
+
+def raise_failures(results: list[dict]) -> None:
+    """RestoreError naming the first segment that failed, and how many did."""
+    failed = [r["error"] for r in results if r["error"]]
+    if failed:
+        more = f" (and {len(failed) - 1} more segments)" if len(failed) > 1 else ""
+        raise RestoreError(f"{failed[0]}{more}; rerun the restore to continue")
+
+
+def finish_partition(store: MetadataStore, prepared: PreparedRestore, actor: str) -> RestoreReport:
+    """Once every segment is in place: the partition's files, and the event."""
+    plan = prepared.plan
+    sizes = zip(plan.segments, plan.sizes(), strict=True)
+    missing = [s.start_offset for s, size in sizes if not is_restored(plan.directory, s, size)]
+    if missing:
+        raise RestoreError(
+            f"{plan.directory}: segment at offset {missing[0]} is not restored; rerun the restore"
+        )
+    write_partition_files(plan, plan.log_dir)
+    report = prepared.report
     details = {k: v for k, v in report.as_dict().items() if k not in ("partition", "dry_run")}
     store.record_restore(
-        plan.topic.topic_id, partition, actor=actor, now_ms=wall_clock_ms(), details=details
+        plan.topic.topic_id, plan.partition, actor=actor, now_ms=wall_clock_ms(), details=details
     )
     return report
-
-
-def write_segments(
-    plan: RestorePlan, rsm: RemoteStorageManager, done: list[bool], progress: Progress
-) -> None:
-    """Each segment not yet complete, in offset order."""
-    plan.directory.mkdir(parents=True, exist_ok=True)
-    last = len(plan.rows) - 1
-    sizes = plan.sizes()
-    for i, (segment, row) in enumerate(zip(plan.segments, plan.rows, strict=True)):
-        if not done[i]:
-            cut = plan.cut if i == last else None
-            write_segment(rsm, segment, row.segment_size_bytes, plan.directory, cut)
-            crash_point("restore.after_segment")
-        progress.advance(1, sizes[i])
 
 
 def write_partition_files(plan: RestorePlan, log_dir: Path) -> None:

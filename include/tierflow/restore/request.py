@@ -4,17 +4,29 @@ name. Shared by ``tierflow restore`` and the partition_restore DAG."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tierflow.kafka.uuid import derived_kafka_uuid
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
-from tierflow.restore.partition import RestoreReport, restore_partition
+from tierflow.restore.partition import (
+    PreparedRestore,
+    RestoreReport,
+    finish_partition,
+    prepare_partition,
+    raise_failures,
+)
 from tierflow.restore.plan import RestoredAs, RestoreError, find_topic
+from tierflow.restore.segment_job import RestoreSegmentJob, restore_segments_here
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.keys import validate_topic_name
+
+# Writes a batch of segments (here or on Spark), advancing the progress; one result each.
+SegmentWriter = Callable[[Sequence[RestoreSegmentJob], Progress], list[dict]]
 
 
 @dataclass(frozen=True)
@@ -31,24 +43,57 @@ class RestoreRequest:
 
 
 def run_restore(
-    store: MetadataStore, rsm: RemoteStorageManager, request: RestoreRequest
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    request: RestoreRequest,
+    writer: SegmentWriter | None = None,
 ) -> list[RestoreReport]:
-    """Each partition of the request restored (or planned, on a dry run), in order."""
+    """Every partition of the request planned and checked first, then all their missing
+    segments written in one batch (by ``writer``: Spark for a heavy restore, this process by
+    default), then each partition's files and event. A dry run stops after the plans."""
+    prepared = prepare_restore(store, rsm, request)
+    if request.dry_run:
+        return [p.report for p in prepared]
+    progress = request.progress
+    progress.advance(sum(sum(p.done) for p in prepared), sum(p.restored_bytes for p in prepared))
+    jobs = [job for p in prepared for job in p.jobs()]
+    if jobs:
+        write = writer or (lambda batch, bar: restore_segments_here(batch, rsm, bar))
+        raise_failures(write(jobs, progress))
+    return [finish_partition(store, p, request.actor) for p in prepared]
+
+
+def restore_partition(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    *,
+    topic: str,
+    partition: int,
+    log_dir: Path,
+    **options: Any,
+) -> RestoreReport:
+    """One partition restored in this process: ``options`` are RestoreRequest's fields."""
+    request = RestoreRequest(topic, log_dir, (partition,), **options)
+    return run_restore(store, rsm, request)[0]
+
+
+def prepare_restore(
+    store: MetadataStore, rsm: RemoteStorageManager, request: RestoreRequest
+) -> list[PreparedRestore]:
+    """Each partition of the request planned, checked against its target and cut."""
     partitions = request.partitions or remote_partitions(store, request.topic)
     restored_as = restored_as_of(store, request.topic, request.as_topic)
     return [
-        restore_partition(
+        prepare_partition(
             store,
             rsm,
-            topic=request.topic,
-            partition=partition,
-            log_dir=request.to,
-            to_offset=request.to_offset,
-            to_timestamp=request.to_timestamp,
-            restored_as=restored_as,
-            dry_run=request.dry_run,
-            progress=request.progress,
-            actor=request.actor,
+            request.topic,
+            partition,
+            request.to,
+            request.to_offset,
+            request.to_timestamp,
+            restored_as,
+            request.dry_run,
         )
         for partition in partitions
     ]

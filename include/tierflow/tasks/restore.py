@@ -1,25 +1,45 @@
-"""The partition_restore DAG's task: a restore request from the trigger form, JSON in and out.
+"""The partition_restore DAG's tasks and the CLI's Spark path: a restore request from the
+trigger form, its segments written on Spark or in the worker, then its partitions finished.
 
-The restore itself is resumable (tierflow.restore): a cleared or killed task is rerun with the
-same request and continues where it stopped; a finished one changes nothing when rerun.
+    plan_restore → restore_with_spark | restore_in_worker → finish_restore
+
+The plan checks every target and writes the missing segments as a batch of jobs; a batch of
+``TIERFLOW_SPARK_THRESHOLD_BYTES`` or more goes to Spark (one task per segment), a smaller one
+is written in the worker by the same code. Neither writes metadata state: finish writes each
+partition's files and records the restore once every segment is in place. Each step is
+resumable: a cleared or killed task is rerun with the same request and writes only what is
+missing; a finished restore run again changes nothing.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.restore.request import RestoreRequest, run_restore
+from tierflow.lifecycle.copy.rewrite import read_json_lines
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
+from tierflow.restore.partition import raise_failures
+from tierflow.restore.request import (
+    RestoreRequest,
+    SegmentWriter,
+    prepare_restore,
+    run_restore,
+)
+from tierflow.restore.segment_job import RestoreSegmentJob, restore_segments_here
 from tierflow.runtime import open_storage, open_store
+from tierflow.tasks.rewrite_batch import batch_dir, runs_on, write_batch, write_results
+from tierflow.tasks.spark_submit import submit_batch
 
 log = logging.getLogger(__name__)
+SPARK_APP = "restore_segments.py"
 
 
-def restore_from_form(params: dict, *, actor: str, settings: Settings | None = None) -> dict:
-    """Restore (or, on a dry run, plan) what the form asks; one report line per partition."""
-    settings = settings or Settings.from_env()
-    request = RestoreRequest(
+def request_of(params: dict, *, actor: str) -> RestoreRequest:
+    """The trigger form's fields as a request."""
+    return RestoreRequest(
         topic=params["topic"],
         to=Path(params["to"]),
         partitions=tuple(int(p) for p in params.get("partitions") or ()),
@@ -29,17 +49,66 @@ def restore_from_form(params: dict, *, actor: str, settings: Settings | None = N
         dry_run=bool(params.get("dry_run", True)),
         actor=actor,
     )
-    reports = run_restore(open_store(settings), open_storage(settings), request)
-    for r in reports:
-        log.info(
-            "%s%s: %d segments, %d bytes, offsets %d-%d, into %s (%d already there)",
-            "dry run: would restore " if r.dry_run else "restored ",
-            r.partition,
-            r.segments,
-            r.size_in_bytes,
-            r.start_offset,
-            r.next_offset - 1,
-            r.directory,
-            r.already_restored,
+
+
+def plan_restore_batch(params: dict, *, run_key: str, settings: Settings | None = None) -> dict:
+    """Check every partition's target and write the batch of segments still missing; a dry
+    run only reports. The batch says whether it goes to Spark."""
+    settings = settings or Settings.from_env()
+    request = request_of(params, actor="plan")
+    prepared = prepare_restore(open_store(settings), open_storage(settings), request)
+    for p in prepared:
+        log.info("%s", p.report.describe(None if request.dry_run else "to restore"))
+    planned = {"dry_run": request.dry_run, "partitions": [p.report.as_dict() for p in prepared]}
+    if request.dry_run:
+        return {**planned, "use_spark": False, "segments": 0}
+    jobs = [job for p in prepared for job in p.jobs()]
+    batch = write_batch(batch_dir(settings, "restore-jobs", run_key), jobs, settings)
+    log.info("%d segments (%d bytes) to write (%s)", len(jobs), batch["bytes"], runs_on(batch))
+    return {**batch, **planned, "segments": len(jobs)}
+
+
+def restore_in_worker(batch: dict, settings: Settings | None = None) -> dict:
+    """A batch below the Spark threshold, written here; its results where finish reads them."""
+    settings = settings or Settings.from_env()
+    jobs = [RestoreSegmentJob(**row) for row in read_json_lines(Path(batch["jobs_file"]))]
+    return write_results(batch, restore_segments_here(jobs, open_storage(settings)))
+
+
+def finish_restore(
+    params: dict, batch: dict, *, actor: str, settings: Settings | None = None
+) -> dict:
+    """Fail naming the first segment the batch could not write; otherwise write each partition's
+    files and record the restore (a segment still missing fails it: rerun the restore)."""
+    settings = settings or Settings.from_env()
+    results = Path(batch["results_file"])
+    raise_failures(list(read_json_lines(results)) if results.exists() else [])
+    store, rsm = open_store(settings), open_storage(settings)
+    reports = run_restore(store, rsm, request_of(params, actor=actor), writer=_nothing)
+    # What the plan found complete, not what is there now that the batch has run.
+    before = {p["partition"]: p["already_restored"] for p in batch["partitions"]}
+    reports = [replace(r, already_restored=before[r.partition]) for r in reports]
+    for report in reports:
+        log.info("%s", report.describe())
+    return {"dry_run": False, "partitions": [r.as_dict() for r in reports]}
+
+
+def _nothing(jobs: Sequence[RestoreSegmentJob], progress: Progress) -> list[dict]:
+    """Finish writes no segment: the batch did, and one still missing fails the partition."""
+    return []
+
+
+def restore_on_spark(settings: Settings, *, run_key: str) -> SegmentWriter:
+    """A writer for ``run_restore`` that submits the segments to Spark as one batch."""
+
+    def write(jobs: Sequence[RestoreSegmentJob], progress: Progress = NO_PROGRESS) -> list[dict]:
+        batch = write_batch(batch_dir(settings, "restore-jobs", run_key), jobs, settings)
+        submit_batch(SPARK_APP, batch, settings, name="tierflow-restore")
+        results = list(read_json_lines(Path(batch["results_file"])))
+        written = {r["segment_id"] for r in results if not r["error"]}
+        progress.advance(
+            len(written), sum(j.size_in_bytes for j in jobs if j.segment_id in written)
         )
-    return {"dry_run": request.dry_run, "partitions": [r.as_dict() for r in reports]}
+        return results
+
+    return write

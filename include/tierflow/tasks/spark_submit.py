@@ -1,5 +1,6 @@
-"""A rewrite batch submitted to Spark from outside Airflow (``tierflow copy --spark``): the same
-application, connection and arguments the DAG's ``<verb>_with_spark`` task submits.
+"""A batch submitted to Spark from a process of ours (``tierflow copy --spark``, a heavy
+restore): the same application, connection and arguments the DAGs' ``<verb>_with_spark`` tasks
+submit.
 
 The connection is Airflow's ``spark_default``, read as Airflow reads it (its metadata database
 or ``AIRFLOW_CONN_SPARK_DEFAULT``). Where neither has it, a shell outside any Airflow, the one
@@ -51,31 +52,37 @@ def rewrite_on_spark(
     progress: Progress = NO_PROGRESS,
 ) -> list[RewriteResult]:
     """Write the batch, spark-submit ``rewrite_segments.py`` over it, read its results."""
-    app = SPARK_APPS / "rewrite_segments.py"
-    if not app.is_file():
-        raise SparkAppMissingError(f"{app}: --spark runs from a checkout of tierflow")
     batch = write_batch(batch_dir(settings, "rewrite-jobs", run_key), jobs, settings)
-    log.info("submitting %d segments (%d bytes) to Spark", len(jobs), batch["bytes"])
-    from airflow.sdk.exceptions import AirflowException
-
-    with spark_s3_handover(settings):
-        try:
-            _hook(batch).submit(str(app))
-        except AirflowException as exc:
-            raise SparkJobFailedError(f"the Spark rewrite of {batch['jobs_file']}: {exc}") from exc
+    submit_batch("rewrite_segments.py", batch, settings, name="tierflow-copy")
     results = read_results(batch)
     progress.advance(len(results), sum(j.size_in_bytes for j in jobs if j.segment_id in results))
     return list(results.values())
 
 
-def _hook(batch: dict) -> SparkSubmitHook:
+def submit_batch(app_file: str, batch: dict, settings: Settings, *, name: str) -> None:
+    """spark-submit one of ``spark_apps/`` over a batch (``rewrite_batch.write_batch``), with
+    an S3 bucket's connection handed over in the driver's environment."""
+    app = SPARK_APPS / app_file
+    if not app.is_file():
+        raise SparkAppMissingError(f"{app}: Spark jobs run from a checkout of tierflow")
+    log.info("submitting %s over %d bytes to Spark", app_file, batch["bytes"])
+    from airflow.sdk.exceptions import AirflowException
+
+    with spark_s3_handover(settings):
+        try:
+            _hook(batch, name).submit(str(app))
+        except AirflowException as exc:
+            raise SparkJobFailedError(f"the Spark job over {batch['jobs_file']}: {exc}") from exc
+
+
+def _hook(batch: dict, name: str) -> SparkSubmitHook:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
     _default_connection()
     _spark_submit_on_path()
     return SparkSubmitHook(
         conn_id=CONN_ID,
-        name="tierflow-copy",
+        name=name,
         application_args=["--jobs", batch["jobs_file"], "--results", batch["results_file"]],
         py_files=batch["py_files"],
         conf={"spark.pyspark.python": batch["python"], "spark.ui.enabled": "false"},

@@ -1,0 +1,43 @@
+"""Spark job: write remote segments back as the files a broker keeps, one Spark task per segment.
+
+Input: a JSON-lines file of RestoreSegmentJobs, written by the partition_restore DAG (or
+``tierflow restore`` above ``TIERFLOW_SPARK_THRESHOLD_BYTES``) once every target directory was
+checked. Each task reads its segment through the ranged-read path (decrypt, decompress), writes
+its indexes, producer snapshot and ``.log`` under temporary names, fsyncs and renames them; a
+segment whose ``.log`` is already complete is skipped, so a retried task or a rerun writes only
+what is missing. Output: a JSON-lines file with one result per segment (its id, whether it was
+written, the error if any).
+
+The job writes no metadata state and reads none: the caller writes each partition's checkpoint
+files and records the restore once every segment is in place.
+
+    spark-submit spark_apps/restore_segments.py --jobs jobs.jsonl --results results.jsonl
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tierflow.lifecycle.copy.rewrite import read_json_lines
+from tierflow.metadata.store import MetadataStore
+from tierflow.restore.segment_job import RestoreSegmentJob, restore_partition_rows
+from tierflow.tasks.spark_driver import SparkApp, run_spark_app
+
+
+def planned_jobs(store: MetadataStore, path: Path) -> list[RestoreSegmentJob]:
+    """Every job of the file: the plan checked the targets, and each task skips what is done."""
+    return [RestoreSegmentJob(**row) for row in read_json_lines(path)]
+
+
+def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
+    written = sum(1 for r in results if r.get("written"))
+    return f"restored {written} of {len(jobs)} segments ({len(failed)} failed)"
+
+
+APP = SparkApp(
+    "restore-segments", "RestoreSegmentJobs", planned_jobs, restore_partition_rows, summary
+)
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_spark_app(APP, __doc__.splitlines()[0]))
