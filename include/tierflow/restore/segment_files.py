@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import BinaryIO
 
 from tierflow.faults import crash_point
 from tierflow.kafka.naming import (
@@ -92,17 +94,31 @@ def _optional_index(
 def write_file(path: Path, chunks: Iterable[bytes], *, expected: int | None = None) -> None:
     """``chunks`` to ``path`` through a temporary name: written, fsynced, checked, renamed."""
     tmp = path.with_name(path.name + TEMPORARY_SUFFIX)
-    size = 0
     with open(tmp, "wb") as out:
-        for chunk in chunks:
-            out.write(chunk)
-            size += len(chunk)
+        size = _write_behind(out, chunks)
         out.flush()
         os.fsync(out.fileno())
     if expected is not None and size != expected:
         tmp.unlink(missing_ok=True)
         raise ValueError(f"{path}: remote storage returned {size} bytes, {expected} recorded")
     os.replace(tmp, path)
+
+
+def _write_behind(out: BinaryIO, chunks: Iterable[bytes]) -> int:
+    """Write each chunk on a thread while the next one is read and decoded: a restore is
+    bound by the disk, whose writes block once the page cache holds enough dirty pages, and
+    the decoding (zstd, AES-GCM) and the write both release the GIL."""
+    size = 0
+    with ThreadPoolExecutor(1, thread_name_prefix="restore-write") as writer:
+        pending: Future | None = None
+        for chunk in chunks:
+            if pending is not None:
+                pending.result()
+            pending = writer.submit(out.write, chunk)
+            size += len(chunk)
+        if pending is not None:
+            pending.result()
+    return size
 
 
 def _fsync_directory(directory: Path) -> None:
