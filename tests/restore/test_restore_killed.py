@@ -29,6 +29,8 @@ KILL_POINTS = [  # (where, how many segments were complete then)
     ("restore.before_log#1", 0),  # the first segment's indexes and snapshot written, no .log
     ("restore.after_segment#1", 1),  # one segment complete
     ("restore.before_log#3", 2),  # two complete, the third's indexes written
+    ("restore.before_partition_files", 3),  # every segment complete, no partition file
+    ("restore.before_event", 3),  # the partition's files written, the restore not recorded
 ]
 
 
@@ -51,6 +53,12 @@ def restore(t: Tiered, target: Path, *extra: str, crash_at: str | None = None):
     return subprocess.run([*command, *extra], env=env, capture_output=True, text=True, timeout=120)
 
 
+def restores_into(t: Tiered, target: Path) -> list:
+    """The restore events of partitions written under ``target``."""
+    events = t.store.events(topic_id=t.store.topic("orders").topic_id, entity="restore")
+    return [e for e in events if json.loads(e.details)["directory"].startswith(str(target))]
+
+
 @pytest.mark.parametrize(("kill_point", "complete"), KILL_POINTS)
 def test_a_killed_restore_rerun_ends_as_an_uninterrupted_one(
     tiered: Tiered, tmp_path: Path, kill_point: str, complete: int
@@ -63,6 +71,7 @@ def test_a_killed_restore_rerun_ends_as_an_uninterrupted_one(
     assert (f"{complete} already there" in rerun.stdout) == (complete > 0), rerun.stdout
     assert_restored_as_written(tiered.store, tiered.log("orders", 0), tmp_path)
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".restoring", ".tmp"))]
+    assert len(restores_into(tiered, tmp_path)) == 1, "recorded once, by the run that finished"
 
 
 def test_the_cli_dry_run_and_json(tiered: Tiered, tmp_path: Path) -> None:
@@ -76,9 +85,7 @@ def test_the_cli_dry_run_and_json(tiered: Tiered, tmp_path: Path) -> None:
     assert [p["partition"] for p in document["partitions"]] == ["orders-0", "orders-1"]
     for log_ in (tiered.log("orders", 0), tiered.log("orders", 1)):
         assert_restored_as_written(tiered.store, log_, tmp_path)
-    topic_id = tiered.store.topic("orders").topic_id
-    events = tiered.store.events(topic_id=topic_id, entity="restore")
-    here = [e for e in events if json.loads(e.details)["directory"].startswith(str(tmp_path))]
+    here = restores_into(tiered, tmp_path)
     assert [(e.partition, e.to_state) for e in here] == [(0, "RESTORED"), (1, "RESTORED")]
     assert json.loads(here[0].details)["directory"] == str(tmp_path / "orders-0")
     assert all(e.actor.startswith("cli:") for e in here), here

@@ -9,6 +9,7 @@ import fcntl
 from pathlib import Path
 
 import pytest
+from kafka.record.memory_records import MemoryRecords
 
 from tests.support.settings_env import use_settings
 from tests.support.tiered import LAYOUTS, Tiered, build_tiered
@@ -53,13 +54,26 @@ def restore(t: Tiered, log_: PartitionLog, target: Path, **options: object):
     )
 
 
+def kafka_python_records(data: bytes) -> list[tuple]:
+    """Every record as kafka-python reads it: offset, timestamp, key, value, headers."""
+    records, found = MemoryRecords(data), []
+    while (batch := records.next_batch()) is not None:
+        for r in batch:
+            headers = tuple(getattr(r, "headers", ()) or ())
+            found.append((r.offset, r.timestamp, r.key, r.value, headers))
+    assert found or not data, "kafka-python read no record from a non-empty log"
+    return found
+
+
 def assert_restored_as_written(store: MetadataStore, log_: PartitionLog, target: Path) -> None:
     restored = target / log_.path.name
     rows = finished(store, log_)
     for row in rows:
         segment = next(s for s in log_.segments() if s.base_offset == row.start_offset)
         prefix = segment.log_path.stem
-        assert (restored / f"{prefix}.log").read_bytes() == segment.log_path.read_bytes()
+        data = (restored / f"{prefix}.log").read_bytes()
+        assert data == segment.log_path.read_bytes()
+        assert kafka_python_records(data) == kafka_python_records(segment.log_path.read_bytes())
         for suffix, kind in ((".index", OffsetIndex), (".timeindex", TimeIndex)):
             original, _ = kind.valid_file_bytes(segment.log_path.with_suffix(suffix))
             assert (restored / f"{prefix}{suffix}").read_bytes() == original

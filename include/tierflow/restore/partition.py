@@ -17,6 +17,7 @@ import fcntl
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from tierflow.faults import crash_point
 from tierflow.kafka.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_OFFSET_CHECKPOINT,
@@ -144,7 +145,9 @@ def finish_partition(store: MetadataStore, prepared: PreparedRestore, actor: str
         raise RestoreError(
             f"{plan.directory}: segment at offset {missing[0]} is not restored; rerun the restore"
         )
+    crash_point("restore.before_partition_files")
     write_partition_files(plan, plan.log_dir)
+    crash_point("restore.before_event")
     report = prepared.report
     details = {k: v for k, v in report.as_dict().items() if k not in ("partition", "dry_run")}
     store.record_restore(
