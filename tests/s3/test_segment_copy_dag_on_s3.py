@@ -1,4 +1,5 @@
-"""The segment_copy DAG, run by Airflow itself, uploading to S3 from Spark executors.
+"""The segment_copy DAG, run by Airflow itself, uploading to S3 from Spark executors; then
+partition_restore, its Spark executors reading the segments back from S3.
 
 The Airflow connection carries recognisable fake credentials; after the run, they must be
 nowhere: not in Airflow's log of the run (which holds the spark-submit command line the Spark
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
+from tests.restore.test_restore_partition import assert_restored_as_written
 from tests.support.moto_server import (
     ACCESS_KEY_ID,
     SECRET_ACCESS_KEY,
@@ -84,3 +86,23 @@ def test_spark_rewrites_into_s3_and_the_credentials_leak_nowhere(
         assert checks and all(check.identical for check in checks), checks
     stored = moto_server.client().list_objects_v2(Bucket=s3_bucket)["Contents"]
     assert {item["Key"] for item in stored} == {f"dag-run/{key}" for key in keys}
+
+    # The way back: partition_restore's Spark job reads the segments from S3, and the
+    # credentials stay out of its run too.
+    target, restore_log = tmp_path / "restored", tmp_path / "partition_restore.log"
+    state = run_dag_in_subprocess(
+        "partition_restore",
+        project=PROJECT,
+        airflow_home=airflow_home,
+        extra_env={**t.settings.as_env(), **moto_server.connection_env()},
+        log_file=restore_log,
+        run_conf={"topic": "orders", "to": str(target), "dry_run": False},
+    )
+    restore_text = restore_log.read_text()
+    assert state == "success", restore_text[-3000:]
+    assert "restored 5 of 5 segments (0 failed)" in restore_text, "Spark wrote every segment"
+    for log_ in (t.log("orders", 0), t.log("orders", 1)):
+        assert_restored_as_written(t.store, log_, target)
+    for secret in SECRETS:
+        assert secret not in restore_text
+        assert files_containing(tmp_path, secret) == []
