@@ -31,16 +31,24 @@ def read_txn_index(path: str | Path, *, base_offset: int | None = None) -> list[
 
     ``base_offset`` adds Kafka's sanity check that no entry ends before the segment starts.
     """
-    data = read_file_bytes(path)
+    return txn_index_entries(read_file_bytes(path), path, base_offset=base_offset)
+
+
+def txn_index_entries(
+    data: bytes, source: str | Path, *, base_offset: int | None = None
+) -> list[AbortedTxn]:
+    """The entries of an index's bytes (a file, or a remote copy named by ``source``)."""
     entries: list[AbortedTxn] = []
     for pos in range(0, len(data) - ENTRY.size + 1, ENTRY.size):
         # Kafka reads the version as one byte at offset 0 (the high byte of the int16).
         if data[pos] > 0:
-            raise CorruptIndexError(path, pos, f"unsupported aborted-txn entry version {data[pos]}")
+            raise CorruptIndexError(
+                source, pos, f"unsupported aborted-txn entry version {data[pos]}"
+            )
         version, pid, first, last, lso = ENTRY.unpack_from(data, pos)
         if base_offset is not None and last < base_offset:
             raise CorruptIndexError(
-                path, pos, f"last offset {last} is before the segment base offset {base_offset}"
+                source, pos, f"last offset {last} is before the segment base offset {base_offset}"
             )
         entries.append(AbortedTxn(pid, first, last, lso, version))
     return entries

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from tierflow.kafka.errors import TruncatedDataError
 from tierflow.kafka.offset_index import OffsetIndex, offset_index_bytes
 from tierflow.kafka.record_batch import iter_batches_in_buffer
 from tierflow.kafka.time_index import TimeIndex, time_index_bytes
-from tierflow.kafka.txn_index import read_txn_index, txn_index_bytes
+from tierflow.kafka.txn_index import txn_index_bytes, txn_index_entries
 from tierflow.restore.errors import RestoreError
 from tierflow.rsm import IndexType, RemoteSegment, RemoteStorageManager
 
@@ -81,9 +80,10 @@ def cut_time_index(data: bytes, segment: RemoteSegment, cut: Cut) -> bytes:
     return time_index_bytes(segment.start_offset, kept)
 
 
-def cut_txn_index(path: Path, cut: Cut) -> bytes:
+def cut_txn_index(data: bytes, segment: RemoteSegment, cut: Cut) -> bytes:
     """A transaction aborted after the cut is not aborted in the cut log."""
-    return txn_index_bytes(e for e in read_txn_index(path) if e.last_offset <= cut.last_offset)
+    entries = txn_index_entries(data, _source(segment, "transaction"))
+    return txn_index_bytes(e for e in entries if e.last_offset <= cut.last_offset)
 
 
 def cut_log(chunks: Iterable[bytes], cut: Cut) -> Iterator[bytes]:

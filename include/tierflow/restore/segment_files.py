@@ -66,10 +66,8 @@ def write_segment(
     write_file(directory / (prefix + TIME_INDEX_SUFFIX), [times])
     txn = _optional_index(rsm, segment, IndexType.TRANSACTION)
     if txn:
+        txn = cut_txn_index(txn, segment, cut) if cut is not None else txn
         write_file(directory / (prefix + TXN_INDEX_SUFFIX), [txn])
-        if cut is not None:
-            path = directory / (prefix + TXN_INDEX_SUFFIX)
-            write_file(path, [cut_txn_index(path, cut)])
     snapshot = _optional_index(rsm, segment, IndexType.PRODUCER_SNAPSHOT)
     if snapshot is not None and cut is None:
         name = offset_prefix(segment.end_offset + 1) + SNAPSHOT_SUFFIX
