@@ -29,7 +29,7 @@ LAYERS: list[list[str]] = [
     ["segment_refs"],
     ["lifecycle"],
     ["diskless"],
-    ["read", "restore"],
+    ["read", "restore", "export"],
     ["runtime"],
     ["cluster"],
     ["metrics"],

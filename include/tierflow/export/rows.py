@@ -1,0 +1,75 @@
+"""Remote segments' committed records as Arrow rows, one per record, and those rows cut into
+one table per day: each Parquet file the export writes holds one Kafka partition and one day,
+which is what lets Iceberg register it in a partitioned table without rewriting it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tierflow.export.columns import ARROW_SCHEMA
+
+TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+NO_TIMESTAMP = -1
+
+
+class Rows:
+    """Arrow columns filled batch by batch."""
+
+    def __init__(self, partition: int) -> None:
+        self.partition = partition
+        self.columns: dict[str, list] = {field.name: [] for field in ARROW_SCHEMA}
+
+    def add(self, batch: object, from_offset: int = 0) -> None:
+        """The batch's records at or after ``from_offset``."""
+        v2 = batch.magic >= 2
+        batch_fields = {
+            "partition": self.partition,
+            "base_offset": batch.base_offset,
+            "leader_epoch": batch.leader_epoch if v2 else None,
+            "producer_id": batch.producer_id if v2 else None,
+            "is_transactional": batch.is_transactional if v2 else False,
+        }
+        for record in batch:
+            if record.offset >= from_offset:
+                self._add_record(record, batch_fields)
+
+    def _add_record(self, record: object, batch_fields: dict) -> None:
+        timestamp = record.timestamp
+        known = timestamp is not None and timestamp != NO_TIMESTAMP
+        for name, value in batch_fields.items():
+            self.columns[name].append(value)
+        self.columns["offset"].append(record.offset)
+        self.columns["timestamp"].append(timestamp * 1000 if known else None)
+        kind = TIMESTAMP_TYPES.get(record.timestamp_type) if known else None
+        self.columns["timestamp_type"].append(kind)
+        self.columns["key"].append(record.key)
+        self.columns["value"].append(record.value)
+        self.columns["headers"].append(_headers(getattr(record, "headers", None)))
+
+    def table(self, below_offset: int | None = None) -> pa.Table:
+        """The rows, those at or after ``below_offset`` left out."""
+        table = pa.Table.from_pydict(self.columns, schema=ARROW_SCHEMA)
+        if below_offset is None:
+            return table
+        return table.filter(pc.less(table["offset"], below_offset))
+
+
+def _headers(headers: Iterable | None) -> list[dict] | None:
+    if headers is None:
+        return None
+    return [{"key": key, "value": value} for key, value in headers]
+
+
+def by_day(table: pa.Table) -> list[pa.Table]:
+    """The rows cut by UTC day of their timestamp (rows without one together), in order."""
+    if table.num_rows == 0:
+        return []
+    days = pc.floor_temporal(table["timestamp"], unit="day")
+    tables = []
+    for day in pc.unique(days).to_pylist():
+        mask = pc.is_null(days) if day is None else pc.equal(days, pa.scalar(day, days.type))
+        tables.append(table.filter(pc.fill_null(mask, False)))
+    return tables

@@ -1,0 +1,79 @@
+"""The Iceberg table of an exported topic, and its commits.
+
+The catalog is a SQL catalog in the metadata store's database (SQLite embedded, PostgreSQL in
+production), the warehouse under the bucket's ``iceberg/`` prefix. Spark writes the Parquet
+files; pyiceberg registers them (``add_files``), because Spark's Iceberg runtime jar is not
+installed here.
+
+Each commit records in its snapshot summary the offsets it added per partition and the run
+that added them. The next run starts after the highest offset committed; a run killed after
+its commit finds its own run id in the table and does not commit again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table import Table
+
+from tierflow.export.columns import iceberg_schema, partition_spec
+from tierflow.export.segment_export import ExportedRange
+
+NAMESPACE = "kafka"
+OFFSETS = "tierflow.offsets"  # {"<partition>": [first, last], ...}: what the commit added
+RUN = "tierflow.run"  # the export run that made the commit
+
+
+def open_catalog(db_url: str, warehouse: str) -> Catalog:
+    """The SQL catalog on the metadata store's database, its tables created on first use."""
+    catalog = SqlCatalog("tierflow", uri=db_url, warehouse=warehouse)
+    catalog.create_namespace_if_not_exists(NAMESPACE)
+    return catalog
+
+
+def table_name(topic: str) -> str:
+    """A Kafka topic name as an Iceberg table identifier (its dots would read as namespaces)."""
+    return f"{NAMESPACE}.{topic.replace('.', '_')}"
+
+
+def topic_table(catalog: Catalog, topic: str) -> Table:
+    """The topic's table, created with the export's schema and partitioning if missing."""
+    try:
+        return catalog.load_table(table_name(topic))
+    except NoSuchTableError:
+        return catalog.create_table_if_not_exists(
+            table_name(topic),
+            schema=iceberg_schema(),
+            partition_spec=partition_spec(),
+            properties={"tierflow.topic": topic},
+        )
+
+
+def committed_ends(table: Table) -> dict[int, int]:
+    """The highest offset committed per partition, over every snapshot of the table."""
+    ends: dict[int, int] = {}
+    for snapshot in table.snapshots():
+        added = snapshot.summary.get(OFFSETS) if snapshot.summary else None
+        for partition, (_first, last) in json.loads(added or "{}").items():
+            ends[int(partition)] = max(ends.get(int(partition), -1), last)
+    return ends
+
+
+def committed_runs(table: Table) -> set[str]:
+    return {s.summary[RUN] for s in table.snapshots() if s.summary and RUN in s.summary}
+
+
+def commit_files(table: Table, exported: Sequence[ExportedRange], *, run: str) -> bool:
+    """Register the run's files with the offsets they cover, once: False when the run had
+    committed already (killed after its commit, then rerun) or added nothing."""
+    ranges = [e for e in exported if not e.empty]
+    if not ranges or run in committed_runs(table):
+        return False
+    added = {str(e.partition): [e.first_offset, e.next_offset - 1] for e in ranges}
+    files = [f for e in ranges for f in e.files]
+    table.add_files(files, snapshot_properties={OFFSETS: json.dumps(added), RUN: run})
+    return True
