@@ -26,6 +26,9 @@ VALID = [
     {"remote.log.delete.on.disable": "true", "remote.log.disable.policy": "delete"},
     # Kafka checks local against total retention only while remote storage is enabled.
     {"retention.bytes": "100", "local.retention.bytes": "500"},
+    # tierflow's own: the Iceberg export.
+    {**ON, "tierflow.iceberg.export": "true", "tierflow.iceberg.value.format": "json"},
+    {"tierflow.iceberg.retention.wait.max.ms": "3600000"},
 ]
 
 INVALID = [
@@ -79,6 +82,17 @@ INVALID = [
         "local.retention.bytes=50 must be -2 or equal to retention.bytes=100",
     ),
     ({"retention.ms": "7d"}, "retention.ms", "retention.ms=7d is not an integer"),
+    (
+        {"tierflow.iceberg.value.format": "avro"},
+        "tierflow.iceberg.value.format",
+        "tierflow.iceberg.value.format=avro must be one of none, json",
+    ),
+    (
+        {"tierflow.iceberg.retention.wait.max.ms": "-2"},
+        "tierflow.iceberg.retention.wait.max.ms",
+        "tierflow.iceberg.retention.wait.max.ms=-2 must be >= -1",
+    ),
+    ({"tierflow.iceberg.export": "1"}, "tierflow.iceberg.export", "must be true or false"),
     ({"remote.storage.enable": "yes"}, "remote.storage.enable", "must be true or false"),
     ({"segment.bytes": "1024"}, "segment.bytes", "segment.bytes: unknown topic config"),
     (

@@ -13,8 +13,8 @@ from tierflow.metadata import MetadataStore, migrate
 from tierflow.metadata.engine import create_store_engine
 from tierflow.metadata.models import DISKLESS_TABLE_NAMES, TABLE_NAMES, VERSION_TABLE
 
-HEAD = "0003"
-REVISIONS = ["0001", "0002", "0003"]
+HEAD = "0004"
+REVISIONS = ["0001", "0002", "0003", "0004"]
 
 
 def _tables(engine: sa.Engine) -> set[str]:
@@ -63,23 +63,24 @@ def test_downgrade_then_upgrade(store_url: str) -> None:
 
 
 def test_every_revision_steps_up_and_down_keeping_data(store_url: str) -> None:
-    """One revision at a time, with a row in every table that 0002 alters."""
+    """One revision at a time, down to the first and up again, with a row in every table that
+    0002 alters (written at the head: the models are the head's)."""
     engine = create_store_engine(store_url)
-    migrate.upgrade(engine, REVISIONS[0])
+    migrate.upgrade(engine)
     with MetadataStore(store_url, migrate=False) as store:
         store.register_topic(TOPIC, TOPIC_ID, actor="a", now_ms=NOW)
         store.ensure_partition(TOPIC_ID, 0, log_start_offset=0, local_log_start_offset=0)
         store.acquire_lease(TOPIC_ID, 0, "owner", now_ms=NOW, ttl_ms=1)
-    for revision in REVISIONS[1:]:
-        migrate.upgrade(engine, revision)
-        assert migrate.current_revision(engine) == revision
     for revision in reversed(REVISIONS[:-1]):
         migrate.downgrade(engine, revision)
         assert migrate.current_revision(engine) == revision
-    migrate.upgrade(engine)
+    for revision in REVISIONS[1:]:
+        migrate.upgrade(engine, revision)
+        assert migrate.current_revision(engine) == revision
     with MetadataStore(store_url, migrate=False) as store:
         assert store.partition(TOPIC_ID, 0).lease_owner == "owner"
         assert [e.actor for e in store.events(topic_id=TOPIC_ID)] == ["a", "tierflow"]
+        assert not store.topic(TOPIC).iceberg_export, "0004's default for every older topic"
     assert migrate.schema_diffs(engine) == []
     engine.dispose()
 

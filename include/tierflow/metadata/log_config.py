@@ -29,15 +29,20 @@ KAFKA_NAMES: dict[str, str] = {
     "local.retention.bytes": "local_retention_bytes",
     "remote.log.disable.policy": "remote_log_disable_policy",
     "remote.log.copy.disable": "remote_log_copy_disable",
+    # tierflow's own (Kafka has no such configs): the topic's Iceberg export, issue 19.
+    "tierflow.iceberg.export": "iceberg_export",
+    "tierflow.iceberg.value.format": "iceberg_value_format",
+    "tierflow.iceberg.retention.wait.max.ms": "iceberg_retention_wait_max_ms",
 }
+VALUE_FORMATS = ("none", "json")  # tierflow.iceberg.value.format: json adds value_json
 DELETE_ON_DISABLE = "remote.log.delete.on.disable"
 # Checked but not stored: tierflow tiers only cleanup.policy=delete topics (see below).
 CLEANUP_POLICY = "cleanup.policy"
 CLEANUP_POLICIES = ("delete", "compact")
 FIELD_NAMES: dict[str, str] = {field: name for name, field in KAFKA_NAMES.items()}
 
-_BOOL_FIELDS = frozenset({"remote_storage_enable", "remote_log_copy_disable"})
-_STR_FIELDS = frozenset({"remote_log_disable_policy"})
+_BOOL_FIELDS = frozenset({"remote_storage_enable", "remote_log_copy_disable", "iceberg_export"})
+_STR_FIELDS = frozenset({"remote_log_disable_policy", "iceberg_value_format"})
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,9 @@ class TopicConfig:
     local_retention_bytes: int = SAME_AS_RETENTION
     remote_log_disable_policy: str = "retain"
     remote_log_copy_disable: bool = False
+    iceberg_export: bool = False
+    iceberg_value_format: str = "none"
+    iceberg_retention_wait_max_ms: int = UNLIMITED  # how long retention waits for the export
 
     @classmethod
     def from_kafka_configs(cls, configs: Mapping[str, str]) -> TopicConfig:
@@ -93,6 +101,7 @@ class TopicConfig:
                 f"remote.log.disable.policy={self.remote_log_disable_policy} must be one of "
                 f"{', '.join(sorted(DISABLE_POLICIES))}",
             )
+        self._validate_iceberg()
         if not self.remote_storage_enable:
             return
         _check_local_retention("bytes", self.local_retention_bytes, self.retention_bytes)
@@ -100,6 +109,16 @@ class TopicConfig:
         if self.remote_log_copy_disable:
             _check_copy_disabled("bytes", self.local_retention_bytes, self.retention_bytes)
             _check_copy_disabled("ms", self.local_retention_ms, self.retention_ms)
+
+    def _validate_iceberg(self) -> None:
+        _check_type("tierflow.iceberg.export", self.iceberg_export, bool)
+        _check_min("tierflow.iceberg.retention.wait.max.ms", self.iceberg_retention_wait_max_ms, -1)
+        if self.iceberg_value_format not in VALUE_FORMATS:
+            raise InvalidConfigError(
+                "tierflow.iceberg.value.format",
+                f"tierflow.iceberg.value.format={self.iceberg_value_format} must be one of "
+                f"{', '.join(VALUE_FORMATS)}",
+            )
 
     def effective_local_retention_ms(self) -> int:
         """local.retention.ms with -2 resolved (-1 still means unlimited)."""
