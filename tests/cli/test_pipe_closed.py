@@ -16,6 +16,7 @@ import pytest
 from tests.support.tiered import Tiered, build_tiered
 from tests.unit.cli.test_cli_help import ALL
 from tierflow.cli.exit_codes import BROKEN_PIPE
+from tierflow.export.table import settings_catalog
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState
 
@@ -39,6 +40,8 @@ COMMANDS = (
     ("cluster", "describe"),
     ("diskless", "describe", "--json"),
     ("restore", "orders", "--to", "{restored}", "--dry-run"),
+    ("export", "iceberg", "--topic", "orders", "--dry-run"),
+    ("export", "status", "--topic", "orders"),
 )
 # What may reach stderr: the progress lines of the long commands (stdout is the report alone).
 PROGRESS = ("copy: ", "verify: ", "reconcile: ")
@@ -51,6 +54,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Tiered, dict[str,
     for log_ in t.logs():
         if log_.topic == "orders":
             copy_partition(log_, t.store, t.rsm, owner="test")
+    settings_catalog(t.settings)  # the Iceberg catalog's tables, made before the readers start
     topic_id = t.store.topic("orders").topic_id
     finished = [RemoteLogSegmentState.COPY_SEGMENT_FINISHED]
     fill = {

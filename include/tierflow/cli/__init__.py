@@ -17,6 +17,7 @@ from tierflow.cli import (
     commands,
     copy_commands,
     diskless_commands,
+    export_commands,
     fetch_commands,
     key_commands,
     reconcile_commands,
@@ -43,6 +44,7 @@ READS_STORE_ONLY = (
     diskless_commands.fetch_command,
     diskless_commands.describe_command,
     restore_commands.restore,
+    export_commands.export_status,
 )
 
 DESCRIPTION = """\
@@ -93,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         retention_commands,
         diskless_commands,
         cluster_commands,
+        export_commands,
     ):
         module.register(sub)
     add_commands(sub, (airflow_commands.AIRFLOW,))

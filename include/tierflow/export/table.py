@@ -20,12 +20,26 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
+from tierflow.config import Settings
 from tierflow.export.columns import iceberg_schema, partition_spec
 from tierflow.export.segment_export import ExportedRange
 
 NAMESPACE = "kafka"
 OFFSETS = "tierflow.offsets"  # {"<partition>": [first, last], ...}: what the commit added
 RUN = "tierflow.run"  # the export run that made the commit
+
+
+def warehouse_of(remote_storage: str) -> str:
+    """The warehouse: the bucket's ``iceberg/`` prefix."""
+    if "://" in remote_storage and not remote_storage.startswith("file://"):
+        raise ValueError(f"{remote_storage}: the Iceberg export writes to a local bucket for now")
+    root = remote_storage.removeprefix("file://").rstrip("/")
+    return f"file://{root}/iceberg"
+
+
+def settings_catalog(settings: Settings) -> Catalog:
+    """The catalog of these settings: their store's database, their bucket's warehouse."""
+    return open_catalog(settings.db_url, warehouse_of(settings.remote_storage))
 
 
 def open_catalog(db_url: str, warehouse: str) -> Catalog:
@@ -53,10 +67,18 @@ def topic_table(catalog: Catalog, topic: str) -> Table:
         )
 
 
-def committed_ends(table: Table) -> dict[int, int]:
+def existing_table(catalog: Catalog, topic: str) -> Table | None:
+    """The topic's table if an export created it (a dry run or a status creates nothing)."""
+    try:
+        return catalog.load_table(table_name(topic))
+    except NoSuchTableError:
+        return None
+
+
+def committed_ends(table: Table | None) -> dict[int, int]:
     """The highest offset committed per partition, over every snapshot of the table."""
     ends: dict[int, int] = {}
-    for snapshot in table.snapshots():
+    for snapshot in table.snapshots() if table is not None else ():
         added = snapshot.summary.get(OFFSETS) if snapshot.summary else None
         for partition, (_first, last) in json.loads(added or "{}").items():
             ends[int(partition)] = max(ends.get(int(partition), -1), last)

@@ -1,0 +1,160 @@
+"""``tierflow export``: tiered data as Iceberg tables, and how far behind they are.
+
+``export iceberg`` exports each topic registered with ``tierflow.iceberg.export=true`` (or the
+one ``--topic`` names): its new tiered records, read as a read_committed consumer reads them,
+written as Parquet and committed once with the offsets they hold. ``--dry-run`` lists what
+would be exported. ``export status`` shows each exported topic's lag.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tierflow.cli.commands import console, settings_from_env
+from tierflow.cli.common import as_command_error, print_json
+from tierflow.cli.progress import work_progress
+from tierflow.cli.spec import Command, Group, add_commands, arg, flag
+from tierflow.export.run import ExportReport, export_topic, partitions_to_export
+from tierflow.export.status import export_lag
+from tierflow.export.table import committed_ends, existing_table, settings_catalog
+from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.models import Topic
+from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.runtime import open_storage, open_store
+from tierflow.units import human_bytes
+
+
+def exported_topics(store: MetadataStore, name: str | None) -> list[Topic]:
+    """The named topic, or every topic with tierflow.iceberg.export=true."""
+    if name is not None:
+        return [store.topic(name)]
+    return [t for t in store.topics() if t.iceberg_export]
+
+
+def export_iceberg(args: argparse.Namespace) -> int:
+    settings = settings_from_env()
+    store = open_store(settings)
+    with as_command_error(UnknownTopicError, ValueError):
+        topics, catalog = exported_topics(store, args.topic), settings_catalog(settings)
+        if args.dry_run:
+            return _dry_run(store, catalog, topics, args.json)
+        run = args.run or f"cli-{wall_clock_ms()}"
+        rsm = open_storage(settings)
+        with work_progress("export", enabled=not args.json) as progress:
+            reports = [
+                export_topic(store, rsm, catalog, t, run=run, progress=progress) for t in topics
+            ]
+    if args.json:
+        print_json({"run": run, "topics": [r.as_dict() for r in reports]})
+        return 0
+    for report in reports:
+        console.print(_describe(report), highlight=False)
+    return 0
+
+
+def _describe(report: ExportReport) -> str:
+    if report.committed_before:
+        return f"{report.topic}: run {report.run} was committed before; nothing to do"
+    if not report.committed:
+        return f"{report.topic}: nothing new to export into {report.table}"
+    ranges = ", ".join(
+        f"{p['partition']}: {p['first_offset']}-{p['next_offset'] - 1}"
+        for p in report.partitions
+        if p["next_offset"] > p["first_offset"]
+    )
+    return f"{report.topic}: {report.records} records into {report.table} ({ranges})"
+
+
+def _dry_run(store: MetadataStore, catalog: object, topics: list[Topic], as_json: bool) -> int:
+    plans = []
+    for topic in topics:
+        ends = committed_ends(existing_table(catalog, kafka_topic_name(topic.name)))
+        for rows, start in partitions_to_export(store, topic, ends):
+            plans.append(
+                {
+                    "topic": topic.name,
+                    "partition": rows[0].partition,
+                    "from": start,
+                    "segments": len(rows),
+                    "size_in_bytes": sum(row.segment_size_bytes for row in rows),
+                }
+            )
+    if as_json:
+        print_json({"dry_run": True, "partitions": plans})
+        return 0
+    for p in plans:
+        console.print(
+            f"{p['topic']}-{p['partition']}: would export from offset {p['from']}, "
+            f"{p['segments']} segments ({human_bytes(p['size_in_bytes'])})",
+            highlight=False,
+        )
+    return 0
+
+
+def export_status(args: argparse.Namespace) -> int:
+    settings = settings_from_env()
+    store = open_store(settings)
+    with as_command_error(UnknownTopicError, ValueError):
+        catalog = settings_catalog(settings)
+        lags = [
+            lag
+            for topic in exported_topics(store, args.topic)
+            for lag in export_lag(
+                store, topic, committed_ends(existing_table(catalog, kafka_topic_name(topic.name)))
+            )
+        ]
+    if args.json:
+        print_json({"partitions": [lag.as_dict() for lag in lags]})
+        return 0
+    for lag in lags:
+        console.print(
+            f"{lag.topic}-{lag.partition}: exported to {lag.exported_end_offset} of "
+            f"{lag.remote_end_offset}, export lag {lag.lag_offsets} offsets "
+            f"({human_bytes(lag.lag_bytes)})",
+            highlight=False,
+        )
+    return 0
+
+
+TOPIC = arg("--topic", help="only this topic [every topic with tierflow.iceberg.export=true]")
+EXPORT = Group(
+    "export",
+    help="tiered data as Apache Iceberg tables",
+    dest="export_command",
+    commands=(
+        Command(
+            "iceberg",
+            export_iceberg,
+            help="export new tiered records into each topic's Iceberg table",
+            description="Read each exported topic's finished remote segments from where its "
+            "table's last commit ended, leave out control records and aborted transactions "
+            "(as a read_committed consumer does) and stop before a transaction whose marker "
+            "is not tiered yet; write the records as Parquet, one file per partition and "
+            "day, and commit them to the table (a SQL catalog in the metadata store, the "
+            "warehouse under the bucket's iceberg/ prefix) with the offsets they hold. A run "
+            "commits once: rerun a killed run with the same --run and it finishes or sees "
+            "its commit.",
+            args=(
+                TOPIC,
+                arg("--run", metavar="ID", help="the run's id, to rerun a killed run [new]"),
+                flag("--dry-run", "list the partitions and offsets to export; write nothing"),
+                flag("--json", "print the result as JSON for scripts"),
+            ),
+        ),
+        Command(
+            "status",
+            export_status,
+            help="how far each exported topic's table is behind its tiered data",
+            description="Per partition of each exported topic: the last offset in remote "
+            "storage, the last offset committed to its Iceberg table, and the export lag "
+            "(offsets, and bytes of the segments still to export).",
+            args=(TOPIC, flag("--json", "print the lag as JSON for scripts")),
+        ),
+    ),
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    add_commands(sub, (EXPORT,))

@@ -1,0 +1,130 @@
+"""One export run of a topic: every partition from where the table's last commit ended, up to
+what the tiered data decides, written and committed once.
+
+Exactly once, through a run id (Airflow's run, or the CLI's):
+- killed before its commit, the run left files no snapshot references, under its own
+  directory; the next run (its rerun or a new one) deletes them and writes what they held;
+- killed after its commit, the rerun finds its run id in the table and does nothing more;
+- the next run starts after the highest offset committed, so no offset is written twice and
+  none is skipped while the segments are there (retention waits for the export: issue 19).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pyiceberg.catalog import Catalog
+
+from tierflow.export.segment_export import ExportedRange, export_partition
+from tierflow.export.table import commit_files, committed_ends, committed_runs, topic_table
+from tierflow.faults import crash_point
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
+from tierflow.metadata.models import RemoteLogSegment, Topic
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.rsm import RemoteStorageManager
+from tierflow.segment_refs import remote_segment
+
+
+@dataclass
+class ExportReport:
+    topic: str
+    table: str
+    run: str
+    committed: bool = False  # this run's commit was made now
+    committed_before: bool = False  # by an earlier attempt of the same run
+    partitions: list[dict] = field(default_factory=list)
+
+    @property
+    def records(self) -> int:
+        return sum(p["records"] for p in self.partitions)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "records": self.records}
+
+
+def export_topic(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    catalog: Catalog,
+    topic: Topic,
+    *,
+    run: str,
+    progress: Progress = NO_PROGRESS,
+) -> ExportReport:
+    """Export the topic's new tiered records into the table's data, under the run's own
+    directory, and commit them."""
+    table = topic_table(catalog, kafka_topic_name(topic.name))
+    data_dir = local_path(table.location()) / "data"
+    report = ExportReport(topic.name, ".".join(table.name()), run)
+    if run in committed_runs(table):
+        report.committed_before = True
+        return report
+    run_dir = data_dir / run_directory(run)
+    remove_orphans(data_dir, committed_runs(table))
+    work = partitions_to_export(store, topic, committed_ends(table))
+    progress.add_total(0, sum(row.segment_size_bytes for rows, _ in work for row in rows))
+    exported = []
+    for rows, start in work:
+        segments = [remote_segment(topic, row) for row in rows]
+        exported.append(export_partition(rsm, segments, start, run_dir))
+        progress.advance(len(rows), exported[-1].size_in_bytes)
+    report.partitions = [_describe(e) for e in exported]
+    crash_point("export.before_commit")
+    report.committed = commit_files(table, exported, run=run)
+    crash_point("export.after_commit")
+    return report
+
+
+def partitions_to_export(
+    store: MetadataStore, topic: Topic, ends: dict[int, int]
+) -> list[tuple[list[RemoteLogSegment], int]]:
+    """Per partition with tiered data past its committed end: the finished segments from the
+    one holding the next offset, and that offset."""
+    work = []
+    finished = store.partitions_with_segments([S.COPY_SEGMENT_FINISHED])
+    for partition in sorted(p for tid, p in finished if tid == topic.topic_id):
+        rows = store.segments(topic.topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
+        rows = sorted(rows, key=lambda row: row.start_offset)
+        start = max(ends.get(partition, -1) + 1, rows[0].start_offset)
+        rows = [row for row in rows if row.end_offset >= start]
+        if rows:
+            work.append((rows, start))
+    return work
+
+
+def remove_orphans(data_dir: Path, committed: set[str]) -> None:
+    """Delete the directories of runs that never committed (killed before their commit): no
+    snapshot references their files. Export runs of a topic do not overlap (the DAG runs one
+    at a time), so no such directory is being written."""
+    kept = {run_directory(run) for run in committed}
+    if data_dir.is_dir():
+        for found in data_dir.iterdir():
+            if found.name.startswith("run-") and found.name not in kept:
+                shutil.rmtree(found)
+
+
+def local_path(location: str) -> Path:
+    """A table location in a local warehouse (a directory as the bucket)."""
+    if not location.startswith("file://"):
+        raise ValueError(f"{location}: the Iceberg export writes to a local bucket for now")
+    return Path(location.removeprefix("file://"))
+
+
+def run_directory(run: str) -> str:
+    """A run id (an Airflow run id has colons and pluses) as a directory name."""
+    return "run-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in run)
+
+
+def _describe(e: ExportedRange) -> dict:
+    return {
+        "partition": e.partition,
+        "first_offset": e.first_offset,
+        "next_offset": e.next_offset,
+        "records": e.records,
+        "files": len(e.files),
+        "size_in_bytes": e.size_in_bytes,
+    }

@@ -1,0 +1,75 @@
+"""``tierflow export iceberg`` killed (a real SIGKILL) before and after its commit and rerun
+with the same run id, with new segments tiered between two runs: the table ends holding each
+committed record exactly once, as an uninterrupted export would, and ``export status`` says
+how far behind it is."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.export.test_export_table import expected_rows, table_rows
+from tests.support.settings_env import use_settings
+from tests.support.tiered import Tiered, build_tiered
+from tierflow.cli import main
+from tierflow.export.table import committed_ends, settings_catalog, topic_table
+from tierflow.faults import ENV_CRASH_AT
+
+pytestmark = [pytest.mark.slow]
+
+
+def export(t: Tiered, *args: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **t.settings.as_env()}
+    env.pop(ENV_CRASH_AT, None)
+    if crash_at:
+        env[ENV_CRASH_AT] = crash_at
+    command = [sys.executable, "-m", "tierflow.cli", "export", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+
+def exported(t: Tiered, run: str, crash_at: str) -> None:
+    """A run killed at ``crash_at``, then rerun with its id to the end."""
+    killed = export(t, "iceberg", "--run", run, crash_at=crash_at)
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    done = export(t, "iceberg", "--run", run, "--json")
+    assert done.returncode == 0, done.stderr
+    (report,) = json.loads(done.stdout)["topics"]
+    assert report["committed"] != (crash_at == "export.after_commit"), report
+    assert report["committed_before"] == (crash_at == "export.after_commit"), report
+
+
+@pytest.fixture
+def tiered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tiered:
+    t = build_tiered(tmp_path, layout="chunked-encrypted")
+    use_settings(monkeypatch, t.settings)
+    assert main(["topics", "register", "orders", "--config", "tierflow.iceberg.export=true"]) == 0
+    return t
+
+
+def test_killed_exports_rerun_to_exactly_once(tiered: Tiered) -> None:
+    t = tiered
+    assert main(["copy", "--owner", "test", "--topic", "orders", "--partition", "0"]) == 0
+    dry = export(t, "iceberg", "--dry-run", "--json")
+    assert [p["partition"] for p in json.loads(dry.stdout)["partitions"]] == [0]
+    exported(t, "first", "export.before_commit")
+    assert main(["copy", "--owner", "test", "--topic", "orders"]) == 0  # orders-1 tiered now
+    exported(t, "second", "export.after_commit")
+    table = topic_table(settings_catalog(t.settings), "orders")
+    ends = committed_ends(table)
+    assert sorted(ends) == [0, 1]
+    rows = table.scan().to_arrow()
+    for partition in (0, 1):
+        want = expected_rows(t.log("orders", partition), below=ends[partition] + 1)
+        assert table_rows(rows, partition) == want
+    assert len(table.snapshots()) == 2, "one commit per run"
+    data = Path(table.location().removeprefix("file://")) / "data"
+    assert sorted(p.name for p in data.iterdir()) == ["run-first", "run-second"]
+    status = export(t, "status", "--json")
+    lags = {p["partition"]: p for p in json.loads(status.stdout)["partitions"]}
+    assert {p: lag["exported_end_offset"] for p, lag in lags.items()} == ends
