@@ -33,6 +33,7 @@ def test_expected_dags_are_present(dagbag):
     assert set(dagbag.dags) == {
         "diskless_gc",
         "diskless_merge",
+        "iceberg_export",
         "index_cache",
         "partition_restore",
         "remote_partition_removal",

@@ -63,6 +63,7 @@ SCREENSHOT = PROJECT / "data" / "e2e" / "airflow-dags.png"
 DAG_IDS = (
     "diskless_gc",
     "diskless_merge",
+    "iceberg_export",
     "index_cache",
     "partition_restore",
     "remote_partition_removal",

@@ -63,6 +63,7 @@ def test_every_dag_file_is_expected_to_be_parsed():
         for name in (
             "diskless_gc",
             "diskless_merge",
+            "iceberg_export",
             "index_cache",
             "partition_restore",
             "remote_partition_removal",

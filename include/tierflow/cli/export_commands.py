@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import argparse
 
+from pyiceberg.catalog import Catalog
+
 from tierflow.cli.commands import console, settings_from_env
 from tierflow.cli.common import as_command_error, print_json
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, Group, add_commands, arg, flag
-from tierflow.export.run import ExportReport, export_topic, partitions_to_export
+from tierflow.export.run import (
+    ExportError,
+    ExportReport,
+    dry_run,
+    export_topic,
+    exported_topics,
+)
 from tierflow.export.status import export_lag
 from tierflow.export.table import committed_ends, existing_table, settings_catalog
 from tierflow.lifecycle.clock import wall_clock_ms
@@ -26,17 +34,10 @@ from tierflow.runtime import open_storage, open_store
 from tierflow.units import human_bytes
 
 
-def exported_topics(store: MetadataStore, name: str | None) -> list[Topic]:
-    """The named topic, or every topic with tierflow.iceberg.export=true."""
-    if name is not None:
-        return [store.topic(name)]
-    return [t for t in store.topics() if t.iceberg_export]
-
-
 def export_iceberg(args: argparse.Namespace) -> int:
     settings = settings_from_env()
     store = open_store(settings)
-    with as_command_error(UnknownTopicError, ValueError):
+    with as_command_error(UnknownTopicError, ValueError, ExportError):
         topics, catalog = exported_topics(store, args.topic), settings_catalog(settings)
         if args.dry_run:
             return _dry_run(store, catalog, topics, args.json)
@@ -67,20 +68,8 @@ def _describe(report: ExportReport) -> str:
     return f"{report.topic}: {report.records} records into {report.table} ({ranges})"
 
 
-def _dry_run(store: MetadataStore, catalog: object, topics: list[Topic], as_json: bool) -> int:
-    plans = []
-    for topic in topics:
-        ends = committed_ends(existing_table(catalog, kafka_topic_name(topic.name)))
-        for rows, start in partitions_to_export(store, topic, ends):
-            plans.append(
-                {
-                    "topic": topic.name,
-                    "partition": rows[0].partition,
-                    "from": start,
-                    "segments": len(rows),
-                    "size_in_bytes": sum(row.segment_size_bytes for row in rows),
-                }
-            )
+def _dry_run(store: MetadataStore, catalog: Catalog, topics: list[Topic], as_json: bool) -> int:
+    plans = dry_run(store, catalog, topics)
     if as_json:
         print_json({"dry_run": True, "partitions": plans})
         return 0

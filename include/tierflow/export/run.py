@@ -17,8 +17,15 @@ from pathlib import Path
 
 from pyiceberg.catalog import Catalog
 
-from tierflow.export.segment_export import ExportedRange, export_partition
-from tierflow.export.table import commit_files, committed_ends, committed_runs, topic_table
+from tierflow.export.job import ExportJob, exported_range, run_job
+from tierflow.export.segment_export import ExportedRange
+from tierflow.export.table import (
+    commit_files,
+    committed_ends,
+    committed_runs,
+    existing_table,
+    topic_table,
+)
 from tierflow.faults import crash_point
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.models import RemoteLogSegment, Topic
@@ -27,6 +34,10 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.rsm import RemoteStorageManager
 from tierflow.segment_refs import remote_segment
+
+
+class ExportError(RuntimeError):
+    """A partition's export failed: the run commits nothing, and its rerun starts over."""
 
 
 @dataclass
@@ -45,6 +56,16 @@ class ExportReport:
     def as_dict(self) -> dict:
         return {**asdict(self), "records": self.records}
 
+    @classmethod
+    def from_dict(cls, raw: dict) -> ExportReport:
+        return cls(**{k: v for k, v in raw.items() if k != "records"})
+
+
+@dataclass
+class TopicPlan:
+    report: ExportReport
+    jobs: list[ExportJob]
+
 
 def export_topic(
     store: MetadataStore,
@@ -55,28 +76,87 @@ def export_topic(
     run: str,
     progress: Progress = NO_PROGRESS,
 ) -> ExportReport:
-    """Export the topic's new tiered records into the table's data, under the run's own
-    directory, and commit them."""
+    """Plan, write the Parquet files here, commit: the whole export of one topic in this
+    process (the DAG runs the middle step on Spark)."""
+    plan = plan_topic(store, catalog, topic, run=run)
+    progress.add_total(len(plan.jobs), sum(job.size_in_bytes for job in plan.jobs))
+    results = []
+    for job in plan.jobs:
+        results.append(run_job(job, rsm))
+        progress.advance(len(job.segments), job.size_in_bytes)
+    return commit_topic(catalog, plan.report, results)
+
+
+def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str) -> TopicPlan:
+    """The topic's table (created if missing), cleared of the files of runs that never
+    committed, and a job per partition with new tiered records; none when ``run`` committed
+    already."""
     table = topic_table(catalog, kafka_topic_name(topic.name))
-    data_dir = local_path(table.location()) / "data"
     report = ExportReport(topic.name, ".".join(table.name()), run)
-    if run in committed_runs(table):
+    committed = committed_runs(table)
+    if run in committed:
         report.committed_before = True
-        return report
-    run_dir = data_dir / run_directory(run)
-    remove_orphans(data_dir, committed_runs(table))
-    work = partitions_to_export(store, topic, committed_ends(table))
-    progress.add_total(0, sum(row.segment_size_bytes for rows, _ in work for row in rows))
-    exported = []
-    for rows, start in work:
-        segments = [remote_segment(topic, row) for row in rows]
-        exported.append(export_partition(rsm, segments, start, run_dir))
-        progress.advance(len(rows), exported[-1].size_in_bytes)
+        return TopicPlan(report, [])
+    data_dir = local_path(table.location()) / "data"
+    remove_orphans(data_dir, committed)
+    jobs = [
+        ExportJob(
+            table=report.table,
+            run=run,
+            partition=rows[0].partition,
+            from_offset=start,
+            run_dir=str(data_dir / run_directory(run)),
+            segments=[remote_segment(topic, row).identity() for row in rows],
+            size_in_bytes=sum(row.segment_size_bytes for row in rows),
+        )
+        for rows, start in partitions_to_export(store, topic, committed_ends(table))
+    ]
+    return TopicPlan(report, jobs)
+
+
+def commit_topic(catalog: Catalog, report: ExportReport, results: list[dict]) -> ExportReport:
+    """Commit what the topic's jobs wrote, once; an ExportError naming the first partition
+    whose job failed (nothing is committed then: the rerun writes it all again)."""
+    failed = [r for r in results if r["error"]]
+    if failed:
+        raise ExportError(
+            f"{report.topic}-{failed[0]['partition']}: {failed[0]['error']}"
+            + (f" (and {len(failed) - 1} more partitions)" if len(failed) > 1 else "")
+        )
+    exported = [exported_range(r) for r in results]
     report.partitions = [_describe(e) for e in exported]
+    if report.committed_before:
+        return report
     crash_point("export.before_commit")
-    report.committed = commit_files(table, exported, run=run)
+    table = catalog.load_table(report.table)
+    report.committed = commit_files(table, exported, run=report.run)
     crash_point("export.after_commit")
     return report
+
+
+def exported_topics(store: MetadataStore, name: str | None) -> list[Topic]:
+    """The named topic, or every topic with tierflow.iceberg.export=true."""
+    if name is not None:
+        return [store.topic(name)]
+    return [t for t in store.topics() if t.iceberg_export]
+
+
+def dry_run(store: MetadataStore, catalog: Catalog, topics: list[Topic]) -> list[dict]:
+    """What an export would read, per partition; nothing is written, no table created."""
+    plans = []
+    for topic in topics:
+        ends = committed_ends(existing_table(catalog, kafka_topic_name(topic.name)))
+        for rows, start in partitions_to_export(store, topic, ends):
+            plans.append(
+                {
+                    "topic": topic.name,
+                    "partition": rows[0].partition,
+                    "from": start,
+                    "segments": len(rows),
+                    "size_in_bytes": sum(row.segment_size_bytes for row in rows),
+                }
+            )
+    return plans
 
 
 def partitions_to_export(

@@ -1,0 +1,73 @@
+"""The iceberg_export DAG's tasks: plan a run's jobs, write them on Spark or in the worker,
+commit each topic's files once.
+
+    plan_export → export_with_spark | export_in_worker → commit_export
+
+The plan creates each exported topic's table if missing, deletes what runs that never
+committed left, and writes one job per partition with new tiered records; a batch of
+``TIERFLOW_SPARK_THRESHOLD_BYTES`` or more goes to Spark (one task per partition), a smaller
+one runs in the worker, with the same code. Neither writes metadata state or commits. The run
+id is Airflow's: a cleared or killed run is rerun with the same id and commits once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from pathlib import Path
+
+from tierflow.config import Settings
+from tierflow.export.job import ExportJob, run_job
+from tierflow.export.run import (
+    ExportReport,
+    commit_topic,
+    dry_run,
+    exported_topics,
+    plan_topic,
+)
+from tierflow.export.table import settings_catalog
+from tierflow.lifecycle.copy.rewrite import read_json_lines
+from tierflow.runtime import open_storage, open_store
+from tierflow.tasks.rewrite_batch import batch_dir, runs_on, write_batch, write_results
+
+log = logging.getLogger(__name__)
+
+
+def plan_export_batch(params: dict, *, run_key: str, settings: Settings | None = None) -> dict:
+    """The run's jobs as a batch (or, on a dry run, what it would read)."""
+    settings = settings or Settings.from_env()
+    store, catalog = open_store(settings), settings_catalog(settings)
+    topics = exported_topics(store, params.get("topic") or None)
+    if params.get("dry_run"):
+        plans = dry_run(store, catalog, topics)
+        for p in plans:
+            where = f"{p['topic']}-{p['partition']}"
+            log.info("dry run: would export %s from offset %d", where, p["from"])
+        return {"dry_run": True, "use_spark": False, "partitions": plans}
+    plans = [plan_topic(store, catalog, topic, run=run_key) for topic in topics]
+    jobs = [job for plan in plans for job in plan.jobs]
+    batch = write_batch(batch_dir(settings, "export-jobs", run_key), jobs, settings)
+    log.info("%d partitions (%d bytes) to export (%s)", len(jobs), batch["bytes"], runs_on(batch))
+    return {**batch, "dry_run": False, "reports": [plan.report.as_dict() for plan in plans]}
+
+
+def export_in_worker(batch: dict, settings: Settings | None = None) -> dict:
+    """A batch below the Spark threshold, written here; its results where commit reads them."""
+    rsm = open_storage(settings or Settings.from_env())
+    jobs = [ExportJob(**row) for row in read_json_lines(Path(batch["jobs_file"]))]
+    return write_results(batch, (run_job(job, rsm) for job in jobs))
+
+
+def commit_export(batch: dict, settings: Settings | None = None) -> dict:
+    """Commit each topic's results once; ExportError names a partition that failed."""
+    catalog = settings_catalog(settings or Settings.from_env())
+    results_file = Path(batch["results_file"])
+    by_table: dict[str, list[dict]] = defaultdict(list)
+    for result in read_json_lines(results_file) if results_file.exists() else ():
+        by_table[result["table"]].append(result)
+    reports = []
+    for raw in batch["reports"]:
+        report = ExportReport.from_dict(raw)
+        reports.append(commit_topic(catalog, report, by_table[report.table]).as_dict())
+        log.info("%s: %d records committed to %s", report.topic, report.records, report.table)
+    return {"topics": reports}
