@@ -65,7 +65,8 @@ def _describe(report: ExportReport) -> str:
         for p in report.partitions
         if p["next_offset"] > p["first_offset"]
     )
-    return f"{report.topic}: {report.records} records into {report.table} ({ranges})"
+    unparsed = f"; {report.json_failures} values not JSON" if report.json_failures else ""
+    return f"{report.topic}: {report.records} records into {report.table} ({ranges}){unparsed}"
 
 
 def _dry_run(store: MetadataStore, catalog: Catalog, topics: list[Topic], as_json: bool) -> int:

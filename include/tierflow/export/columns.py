@@ -25,6 +25,7 @@ from pyiceberg.types import (
 )
 
 HEADER = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+VALUE_JSON = "value_json"  # with tierflow.iceberg.value.format=json: the value, parsed
 ARROW_SCHEMA = pa.schema(
     [
         pa.field("partition", pa.int32(), nullable=False),
@@ -42,13 +43,19 @@ ARROW_SCHEMA = pa.schema(
 )
 
 
-def iceberg_schema() -> Schema:
-    """ARROW_SCHEMA with Iceberg's field ids (1-11, the headers' element and fields 12-14)."""
+def arrow_schema(value_json: bool = False) -> pa.Schema:
+    """The Parquet files' columns; ``value_json`` adds the parsed value as JSON text."""
+    return ARROW_SCHEMA.append(pa.field(VALUE_JSON, pa.string())) if value_json else ARROW_SCHEMA
+
+
+def iceberg_schema(value_json: bool = False) -> Schema:
+    """ARROW_SCHEMA with Iceberg's field ids (1-11, the headers' element and fields 12-14, the
+    value's JSON 15)."""
     header = StructType(
         NestedField(13, "key", StringType(), required=False),
         NestedField(14, "value", BinaryType(), required=False),
     )
-    return Schema(
+    fields = [
         NestedField(1, "partition", IntegerType(), required=True),
         NestedField(2, "offset", LongType(), required=True),
         NestedField(3, "timestamp", TimestamptzType(), required=False),
@@ -60,7 +67,10 @@ def iceberg_schema() -> Schema:
         NestedField(9, "producer_id", LongType(), required=False),
         NestedField(10, "is_transactional", BooleanType(), required=False),
         NestedField(11, "base_offset", LongType(), required=True),
-    )
+    ]
+    if value_json:
+        fields.append(NestedField(15, VALUE_JSON, StringType(), required=False))
+    return Schema(*fields)
 
 
 def partition_spec() -> PartitionSpec:

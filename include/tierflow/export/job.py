@@ -30,6 +30,7 @@ class ExportJob:
     run_dir: str
     segments: list[dict]  # each a RemoteSegment's identity, in offset order
     size_in_bytes: int  # of the segments' .log files
+    value_json: bool = False  # tierflow.iceberg.value.format=json
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -39,7 +40,9 @@ def run_job(job: ExportJob, rsm: RemoteStorageManager) -> dict:
     """The job's ExportedRange as a dict, with its table; or its error."""
     segments = [RemoteSegment(**s) for s in job.segments]
     try:
-        exported = export_partition(rsm, segments, job.from_offset, Path(job.run_dir))
+        exported = export_partition(
+            rsm, segments, job.from_offset, Path(job.run_dir), job.value_json
+        )
     except Exception as exc:  # reported to the commit, which fails the run naming it
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return {"table": job.table, "partition": job.partition, "error": detail}

@@ -4,12 +4,13 @@ which is what lets Iceberg register it in a partitioned table without rewriting 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tierflow.export.columns import ARROW_SCHEMA
+from tierflow.export.columns import VALUE_JSON, arrow_schema
 
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 NO_TIMESTAMP = -1
@@ -18,9 +19,11 @@ NO_TIMESTAMP = -1
 class Rows:
     """Arrow columns filled batch by batch."""
 
-    def __init__(self, partition: int) -> None:
+    def __init__(self, partition: int, value_json: bool = False) -> None:
         self.partition = partition
-        self.columns: dict[str, list] = {field.name: [] for field in ARROW_SCHEMA}
+        self.schema = arrow_schema(value_json)
+        self.columns: dict[str, list] = {field.name: [] for field in self.schema}
+        self.json_failures = 0  # values that did not parse as JSON (their value_json: null)
 
     def add(self, batch: object, from_offset: int = 0) -> None:
         """The batch's records at or after ``from_offset``."""
@@ -48,10 +51,22 @@ class Rows:
         self.columns["key"].append(record.key)
         self.columns["value"].append(record.value)
         self.columns["headers"].append(_headers(getattr(record, "headers", None)))
+        if VALUE_JSON in self.columns:
+            self.columns[VALUE_JSON].append(self._json(record.value))
+
+    def _json(self, value: bytes | None) -> str | None:
+        """The value parsed as JSON, written back compactly; None for no value or bad JSON."""
+        if value is None:
+            return None
+        try:
+            return json.dumps(json.loads(value), separators=(",", ":"), ensure_ascii=False)
+        except ValueError:
+            self.json_failures += 1
+            return None
 
     def table(self, below_offset: int | None = None) -> pa.Table:
         """The rows, those at or after ``below_offset`` left out."""
-        table = pa.Table.from_pydict(self.columns, schema=ARROW_SCHEMA)
+        table = pa.Table.from_pydict(self.columns, schema=self.schema)
         if below_offset is None:
             return table
         return table.filter(pc.less(table["offset"], below_offset))

@@ -53,12 +53,17 @@ class ExportReport:
     def records(self) -> int:
         return sum(p["records"] for p in self.partitions)
 
+    @property
+    def json_failures(self) -> int:
+        """Values of a value_json topic that did not parse: null in value_json."""
+        return sum(p["json_failures"] for p in self.partitions)
+
     def as_dict(self) -> dict:
-        return {**asdict(self), "records": self.records}
+        return {**asdict(self), "records": self.records, "json_failures": self.json_failures}
 
     @classmethod
     def from_dict(cls, raw: dict) -> ExportReport:
-        return cls(**{k: v for k, v in raw.items() if k != "records"})
+        return cls(**{k: v for k, v in raw.items() if k not in ("records", "json_failures")})
 
 
 @dataclass
@@ -91,7 +96,8 @@ def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str
     """The topic's table (created if missing), cleared of the files of runs that never
     committed, and a job per partition with new tiered records; none when ``run`` committed
     already."""
-    table = topic_table(catalog, kafka_topic_name(topic.name))
+    value_json = topic.iceberg_value_format == "json"
+    table = topic_table(catalog, kafka_topic_name(topic.name), value_json)
     report = ExportReport(topic.name, ".".join(table.name()), run)
     committed = committed_runs(table)
     if run in committed:
@@ -108,6 +114,7 @@ def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str
             run_dir=str(data_dir / run_directory(run)),
             segments=[remote_segment(topic, row).identity() for row in rows],
             size_in_bytes=sum(row.segment_size_bytes for row in rows),
+            value_json=value_json,
         )
         for rows, start in partitions_to_export(store, topic, committed_ends(table))
     ]
@@ -207,4 +214,5 @@ def _describe(e: ExportedRange) -> dict:
         "records": e.records,
         "files": len(e.files),
         "size_in_bytes": e.size_in_bytes,
+        "json_failures": e.json_failures,
     }

@@ -40,6 +40,7 @@ class ExportedRange:
     files: list[str]
     records: int
     size_in_bytes: int  # of the segments read
+    json_failures: int = 0  # with value_json: values that did not parse
 
     @property
     def empty(self) -> bool:
@@ -51,11 +52,12 @@ def export_partition(
     segments: Sequence[RemoteSegment],
     from_offset: int,
     run_dir: Path,
+    value_json: bool = False,
 ) -> ExportedRange:
     """Write the committed records of ``segments`` (in offset order, the first holding
     ``from_offset``) from ``from_offset`` up to the first undecided transaction."""
     aborted = aborted_between(remote_aborted(rsm, segments), segments[0].start_offset, 1 << 62)
-    open_txns, rows, sizes = OpenTransactions(), Rows(segments[0].partition), []
+    open_txns, rows, sizes = OpenTransactions(), Rows(segments[0].partition, value_json), []
     batches = open_txns.tracking(remote_batches(rsm, segments, sizes))
     for batch in committed_batches(batches, aborted):  # one pass: state spans segments
         rows.add(batch, from_offset)
@@ -69,6 +71,7 @@ def export_partition(
         files,
         table.num_rows,
         sum(sizes),
+        rows.json_failures,
     )
 
 

@@ -19,9 +19,10 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
+from pyiceberg.types import StringType
 
 from tierflow.config import Settings
-from tierflow.export.columns import iceberg_schema, partition_spec
+from tierflow.export.columns import VALUE_JSON, iceberg_schema, partition_spec
 from tierflow.export.segment_export import ExportedRange
 
 NAMESPACE = "kafka"
@@ -54,17 +55,23 @@ def table_name(topic: str) -> str:
     return f"{NAMESPACE}.{topic.replace('.', '_')}"
 
 
-def topic_table(catalog: Catalog, topic: str) -> Table:
-    """The topic's table, created with the export's schema and partitioning if missing."""
+def topic_table(catalog: Catalog, topic: str, value_json: bool = False) -> Table:
+    """The topic's table, created with the export's schema and partitioning if missing; given
+    the ``value_json`` column when the topic's value format turned to json since."""
     try:
-        return catalog.load_table(table_name(topic))
+        table = catalog.load_table(table_name(topic))
     except NoSuchTableError:
         return catalog.create_table_if_not_exists(
             table_name(topic),
-            schema=iceberg_schema(),
+            schema=iceberg_schema(value_json),
             partition_spec=partition_spec(),
             properties={"tierflow.topic": topic},
         )
+    if value_json and VALUE_JSON not in table.schema().column_names:
+        with table.update_schema() as update:
+            update.add_column(VALUE_JSON, StringType(), doc="the value, parsed as JSON")
+        table = table.refresh()
+    return table
 
 
 def existing_table(catalog: Catalog, topic: str) -> Table | None:
