@@ -73,3 +73,6 @@ def test_killed_exports_rerun_to_exactly_once(tiered: Tiered) -> None:
     status = export(t, "status", "--json")
     lags = {p["partition"]: p for p in json.loads(status.stdout)["partitions"]}
     assert {p: lag["exported_end_offset"] for p, lag in lags.items()} == ends
+    topic_id = t.store.topic("orders").topic_id
+    for partition, end in ends.items():  # what remote retention waits on
+        assert t.store.partition(topic_id, partition).iceberg_exported_offset == end

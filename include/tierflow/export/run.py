@@ -89,7 +89,7 @@ def export_topic(
     for job in plan.jobs:
         results.append(run_job(job, rsm))
         progress.advance(len(job.segments), job.size_in_bytes)
-    return commit_topic(catalog, plan.report, results)
+    return commit_topic(store, catalog, plan.report, results)
 
 
 def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str) -> TopicPlan:
@@ -99,6 +99,7 @@ def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str
     value_json = topic.iceberg_value_format == "json"
     table = topic_table(catalog, kafka_topic_name(topic.name), value_json)
     report = ExportReport(topic.name, ".".join(table.name()), run)
+    store.record_iceberg_export(topic.topic_id, committed_ends(table))  # after a kill, too
     committed = committed_runs(table)
     if run in committed:
         report.committed_before = True
@@ -121,9 +122,12 @@ def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str
     return TopicPlan(report, jobs)
 
 
-def commit_topic(catalog: Catalog, report: ExportReport, results: list[dict]) -> ExportReport:
-    """Commit what the topic's jobs wrote, once; an ExportError naming the first partition
-    whose job failed (nothing is committed then: the rerun writes it all again)."""
+def commit_topic(
+    store: MetadataStore, catalog: Catalog, report: ExportReport, results: list[dict]
+) -> ExportReport:
+    """Commit what the topic's jobs wrote, once, and tell the store how far the table goes
+    (remote retention waits on it); an ExportError naming the first partition whose job failed
+    (nothing is committed then: the rerun writes it all again)."""
     failed = [r for r in results if r["error"]]
     if failed:
         raise ExportError(
@@ -138,6 +142,7 @@ def commit_topic(catalog: Catalog, report: ExportReport, results: list[dict]) ->
     table = catalog.load_table(report.table)
     report.committed = commit_files(table, exported, run=report.run)
     crash_point("export.after_commit")
+    store.record_iceberg_export(store.topic(report.topic).topic_id, committed_ends(table.refresh()))
     return report
 
 

@@ -106,6 +106,8 @@ class Partition(SQLModel, table=True):
     highest_remote_offset: int = Field(default=-1, sa_type=sa.BigInteger)
     lease_owner: str | None = Field(default=None, sa_type=ACTOR_TYPE)
     lease_expires_ms: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # The last offset committed to the topic's Iceberg table (-1: none); retention waits on it.
+    iceberg_exported_offset: int = Field(default=-1, sa_type=sa.BigInteger)
 
 
 class RemoteLogSegment(SQLModel, table=True):

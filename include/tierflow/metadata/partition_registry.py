@@ -171,6 +171,21 @@ class PartitionRegistry(StoreBase):
                 connection, Partition, conditions, {"lease_owner": None, "lease_expires_ms": None}
             )
 
+    def record_iceberg_export(self, topic_id: str, ends: dict[int, int]) -> None:
+        """Raise each partition's iceberg_exported_offset to the end committed to its table;
+        one conditional UPDATE each: it never moves back."""
+        with self.engine.begin() as connection:
+            for partition, end in ends.items():
+                connection.execute(
+                    update(Partition)
+                    .where(
+                        Partition.topic_id == topic_id,
+                        Partition.partition == partition,
+                        Partition.iceberg_exported_offset < end,
+                    )
+                    .values(iceberg_exported_offset=end)
+                )
+
     def advance_log_start_offset(
         self, topic_id: str, partition: int, offset: int, *, actor: str, now_ms: int
     ) -> bool:

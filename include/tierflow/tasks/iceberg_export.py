@@ -60,7 +60,8 @@ def export_in_worker(batch: dict, settings: Settings | None = None) -> dict:
 
 def commit_export(batch: dict, settings: Settings | None = None) -> dict:
     """Commit each topic's results once; ExportError names a partition that failed."""
-    catalog = settings_catalog(settings or Settings.from_env())
+    settings = settings or Settings.from_env()
+    store, catalog = open_store(settings), settings_catalog(settings)
     results_file = Path(batch["results_file"])
     by_table: dict[str, list[dict]] = defaultdict(list)
     for result in read_json_lines(results_file) if results_file.exists() else ():
@@ -68,6 +69,6 @@ def commit_export(batch: dict, settings: Settings | None = None) -> dict:
     reports = []
     for raw in batch["reports"]:
         report = ExportReport.from_dict(raw)
-        reports.append(commit_topic(catalog, report, by_table[report.table]).as_dict())
+        reports.append(commit_topic(store, catalog, report, by_table[report.table]).as_dict())
         log.info("%s: %d records committed to %s", report.topic, report.records, report.table)
     return {"topics": reports}

@@ -28,6 +28,7 @@ from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.copy.liveness import copy_lease_live
 from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.lifecycle.retention.export_hold import hold_for_export
 from tierflow.lifecycle.retention.remote_plan import (
     DEFAULT_COPY_GRACE_MS,
     DELETE_FINISHED,
@@ -203,7 +204,7 @@ def plan_partition_retention(
     leases and copies younger than that night look live, which only makes the plan keep more.
     """
     rows = store.segment_summaries(topic.topic_id, partition.partition, states=LIVE_STATES)
-    return plan_remote_retention(
+    plan = plan_remote_retention(
         topic,
         partition.partition,
         rows,
@@ -212,6 +213,7 @@ def plan_partition_retention(
         copy_lease_live=copy_lease_live(partition, now_ms),
         copy_grace_ms=copy_grace_ms,
     )
+    return hold_for_export(plan, topic, partition.iceberg_exported_offset, rows)
 
 
 def _log_view(

@@ -1,6 +1,8 @@
-"""The topic configs of the Iceberg export: ``tierflow.iceberg.export``,
+"""The Iceberg export: the topic configs ``tierflow.iceberg.export``,
 ``tierflow.iceberg.value.format`` and ``tierflow.iceberg.retention.wait.max.ms`` as columns of
-``topics``, with the defaults every topic registered before has (no export).
+``topics``, with the defaults every topic registered before has (no export); and
+``partitions.iceberg_exported_offset``, the last offset committed to the topic's table, which
+remote retention waits on.
 
 Revision ID: 0004
 Revises: 0003
@@ -31,13 +33,21 @@ def _columns() -> list[sa.Column]:
     ]
 
 
+def _exported() -> sa.Column:
+    return sa.Column(
+        "iceberg_exported_offset", sa.BigInteger(), nullable=False, server_default="-1"
+    )
+
+
 def upgrade() -> None:
     for column in _columns():
         op.add_column("topics", column)
+    op.add_column("partitions", _exported())
 
 
 def downgrade() -> None:
     """SQLite drops a column in place (3.35 and later): no table rebuild, which the foreign
     keys referencing ``topics`` would refuse."""
+    op.drop_column("partitions", _exported().name)
     for column in reversed(_columns()):
         op.drop_column("topics", column.name)
