@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# make demo's log dir, generated once for the session.
+from tests.support.demo_data import demo_log_dir  # noqa: F401
+
 # The session's moto_server (a real S3-compatible HTTP server on loopback) and a fresh bucket.
 from tests.support.moto_server import moto_server, s3_bucket  # noqa: F401
 

@@ -1,6 +1,7 @@
-"""The iceberg_export DAG run by Airflow itself (dag.test): a dry run writes nothing; a run
-exports through Spark (one task per partition) and commits once, the table holding the
-committed records kafka-python reads; a run with nothing new commits nothing."""
+"""The iceberg_export DAG run by Airflow itself (dag.test), its catalog on SQLite and on
+PostgreSQL: a dry run writes nothing; a run exports through Spark (one task per partition)
+and commits once, the table holding the committed records kafka-python reads; a run with
+nothing new commits nothing."""
 
 from __future__ import annotations
 
@@ -21,8 +22,20 @@ pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 PROJECT = Path(__file__).resolve().parents[2]
 
 
-def test_an_export_run_through_airflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    t = build_tiered(tmp_path / "data", layout="chunked-encrypted", spark_threshold_bytes=1)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The metadata store, and so the Iceberg catalog: embedded, or on the PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'tierflow.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+def test_an_export_run_through_airflow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
+) -> None:
+    t = build_tiered(
+        tmp_path / "data", layout="chunked-encrypted", spark_threshold_bytes=1, db_url=db_url
+    )
     use_settings(monkeypatch, t.settings)
     assert main(["topics", "register", "orders", "--config", "tierflow.iceberg.export=true"]) == 0
     assert main(["copy", "--owner", "test", "--no-spark"]) == 0
@@ -39,6 +52,7 @@ def test_an_export_run_through_airflow(tmp_path: Path, monkeypatch: pytest.Monke
         )
 
     catalog = settings_catalog(t.settings)
+    assert catalog.engine.dialect.name == t.store.engine.dialect.name, "the store's database"
     assert run("dry", dry_run=True) == "success"
     assert "dry run: would export orders-0 from offset 0" in (tmp_path / "dry.log").read_text()
     assert existing_table(catalog, "orders") is None, "a dry run creates nothing"
