@@ -18,7 +18,11 @@ that fails is named, and the others go ahead.
   offset or outside the lineage; the log start offset moves first, then each segment goes
   DELETE_SEGMENT_STARTED → storage delete → DELETE_SEGMENT_FINISHED. Deletes left unfinished by
   an earlier failure are retried first, and COPY_SEGMENT_STARTED orphans older than
-  `TIERFLOW_STALE_COPY_GRACE_S` with no live copy are removed (Kafka leaks those).
+  `TIERFLOW_STALE_COPY_GRACE_S` with no live copy are removed (Kafka leaks those). Segments of
+  a topic exported to Iceberg wait until the export has them (up to
+  `tierflow.iceberg.retention.wait.max.ms`).
+* **Iceberg snapshots** of exported topics older than the table's
+  `history.expire.max-snapshot-age-ms` (5 days) are expired.
 * **Dry run** prints the plan (segments and bytes per topic) and changes nothing. A manual
   trigger is one unless `dry_run` is switched off (or `{"dry_run": false}` in its conf). A
   scheduled night deletes, except the DAG's first (no earlier successful run, e.g. just
@@ -94,8 +98,17 @@ def retention_expiry() -> None:
         with fail_for_good(PartitionsFailedError):  # a retry of report cannot fix it
             return summarize_shards(shards, outcomes, dry_run=dry_run())
 
+    @task
+    def expire_iceberg_snapshots() -> dict:
+        from tierflow.tasks.iceberg_export import expire_iceberg_snapshots as expire_old
+
+        context = get_current_context()
+        now = context.get("data_interval_end") or context["dag_run"].run_after
+        return expire_old(int(now.timestamp() * 1000), dry_run=dry_run())
+
     planned = plan()
     map_over_lanes(expire, "expire", pick_lanes(planned, all_lanes)) >> report(planned)
+    expire_iceberg_snapshots()
 
 
 retention_expiry()

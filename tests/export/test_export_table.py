@@ -21,6 +21,7 @@ from tierflow.export.segment_export import export_partition
 from tierflow.export.table import (
     commit_files,
     committed_ends,
+    expire_snapshots,
     open_catalog,
     topic_table,
 )
@@ -113,3 +114,23 @@ def test_an_export_holds_the_committed_records_and_adds_only_new_offsets(
     # orders-0's last tiered segment holds a transaction aborted by a marker still local:
     # the export stops before it, as a read_committed consumer stops at the stable offset.
     assert two.next_offset <= rows[-1].end_offset
+
+
+def test_old_snapshots_expire_and_the_ends_stay(tiered: Tiered, tmp_path: Path) -> None:
+    t, log_ = tiered, tiered.log("orders", 0)
+    catalog = open_catalog(t.settings.db_url, f"file://{tmp_path / 'warehouse'}")
+    table = topic_table(catalog, "expiring")
+    rows = finished(t.store, log_)
+    start = rows[0].start_offset
+    for number in range(1, len(rows) + 1):  # one more segment tiered before each run
+        tiered_now = [r for r in rows[:number] if r.end_offset >= start]
+        done = export(t, log_, tiered_now, start, tmp_path / f"r{number}")
+        assert commit_files(table, [done], run=f"r{number}") or done.empty
+        table, start = table.refresh(), done.next_offset
+    ends, count = committed_ends(table), len(table.snapshots())
+    assert count >= 2
+    assert expire_snapshots(table, now_ms=0) == 0, "none is five days old"
+    assert expire_snapshots(table.refresh(), now_ms=1 << 50) == count - 1, "all but the current"
+    table = catalog.load_table(table.name())
+    assert len(table.snapshots()) == 1 and committed_ends(table) == ends
+    assert table_rows(table.scan().to_arrow(), 0) == expected_rows(log_, below=ends[0] + 1)

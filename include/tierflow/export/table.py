@@ -27,7 +27,11 @@ from tierflow.export.segment_export import ExportedRange
 
 NAMESPACE = "kafka"
 OFFSETS = "tierflow.offsets"  # {"<partition>": [first, last], ...}: what the commit added
+ENDS = "tierflow.ends"  # {"<partition>": last, ...}: every partition's end after the commit
 RUN = "tierflow.run"  # the export run that made the commit
+# Iceberg's own table properties for snapshot expiry, and their defaults (5 days, keep 1).
+MAX_SNAPSHOT_AGE = ("history.expire.max-snapshot-age-ms", 5 * 86_400_000)
+MIN_SNAPSHOTS = ("history.expire.min-snapshots-to-keep", 1)
 
 
 def warehouse_of(remote_storage: str) -> str:
@@ -83,11 +87,13 @@ def existing_table(catalog: Catalog, topic: str) -> Table | None:
 
 
 def committed_ends(table: Table | None) -> dict[int, int]:
-    """The highest offset committed per partition, over every snapshot of the table."""
+    """The highest offset committed per partition. Each commit carries every partition's end
+    (ENDS), so the current snapshot alone knows them once older snapshots have expired."""
     ends: dict[int, int] = {}
     for snapshot in table.snapshots() if table is not None else ():
-        added = snapshot.summary.get(OFFSETS) if snapshot.summary else None
-        for partition, (_first, last) in json.loads(added or "{}").items():
+        summary = snapshot.summary
+        found = json.loads(summary.get(ENDS) or "{}") if summary else {}
+        for partition, last in found.items():
             ends[int(partition)] = max(ends.get(int(partition), -1), last)
     return ends
 
@@ -103,6 +109,28 @@ def commit_files(table: Table, exported: Sequence[ExportedRange], *, run: str) -
     if not ranges or run in committed_runs(table):
         return False
     added = {str(e.partition): [e.first_offset, e.next_offset - 1] for e in ranges}
+    ends = committed_ends(table) | {e.partition: e.next_offset - 1 for e in ranges}
     files = [f for e in ranges for f in e.files]
-    table.add_files(files, snapshot_properties={OFFSETS: json.dumps(added), RUN: run})
+    summary = {OFFSETS: json.dumps(added), ENDS: json.dumps(ends), RUN: run}
+    table.add_files(files, snapshot_properties=summary)
     return True
+
+
+def expire_snapshots(table: Table, now_ms: int) -> int:
+    """Expire the snapshots older than the table's max snapshot age (Iceberg's property, 5
+    days by default), keeping its minimum count and the current one; how many expired.
+    The data files stay: every commit only adds files, so the current snapshot holds them."""
+    properties = table.properties
+    max_age = int(properties.get(MAX_SNAPSHOT_AGE[0], MAX_SNAPSHOT_AGE[1]))
+    keep = int(properties.get(MIN_SNAPSHOTS[0], MIN_SNAPSHOTS[1]))
+    snapshots = sorted(table.snapshots(), key=lambda s: s.timestamp_ms)
+    current = table.current_snapshot()
+    current_id = current.snapshot_id if current is not None else None
+    old = [
+        s.snapshot_id
+        for s in snapshots[: max(0, len(snapshots) - keep)]
+        if s.timestamp_ms < now_ms - max_age and s.snapshot_id != current_id
+    ]
+    if old:
+        table.maintenance.expire_snapshots().by_ids(old).commit()
+    return len(old)

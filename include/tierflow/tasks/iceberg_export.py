@@ -25,8 +25,9 @@ from tierflow.export.run import (
     exported_topics,
     plan_topic,
 )
-from tierflow.export.table import settings_catalog
+from tierflow.export.table import existing_table, expire_snapshots, settings_catalog
 from tierflow.lifecycle.copy.rewrite import read_json_lines
+from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_storage, open_store
 from tierflow.tasks.rewrite_batch import batch_dir, runs_on, write_batch, write_results
 
@@ -72,3 +73,20 @@ def commit_export(batch: dict, settings: Settings | None = None) -> dict:
         reports.append(commit_topic(store, catalog, report, by_table[report.table]).as_dict())
         log.info("%s: %d records committed to %s", report.topic, report.records, report.table)
     return {"topics": reports}
+
+
+def expire_iceberg_snapshots(
+    now_ms: int, *, dry_run: bool, settings: Settings | None = None
+) -> dict[str, int]:
+    """The nightly expiry of each exported topic's old snapshots (retention_expiry's run)."""
+    settings = settings or Settings.from_env()
+    topics = exported_topics(open_store(settings), None)
+    if not topics:
+        return {}  # no catalog opened (nor created) where nothing is exported
+    catalog, expired = settings_catalog(settings), {}
+    for topic in topics:
+        table = existing_table(catalog, kafka_topic_name(topic.name))
+        if table is not None and not dry_run:
+            expired[topic.name] = expire_snapshots(table, now_ms)
+            log.info("%s: %d old snapshots expired", table.name(), expired[topic.name])
+    return expired
