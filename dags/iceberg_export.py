@@ -13,7 +13,7 @@ a SQL catalog in the metadata store's database, with its warehouse under the buc
   control records, no aborted transaction), up to the first transaction whose marker is not
   tiered yet.
 * **export_with_spark** (one Spark task per partition, through `spark_default`) or, below
-  `TIERFLOW_SPARK_THRESHOLD_BYTES`, **export_in_worker**: Parquet files, one per partition and
+  `TIERFLOW_SPARK_THRESHOLD_BYTES`, **export_in_worker**: Parquet files, one per segment and
   UTC day. No state is written, nothing is committed.
 * **commit_export:** each topic's files registered in its table, with the offsets they hold,
   once per run.

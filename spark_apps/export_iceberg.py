@@ -5,7 +5,7 @@ with new tiered records: its finished remote segments in offset order and the of
 from. Each task reads the segments through the ranged-read path (decrypted, decompressed),
 keeps what a read_committed consumer reads (no control records, no aborted transaction, up to
 the first transaction whose marker is not tiered yet) and writes it as Parquet, one file per
-UTC day, under the run's own directory of the table's data.
+segment and UTC day, under the run's own directory of the table's data.
 
 Output: a JSON-lines file with one result per job (the files, the offsets they cover, the
 records). The job writes no metadata state and commits nothing: Airflow registers the files in

@@ -121,7 +121,7 @@ EXPORT = Group(
             description="Read each exported topic's finished remote segments from where its "
             "table's last commit ended, leave out control records and aborted transactions "
             "(as a read_committed consumer does) and stop before a transaction whose marker "
-            "is not tiered yet; write the records as Parquet, one file per partition and "
+            "is not tiered yet; write the records as Parquet, one file per segment and "
             "day, and commit them to the table (a SQL catalog in the metadata store, the "
             "warehouse under the bucket's iceberg/ prefix) with the offsets they hold. A run "
             "commits once: rerun a killed run with the same --run and it finishes or sees "

@@ -23,6 +23,7 @@ class Rows:
         self.partition = partition
         self.schema = arrow_schema(value_json)
         self.columns: dict[str, list] = {field.name: [] for field in self.schema}
+        self.carried = self.schema.empty_table()  # rows a take left for later
         self.json_failures = 0  # values that did not parse as JSON (their value_json: null)
 
     def add(self, batch: object, from_offset: int = 0) -> None:
@@ -66,9 +67,16 @@ class Rows:
 
     def table(self, below_offset: int | None = None) -> pa.Table:
         """The rows, those at or after ``below_offset`` left out."""
-        table = pa.Table.from_pydict(self.columns, schema=self.schema)
+        table = pa.concat_tables([self.carried, pa.Table.from_pydict(self.columns, self.schema)])
         if below_offset is None:
             return table
+        return table.filter(pc.less(table["offset"], below_offset))
+
+    def take(self, below_offset: int) -> pa.Table:
+        """The rows below ``below_offset``, removed; the others stay for the next take."""
+        table = self.table()
+        self.columns = {name: [] for name in self.columns}
+        self.carried = table.filter(pc.greater_equal(table["offset"], below_offset))
         return table.filter(pc.less(table["offset"], below_offset))
 
 

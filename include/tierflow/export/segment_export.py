@@ -1,6 +1,7 @@
 """A partition's remote segments exported: read through the ranged-read path (decrypted,
 decompressed) in offset order, the committed records from ``from_offset`` on written as
-Parquet, one file per UTC day, under the run's own directory of the table's data.
+Parquet as each segment ends (one file per segment and UTC day), under the run's own
+directory of the table's data.
 
 The export ends where the tiered data stops deciding: before the first record of a
 transaction whose marker is not tiered yet (it may still be aborted), as a read_committed
@@ -13,7 +14,7 @@ table, since only the commit registers files. Nothing here writes metadata state
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,37 +58,60 @@ def export_partition(
     """Write the committed records of ``segments`` (in offset order, the first holding
     ``from_offset``) from ``from_offset`` up to the first undecided transaction."""
     aborted = aborted_between(remote_aborted(rsm, segments), segments[0].start_offset, 1 << 62)
-    open_txns, rows, sizes = OpenTransactions(), Rows(segments[0].partition, value_json), []
-    batches = open_txns.tracking(remote_batches(rsm, segments, sizes))
+    writer = PartitionWriter(segments[0].partition, value_json, run_dir, from_offset)
+    batches = writer.open_txns.tracking(remote_batches(rsm, segments, writer.segment_done))
     for batch in committed_batches(batches, aborted):  # one pass: state spans segments
-        rows.add(batch, from_offset)
-    stable = open_txns.stable_offset(segments[-1].end_offset + 1)
-    table = rows.table(below_offset=stable)
-    files = write_days(table, run_dir, f"{segments[0].partition}-{from_offset:020d}")
-    return ExportedRange(
-        segments[0].partition,
-        from_offset,
-        max(stable, from_offset),
-        files,
-        table.num_rows,
-        sum(sizes),
-        rows.json_failures,
-    )
+        writer.rows.add(batch, from_offset)
+    return writer.exported(segments[-1].end_offset + 1)
+
+
+class PartitionWriter:
+    """A partition's rows written as each segment ends, up to the offset the tiered data has
+    decided so far: memory holds a segment's rows, and the rows of transactions still open."""
+
+    def __init__(self, partition: int, value_json: bool, run_dir: Path, from_offset: int):
+        self.partition, self.run_dir, self.from_offset = partition, run_dir, from_offset
+        self.rows, self.open_txns = Rows(partition, value_json), OpenTransactions()
+        self.files: list[str] = []
+        self.records = self.size_in_bytes = 0
+
+    def segment_done(self, segment: RemoteSegment, size: int) -> None:
+        """Every batch of ``segment`` is in: write what is decided."""
+        self.size_in_bytes += size
+        stable = self.open_txns.stable_offset(segment.end_offset + 1)
+        table = self.rows.take(below_offset=stable)
+        stem = f"{self.partition}-{segment.start_offset:020d}"
+        self.files += write_days(table, self.run_dir, stem)
+        self.records += table.num_rows
+
+    def exported(self, next_offset: int) -> ExportedRange:
+        stable = max(self.open_txns.stable_offset(next_offset), self.from_offset)
+        return ExportedRange(
+            self.partition,
+            self.from_offset,
+            stable,
+            self.files,
+            self.records,
+            self.size_in_bytes,
+            self.rows.json_failures,
+        )
 
 
 def remote_batches(
-    rsm: RemoteStorageManager, segments: Sequence[RemoteSegment], sizes: list[int]
+    rsm: RemoteStorageManager,
+    segments: Sequence[RemoteSegment],
+    segment_done: Callable[[RemoteSegment, int], None],
 ) -> Iterator:
-    """The segments' batches in offset order, each segment read whole; ``sizes`` hears of
-    each segment's bytes."""
+    """The segments' batches in offset order, each segment read whole; ``segment_done`` hears
+    of each segment (and its bytes) once its last batch has been consumed."""
     for segment in segments:
         data = b"".join(rsm.iter_log_segment(segment))
-        sizes.append(len(data))
         yield from kafka_python_batches(data)
+        segment_done(segment, len(data))
 
 
 def write_days(table: object, run_dir: Path, stem: str) -> list[str]:
-    """One Parquet file per day of the rows."""
+    """One Parquet file per day of the rows (none for no rows)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     files = []
     for number, day in enumerate(by_day(table)):
