@@ -44,27 +44,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from big_segments import BuiltPartition, build_partition, build_templates
+from big_segments import BuiltPartition
+from tiered_topic import CHUNK, MIB, build_topic, tier, tiered_settings
 
 from tierflow.config import Settings
-from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.log_dir import LogDir
-from tierflow.lifecycle.copy.batch import BatchCopy, copy_partitions
-from tierflow.lifecycle.copy.rewrite_pool import rewrite_jobs
-from tierflow.metadata.store import MetadataStore
 from tierflow.restore.aux_state import restore_aux_state
 from tierflow.restore.request import RestoreRequest, prepare_restore, run_restore
 from tierflow.restore.segment_job import restore_partition_rows
-from tierflow.rsm import RemoteStorageManager
-from tierflow.runtime import open_storage, open_store, partition_logs
+from tierflow.runtime import open_storage, open_store
 from tierflow.transform.chunking import read_chunks
 from tierflow.transform.encryption import DataKey
-from tierflow.transform.keyring import KeyRing
 from tierflow.transform.pipeline import ChunkTransform
 
-MIB = 1 << 20
 GOAL = 0.7  # the issue's goal: the restore at 70 % of the decode ceiling
-CHUNK = 4 * MIB
 
 
 def arguments() -> argparse.Namespace:
@@ -80,48 +73,6 @@ def arguments() -> argparse.Namespace:
         "--rebuild-segments", type=int, default=1000, help="remote segments of the replica"
     )
     return parser.parse_args()
-
-
-def tiered_settings(base: Path) -> Settings:
-    ring = KeyRing.generate(base / "keys", "bench")
-    return Settings.embedded(
-        base, storage_layout="chunked", keyring=ring.path, chunk_size=CHUNK, compression=True
-    )
-
-
-def build_topic(
-    settings: Settings, topic: str, partitions: int, segment_bytes: int, segments: int
-) -> list[BuiltPartition]:
-    """The topic's partitions written as a broker would, registered for tiering."""
-    templates, topic_id = build_templates(), new_kafka_uuid()
-    built = [
-        build_partition(
-            settings.log_dirs[0],
-            topic=topic,
-            partition=p,
-            segment_bytes=segment_bytes,
-            segments=segments,
-            templates=templates,
-            topic_id=topic_id,
-        )
-        for p in range(partitions)
-    ]
-    store = open_store(settings)
-    store.register_topic(topic, topic_id, actor="bench", now_ms=0, remote_storage_enable=True)
-    return built
-
-
-def tier(settings: Settings, store: MetadataStore, rsm: RemoteStorageManager, cores: int) -> None:
-    """tierflow copy's path: every rolled segment FINISHED in the bucket."""
-
-    def rewrite(jobs, progress):
-        return rewrite_jobs(jobs, settings, workers=cores, progress=progress)
-
-    how = BatchCopy(owner="bench", lease_ttl_s=3600, rewrite=rewrite)
-    outcomes = copy_partitions(partition_logs(settings.log_dirs), store, rsm, how)
-    failed = [o.error for o in outcomes if o.error]
-    if failed:
-        raise RuntimeError(f"copy failed: {failed[0]}")
 
 
 def decode_ceiling(log_path: Path, cores: int, min_seconds: float = 3.0) -> float:

@@ -326,9 +326,13 @@ def test_a_dry_run_triggered_from_the_ui_has_no_logical_date_and_changes_nothing
     assert after == before
 
 
-def test_partition_restore_from_the_form_dry_run_first(airflow, settings, copied, tmp_path):
+def test_partition_restore_from_the_form_dry_run_first(airflow, settings, fresh, tmp_path):
     """The restore's form as the UI submits it: the dry run (its default) plans and writes
-    nothing; switched off, the topic's partitions come back as the broker wrote them."""
+    nothing; switched off, the topic's partitions come back as the broker wrote them. Orders
+    is tiered first: retention in the other tests may have expired every remote segment."""
+    unpause(airflow.api, "segment_copy")
+    copy = trigger(airflow.api, "segment_copy", {"reason": "tier orders to restore it"})
+    wait_for_run(airflow.api, "segment_copy", copy["dag_run_id"], timeout_s=120)
     target = tmp_path / "restored"
     unpause(airflow.api, "partition_restore")
     form = {"topic": FIRST_TOPIC, "to": str(target)}

@@ -1,0 +1,63 @@
+"""Helper, not a benchmark: a topic of broker-shaped segments (big_segments' templates),
+tiered by tierflow's copy into the chunked layout (4 MiB chunks, zstd + AES-256-GCM), for the
+benchmarks that read tiered data back (restore_throughput.py, iceberg_export.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from big_segments import BuiltPartition, build_partition, build_templates
+
+from tierflow.config import Settings
+from tierflow.ids import new_kafka_uuid
+from tierflow.lifecycle.copy.batch import BatchCopy, copy_partitions
+from tierflow.lifecycle.copy.rewrite_pool import rewrite_jobs
+from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import RemoteStorageManager
+from tierflow.runtime import open_store, partition_logs
+from tierflow.transform.keyring import KeyRing
+
+MIB = 1 << 20
+CHUNK = 4 * MIB
+
+
+def tiered_settings(base: Path) -> Settings:
+    ring = KeyRing.generate(base / "keys", "bench")
+    return Settings.embedded(
+        base, storage_layout="chunked", keyring=ring.path, chunk_size=CHUNK, compression=True
+    )
+
+
+def build_topic(
+    settings: Settings, topic: str, partitions: int, segment_bytes: int, segments: int
+) -> list[BuiltPartition]:
+    """The topic's partitions written as a broker would, registered for tiering."""
+    templates, topic_id = build_templates(), new_kafka_uuid()
+    built = [
+        build_partition(
+            settings.log_dirs[0],
+            topic=topic,
+            partition=p,
+            segment_bytes=segment_bytes,
+            segments=segments,
+            templates=templates,
+            topic_id=topic_id,
+        )
+        for p in range(partitions)
+    ]
+    store = open_store(settings)
+    store.register_topic(topic, topic_id, actor="bench", now_ms=0, remote_storage_enable=True)
+    return built
+
+
+def tier(settings: Settings, store: MetadataStore, rsm: RemoteStorageManager, cores: int) -> None:
+    """tierflow copy's path: every rolled segment FINISHED in the bucket."""
+
+    def rewrite(jobs, progress):
+        return rewrite_jobs(jobs, settings, workers=cores, progress=progress)
+
+    how = BatchCopy(owner="bench", lease_ttl_s=3600, rewrite=rewrite)
+    outcomes = copy_partitions(partition_logs(settings.log_dirs), store, rsm, how)
+    failed = [o.error for o in outcomes if o.error]
+    if failed:
+        raise RuntimeError(f"copy failed: {failed[0]}")
