@@ -168,6 +168,7 @@ QUICK_RUNS = {
     "diskless_commit.py": "--objects 2 --batches 10 --partitions 2 --no-postgres",
     "diskless_merge.py": "--help",
     "cluster_scale.py": "--help",
+    "iceberg_export.py": "--gib 0.03125 --segment-mib 8",
     # 32 MiB restored on Spark once, and a replica over 20 remote segments.
     "restore_throughput.py": ("--gib 0.03125 --segment-mib 16 --repeat 1 --rebuild-segments 20"),
     # A 128 MiB copy through tierflow copy's processes: no Spark, no Airflow.

@@ -5,7 +5,6 @@ which is what lets Iceberg register it in a partitioned table without rewriting 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,33 +26,38 @@ class Rows:
         self.json_failures = 0  # values that did not parse as JSON (their value_json: null)
 
     def add(self, batch: object, from_offset: int = 0) -> None:
-        """The batch's records at or after ``from_offset``."""
+        """The batch's records at or after ``from_offset``; what the batch says once for all
+        its records (a v2 batch's timestamp type, producer, epoch) is read once."""
+        records = [r for r in batch if r.offset >= from_offset]
+        if not records:
+            return
         v2 = batch.magic >= 2
-        batch_fields = {
+        shared = {
             "partition": self.partition,
             "base_offset": batch.base_offset,
             "leader_epoch": batch.leader_epoch if v2 else None,
             "producer_id": batch.producer_id if v2 else None,
             "is_transactional": batch.is_transactional if v2 else False,
         }
-        for record in batch:
-            if record.offset >= from_offset:
-                self._add_record(record, batch_fields)
+        for name, value in shared.items():
+            self.columns[name].extend([value] * len(records))
+        timestamps = [r.timestamp for r in records]
+        kinds = [batch.timestamp_type] * len(records) if v2 else [r.timestamp_type for r in records]
+        for timestamp, kind in zip(timestamps, kinds, strict=True):
+            known = timestamp is not None and timestamp != NO_TIMESTAMP
+            self.columns["timestamp"].append(timestamp * 1000 if known else None)
+            self.columns["timestamp_type"].append(TIMESTAMP_TYPES.get(kind) if known else None)
+        self._add_records(records, v2)
 
-    def _add_record(self, record: object, batch_fields: dict) -> None:
-        timestamp = record.timestamp
-        known = timestamp is not None and timestamp != NO_TIMESTAMP
-        for name, value in batch_fields.items():
-            self.columns[name].append(value)
-        self.columns["offset"].append(record.offset)
-        self.columns["timestamp"].append(timestamp * 1000 if known else None)
-        kind = TIMESTAMP_TYPES.get(record.timestamp_type) if known else None
-        self.columns["timestamp_type"].append(kind)
-        self.columns["key"].append(record.key)
-        self.columns["value"].append(record.value)
-        self.columns["headers"].append(_headers(getattr(record, "headers", None)))
+    def _add_records(self, records: list, v2: bool) -> None:
+        """Offsets, keys, values, headers (kafka-python's (key, value) tuples fill the header
+        structs as they are) and the parsed values."""
+        self.columns["offset"].extend(r.offset for r in records)
+        self.columns["key"].extend(r.key for r in records)
+        self.columns["value"].extend(r.value for r in records)
+        self.columns["headers"].extend(r.headers if v2 else None for r in records)
         if VALUE_JSON in self.columns:
-            self.columns[VALUE_JSON].append(self._json(record.value))
+            self.columns[VALUE_JSON].extend(self._json(r.value) for r in records)
 
     def _json(self, value: bytes | None) -> str | None:
         """The value parsed as JSON, written back compactly; None for no value or bad JSON."""
@@ -78,12 +82,6 @@ class Rows:
         self.columns = {name: [] for name in self.columns}
         self.carried = table.filter(pc.greater_equal(table["offset"], below_offset))
         return table.filter(pc.less(table["offset"], below_offset))
-
-
-def _headers(headers: Iterable | None) -> list[dict] | None:
-    if headers is None:
-        return None
-    return [{"key": key, "value": value} for key, value in headers]
 
 
 def by_day(table: pa.Table) -> list[pa.Table]:
