@@ -14,12 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.export.test_export_table import expected_rows, table_rows
+from tests.export.test_export_table import assert_holds_committed
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
-from tierflow.export.table import committed_ends, settings_catalog, topic_table
+from tierflow.export.table import settings_catalog, topic_table
 from tierflow.faults import ENV_CRASH_AT
+from tierflow.operator_view.options import ViewOptions
+from tierflow.operator_view.page import render_page
+from tierflow.operator_view.snapshot import snapshot_from_settings
 
 pytestmark = [pytest.mark.slow]
 
@@ -61,12 +64,7 @@ def test_killed_exports_rerun_to_exactly_once(tiered: Tiered) -> None:
     assert main(["copy", "--owner", "test", "--topic", "orders"]) == 0  # orders-1 tiered now
     exported(t, "second", "export.after_commit")
     table = topic_table(settings_catalog(t.settings), "orders")
-    ends = committed_ends(table)
-    assert sorted(ends) == [0, 1]
-    rows = table.scan().to_arrow()
-    for partition in (0, 1):
-        want = expected_rows(t.log("orders", partition), below=ends[partition] + 1)
-        assert table_rows(rows, partition) == want
+    ends = assert_holds_committed(table, [t.log("orders", 0), t.log("orders", 1)])
     assert len(table.snapshots()) == 2, "one commit per run"
     data = Path(table.location().removeprefix("file://")) / "data"
     assert sorted(p.name for p in data.iterdir()) == ["run-first", "run-second"]
@@ -76,3 +74,8 @@ def test_killed_exports_rerun_to_exactly_once(tiered: Tiered) -> None:
     topic_id = t.store.topic("orders").topic_id
     for partition, end in ends.items():  # what remote retention waits on
         assert t.store.partition(topic_id, partition).iceberg_exported_offset == end
+    # tierflow status and the Tiered storage page show the same lag, from the store.
+    snapshot = snapshot_from_settings(t.settings, ViewOptions(history=False))
+    assert [lag.as_dict() for lag in snapshot.export_lag] == list(lags.values())
+    page = render_page(snapshot, options=ViewOptions(), topic_names=["orders"], ui_root="/")
+    assert "Iceberg export lag" in page and 'id="export-lag"' in page

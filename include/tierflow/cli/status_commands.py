@@ -27,12 +27,14 @@ from tierflow.cli.status_tables import (
     BROKER_COLUMNS,
     COLUMNS,
     EVENT_COLUMNS,
+    EXPORT_COLUMNS,
     HISTORY_COLUMNS,
     RETENTION_COLUMNS,
     STUCK_COLUMNS,
     broker_row,
     console,
     event_row,
+    export_row,
     history_row,
     more,
     partition_table,
@@ -128,6 +130,14 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
             more(len(snapshot.events), snapshot.events_total, "events (tierflow events)"),
         ),
     ]
+    if snapshot.export_lag:
+        found.append(
+            table(
+                "Iceberg export lag (remote retention waits for it)",
+                EXPORT_COLUMNS,
+                [export_row(lag) for lag in snapshot.export_lag],
+            )
+        )
     if snapshot.history is not None:
         found.append(
             table(

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tierflow.cli.console import stdout_console
+from tierflow.export.status import PartitionLag
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metrics import SummedMetrics, TopicMetrics
 from tierflow.operator_view.formatting import retention_bytes, retention_ms
@@ -137,6 +138,20 @@ def retention_row(p: PartitionRetention) -> list[str]:
         optional(p.new_log_start_offset),
         optional(p.new_local_log_start_offset),
         "; ".join(filter(None, [p.stopped_at, *p.blocked])),
+    ]
+
+
+EXPORT_COLUMNS = ("topic", "partition", "remote end", "exported to", "lag", "lag size")
+
+
+def export_row(lag: PartitionLag) -> list[str]:
+    return [
+        lag.topic,
+        str(lag.partition),
+        str(lag.remote_end_offset),
+        str(lag.exported_end_offset),
+        str(lag.lag_offsets),
+        human_bytes(lag.lag_bytes),
     ]
 
 

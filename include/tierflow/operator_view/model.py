@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tierflow.export.status import PartitionLag
 from tierflow.metrics import PartitionMetrics, SummedMetrics, TopicMetrics
 from tierflow.tasks.attribution import TaskInstanceRef
 
@@ -171,6 +172,8 @@ class OperatorSnapshot:
     events: list[EventView]
     events_total: int
     history: list[HistoryPoint] | None = None  # None: not asked for
+    # Exported topics' partitions: how far each Iceberg table is behind the tiered data.
+    export_lag: list[PartitionLag] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -19,6 +19,7 @@ from tierflow.operator_view.aggregate import Aggregates, aggregate
 from tierflow.operator_view.collector import collector_paused
 from tierflow.operator_view.disk import Leader, PartitionName, listed_log, read_leaders
 from tierflow.operator_view.events import count_events, latest_events
+from tierflow.operator_view.export_lag import export_lags
 from tierflow.operator_view.history import remote_history
 from tierflow.operator_view.model import HistoryPoint, OperatorSnapshot, PartitionView
 from tierflow.operator_view.options import ViewOptions
@@ -71,6 +72,7 @@ def _build(
         events=latest_events(store, topics, limit=options.events, partition=options.partition),
         events_total=count_events(store, topics, partition=options.partition),
         history=_history(store, topics, totals, options, now_ms) if options.history else None,
+        export_lag=export_lags(store, topics, options.partition),
     )
 
 
