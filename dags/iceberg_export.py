@@ -32,13 +32,12 @@ from airflow.sdk import (
     AssetOrTimeSchedule,
     CronTriggerTimetable,
     Param,
-    TriggerRule,
     get_current_context,
     task,
 )
 
 from tierflow.airflow_dags.defaults import tierflow_dag
-from tierflow.airflow_dags.staged_pipeline import spark_task
+from tierflow.airflow_dags.spark_or_worker import spark_or_worker
 from tierflow.airflow_dags.task_helpers import dry_run_param
 from tierflow.assets import REMOTE_SEGMENTS
 
@@ -72,30 +71,26 @@ def iceberg_export() -> None:
         context = get_current_context()
         return plan_export_batch(dict(context["params"]), run_key=context["run_id"])
 
-    @task.branch
-    def choose_export(batch: dict) -> list[str]:
-        if batch["dry_run"]:
-            return []
-        return ["export_with_spark" if batch["use_spark"] else "export_in_worker"]
+    spark_or_worker(
+        "export",
+        SPARK_APP,
+        plan_export(),
+        in_worker=_export_in_worker,
+        finish=_commit_export,
+        finish_id="commit_export",
+    )
 
-    @task
-    def export_in_worker(batch: dict) -> dict:
-        from tierflow.tasks.iceberg_export import export_in_worker as in_worker
 
-        return in_worker(batch)
+def _export_in_worker(batch: dict) -> dict:
+    from tierflow.tasks.iceberg_export import export_in_worker
 
-    @task(trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS)
-    def commit_export() -> dict:
-        from tierflow.tasks.iceberg_export import commit_export as commit
+    return export_in_worker(batch)
 
-        batch = get_current_context()["ti"].xcom_pull(task_ids="plan_export")
-        return commit(batch)  # the batch is not an upstream: a dry run skips this
 
-    batch = plan_export()
-    with_spark = spark_task("export", "export", SPARK_APP)
-    in_worker = export_in_worker(batch)
-    choose_export(batch) >> [with_spark, in_worker]
-    [with_spark, in_worker] >> commit_export()
+def _commit_export(params: dict, batch: dict) -> dict:
+    from tierflow.tasks.iceberg_export import commit_export
+
+    return commit_export(batch)
 
 
 iceberg_export()

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airflow.sdk import Param, TriggerRule, get_current_context, task
+from airflow.sdk import Param, get_current_context, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
-from tierflow.airflow_dags.staged_pipeline import spark_task
+from tierflow.airflow_dags.spark_or_worker import spark_or_worker
 from tierflow.airflow_dags.task_helpers import fail_for_good, switch_param
 
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "restore_segments.py"
@@ -76,35 +76,29 @@ def partition_restore() -> None:
             context = get_current_context()
             return plan_restore_batch(dict(context["params"]), run_key=context["run_id"])
 
-    @task.branch
-    def choose_restore(batch: dict) -> list[str]:
-        if batch["dry_run"]:
-            return []
-        return ["restore_with_spark" if batch["use_spark"] else "restore_in_worker"]
+    spark_or_worker(
+        "restore",
+        SPARK_APP,
+        plan_restore(),
+        in_worker=_restore_in_worker,
+        finish=_finish_restore,
+        finish_id="finish_restore",
+    )
 
-    @task
-    def restore_in_worker(batch: dict) -> dict:
-        from tierflow.tasks.restore import restore_in_worker as in_worker
 
-        return in_worker(batch)
+def _restore_in_worker(batch: dict) -> dict:
+    from tierflow.tasks.restore import restore_in_worker
 
-    @task(trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS)
-    def finish_restore() -> dict:
-        from tierflow.restore.plan import RestoreError
-        from tierflow.tasks.attribution import attributed
-        from tierflow.tasks.restore import finish_restore as finish
+    return restore_in_worker(batch)
 
-        with fail_for_good(RestoreError):  # rerun: clear the restore tasks with it
-            context = get_current_context()  # the batch: not an upstream, so a dry run skips this
-            batch = context["ti"].xcom_pull(task_ids="plan_restore")
-            actor = attributed("airflow:partition_restore")
-            return finish(dict(context["params"]), batch, actor=actor)
 
-    batch = plan_restore()
-    with_spark = spark_task("restore", "restore", SPARK_APP)
-    in_worker = restore_in_worker(batch)
-    choose_restore(batch) >> [with_spark, in_worker]
-    [with_spark, in_worker] >> finish_restore()
+def _finish_restore(params: dict, batch: dict) -> dict:
+    from tierflow.restore.plan import RestoreError
+    from tierflow.tasks.attribution import attributed
+    from tierflow.tasks.restore import finish_restore
+
+    with fail_for_good(RestoreError):  # rerun: clear the restore tasks with it
+        return finish_restore(params, batch, actor=attributed("airflow:partition_restore"))
 
 
 partition_restore()

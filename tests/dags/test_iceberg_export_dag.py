@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.export.test_export_table import expected_rows, table_rows
+from tests.export.test_export_table import assert_holds_committed
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
 from tierflow.cli import main
-from tierflow.export.table import committed_ends, existing_table, settings_catalog
+from tierflow.export.table import existing_table, settings_catalog
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -61,11 +61,6 @@ def test_an_export_run_through_airflow(
     assert "spark-submit --master local[*]" in spark_log
     assert "from 2 partitions (0 failed)" in spark_log
     table = existing_table(catalog, "orders")
-    ends = committed_ends(table)
-    assert sorted(ends) == [0, 1]
-    rows = table.scan().to_arrow()
-    for partition in (0, 1):
-        want = expected_rows(t.log("orders", partition), below=ends[partition] + 1)
-        assert table_rows(rows, partition) == want
+    assert_holds_committed(table, [t.log("orders", 0), t.log("orders", 1)])
     assert run("again") == "success"
     assert len(existing_table(catalog, "orders").snapshots()) == 1, "nothing new: no commit"

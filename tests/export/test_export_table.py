@@ -79,6 +79,18 @@ def table_rows(table: pa.Table, partition: int) -> list[tuple]:
     ]
 
 
+def assert_holds_committed(table: object, logs: list[PartitionLog]) -> dict[int, int]:
+    """The table holds each partition's committed records up to its committed end, and those
+    ends; for export tests that go through the CLI or Airflow."""
+    ends = committed_ends(table)
+    assert sorted(ends) == sorted(log_.partition for log_ in logs)
+    rows = table.scan().to_arrow()
+    for log_ in logs:
+        want = expected_rows(log_, below=ends[log_.partition] + 1)
+        assert table_rows(rows, log_.partition) == want, f"{log_.topic}-{log_.partition}"
+    return ends
+
+
 def _rest(row: dict) -> tuple:
     return row["key"], row["value"], row["headers"]
 
