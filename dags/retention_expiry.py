@@ -99,7 +99,7 @@ def retention_expiry() -> None:
             return summarize_shards(shards, outcomes, dry_run=dry_run())
 
     @task
-    def expire_iceberg_snapshots() -> dict:
+    def iceberg_snapshot_expiry() -> dict:
         from tierflow.tasks.iceberg_export import expire_iceberg_snapshots as expire_old
 
         context = get_current_context()
@@ -108,7 +108,7 @@ def retention_expiry() -> None:
 
     planned = plan()
     map_over_lanes(expire, "expire", pick_lanes(planned, all_lanes)) >> report(planned)
-    expire_iceberg_snapshots()
+    iceberg_snapshot_expiry()
 
 
 retention_expiry()
