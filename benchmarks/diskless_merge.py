@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from big_segments import build_templates
+from local_spark import local_spark, timed_collect, warm
 
 from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
@@ -123,12 +123,9 @@ def ranged_gets(objects: ObjectStore, batches: Iterable) -> Iterator[bytes]:
 
 
 def timed_spark(spark: SparkSession, rows: list[dict], work: Callable) -> tuple[float, list]:
-    sc = spark.sparkContext
-    sc.parallelize([], 2).mapPartitions(lambda part: work(part)).collect()  # warm the workers
+    warm(spark, work)
     os.sync()
-    started = time.perf_counter()
-    results = sc.parallelize(rows, len(rows)).mapPartitions(lambda part: work(part)).collect()
-    return time.perf_counter() - started, results
+    return timed_collect(spark, rows, work)
 
 
 def arguments() -> argparse.Namespace:
@@ -148,24 +145,9 @@ def layouts(base: Path) -> tuple[Settings, Settings]:
     return plain, replace(chunked, keyring=ring.path, chunk_size=4 * MIB, compression=True)
 
 
-def spark_session(cores: int) -> SparkSession:
-    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName("tierflow-diskless-merge-benchmark")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def spark_jobs(cores: int, rows: list[dict], plain: Settings, chunked: Settings) -> dict:
     """Seconds of each job, and the chunked merge's results (finalized afterwards)."""
-    spark = spark_session(cores)
+    spark = local_spark(cores, "tierflow-diskless-merge-benchmark")
     timed: dict = {}
     try:
         jobs: list[tuple[str, Callable]] = [

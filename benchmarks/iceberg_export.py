@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from local_spark import local_spark, timed_collect, warm
 from tiered_topic import MIB, build_topic, tier, tiered_settings
 
 from tierflow.export.job import ExportJob, run_job_rows
@@ -63,27 +63,14 @@ def ceiling(job: ExportJob, settings, cores: int, base: Path) -> tuple[float, fl
 
 def spark_export(settings, rows: list[dict], cores: int) -> tuple[float, list[dict]]:
     """Seconds of the timed collect() over one Spark task per partition, and the results."""
-    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName("tierflow-iceberg-export-benchmark")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark(cores, "tierflow-iceberg-export-benchmark")
     try:
-        sc = spark.sparkContext
 
         def work(part: Iterator[dict]) -> Iterator[dict]:
             return run_job_rows(settings, part)
 
-        sc.parallelize([], cores).mapPartitions(work).collect()  # warm the Python workers
-        started = time.perf_counter()
-        results = sc.parallelize(rows, len(rows)).mapPartitions(work).collect()
-        return time.perf_counter() - started, results
+        warm(spark, work)
+        return timed_collect(spark, rows, work)
     finally:
         spark.stop()
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -45,6 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from big_segments import BuiltPartition
+from local_spark import local_spark, timed_collect, warm
 from tiered_topic import CHUNK, MIB, build_topic, tier, tiered_settings
 
 from tierflow.config import Settings
@@ -116,32 +116,20 @@ def spark_restore(
 ) -> tuple[list[tuple[float, float]], list[dict]]:
     """(``before_each()``, seconds) of each timed collect() over one Spark task per segment
     (the target emptied before each), and the last one's results."""
-    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName("tierflow-restore-benchmark")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark(cores, "tierflow-restore-benchmark")
     target, runs = Path(rows[0]["directory"]).parent, []
     try:
-        sc = spark.sparkContext
 
         def work(part: Iterator[dict]) -> Iterator[dict]:
             return restore_partition_rows(settings, part)
 
-        sc.parallelize([], cores).mapPartitions(work).collect()  # warm the Python workers
+        warm(spark, work)
         for _ in range(repeat):
             shutil.rmtree(target, ignore_errors=True)
             measured = before_each()
             os.sync()
-            started = time.perf_counter()
-            results = sc.parallelize(rows, len(rows)).mapPartitions(work).collect()
-            runs.append((measured, time.perf_counter() - started))
+            seconds, results = timed_collect(spark, rows, work)
+            runs.append((measured, seconds))
         return runs, results
     finally:
         spark.stop()

@@ -17,15 +17,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from big_segments import BuiltPartition, BuiltSegment, build_partition
+from local_spark import local_spark, timed_collect, warm
 
 from tierflow.config import Settings
 from tierflow.ids import new_kafka_uuid
@@ -233,37 +233,19 @@ def breakdown(settings: Settings, jobs: list[RewriteJob], chunk_size: int) -> di
 
 def run_spark(settings: Settings, jobs: list[RewriteJob], cores: int) -> SparkRun:
     """Start local[cores], warm the workers, then time the collect() the DAG's job runs."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
     started = time.perf_counter()
-    spark = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName("tierflow-tiering-benchmark")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
+    spark = local_spark(cores, "tierflow-tiering-benchmark")
     try:
-        sc = spark.sparkContext
-        sc.setLogLevel("ERROR")
-        # Warm-up: one empty partition per core starts each Python worker and opens storage.
-        warm = sc.parallelize([], cores).mapPartitions(
-            lambda part: rewrite_partition(settings, part)
-        )
-        warm.collect()
+
+        def work(part: Iterable[dict]) -> Iterator[dict]:
+            return rewrite_partition(settings, part)
+
+        warm(spark, work)
         startup = time.perf_counter() - started
         print(f"  spark local[{cores}] up and warm in {startup:.1f} s", flush=True)
         rows = [job.as_dict() for job in jobs]
         before = CpuSample.take()
-        begun = time.perf_counter()
-        results = (
-            sc.parallelize(rows, len(rows))
-            .mapPartitions(lambda part: rewrite_partition(settings, part))
-            .collect()
-        )
-        job_s = time.perf_counter() - begun
+        job_s, results = timed_collect(spark, rows, work)
         cpu = CpuSample.take().since(before)
     finally:
         spark.stop()

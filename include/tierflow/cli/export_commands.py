@@ -23,13 +23,12 @@ from tierflow.export.run import (
     export_topic,
     exported_topics,
 )
-from tierflow.export.status import export_lag
-from tierflow.export.table import committed_ends, existing_table, settings_catalog
+from tierflow.export.status import export_lags
+from tierflow.export.table import settings_catalog
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore
-from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_storage, open_store
 from tierflow.units import human_bytes
 
@@ -86,15 +85,8 @@ def _dry_run(store: MetadataStore, catalog: Catalog, topics: list[Topic], as_jso
 def export_status(args: argparse.Namespace) -> int:
     settings = settings_from_env()
     store = open_store(settings)
-    with as_command_error(UnknownTopicError, ValueError):
-        catalog = settings_catalog(settings)
-        lags = [
-            lag
-            for topic in exported_topics(store, args.topic)
-            for lag in export_lag(
-                store, topic, committed_ends(existing_table(catalog, kafka_topic_name(topic.name)))
-            )
-        ]
+    with as_command_error(UnknownTopicError):
+        lags = export_lags(store, exported_topics(store, args.topic))
     if args.json:
         print_json({"partitions": [lag.as_dict() for lag in lags]})
         return 0

@@ -27,6 +27,7 @@ from tierflow.export.table import (
     topic_table,
 )
 from tierflow.faults import crash_point
+from tierflow.ids import safe_name
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -99,7 +100,8 @@ def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str
     value_json = topic.iceberg_value_format == "json"
     table = topic_table(catalog, kafka_topic_name(topic.name), value_json)
     report = ExportReport(topic.name, ".".join(table.name()), run)
-    store.record_iceberg_export(topic.topic_id, committed_ends(table))  # after a kill, too
+    ends = committed_ends(table)
+    store.record_iceberg_export(topic.topic_id, ends)  # after a kill after a commit, too
     committed = committed_runs(table)
     if run in committed:
         report.committed_before = True
@@ -117,7 +119,7 @@ def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str
             size_in_bytes=sum(row.segment_size_bytes for row in rows),
             value_json=value_json,
         )
-        for rows, start in partitions_to_export(store, topic, committed_ends(table))
+        for rows, start in partitions_to_export(store, topic, ends)
     ]
     return TopicPlan(report, jobs)
 
@@ -177,8 +179,7 @@ def partitions_to_export(
     """Per partition with tiered data past its committed end: the finished segments from the
     one holding the next offset, and that offset."""
     work = []
-    finished = store.partitions_with_segments([S.COPY_SEGMENT_FINISHED])
-    for partition in sorted(p for tid, p in finished if tid == topic.topic_id):
+    for partition in store.finished_partitions(topic.topic_id):
         rows = store.segments(topic.topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
         rows = sorted(rows, key=lambda row: row.start_offset)
         start = max(ends.get(partition, -1) + 1, rows[0].start_offset)
@@ -208,7 +209,7 @@ def local_path(location: str) -> Path:
 
 def run_directory(run: str) -> str:
     """A run id (an Airflow run id has colons and pluses) as a directory name."""
-    return "run-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in run)
+    return "run-" + safe_name(run)
 
 
 def _describe(e: ExportedRange) -> dict:

@@ -5,9 +5,10 @@ production), the warehouse under the bucket's ``iceberg/`` prefix. Spark writes 
 files; pyiceberg registers them (``add_files``), because Spark's Iceberg runtime jar is not
 installed here.
 
-Each commit records in its snapshot summary the offsets it added per partition and the run
-that added them. The next run starts after the highest offset committed; a run killed after
-its commit finds its own run id in the table and does not commit again.
+Each commit records in its snapshot summary the offsets it added per partition, every
+partition's end, and the run that added them. The next run starts after the ends of the
+current snapshot; a run killed after its commit finds its own run id in the table and does not
+commit again.
 """
 
 from __future__ import annotations
@@ -88,14 +89,11 @@ def existing_table(catalog: Catalog, topic: str) -> Table | None:
 
 def committed_ends(table: Table | None) -> dict[int, int]:
     """The highest offset committed per partition. Each commit carries every partition's end
-    (ENDS), so the current snapshot alone knows them once older snapshots have expired."""
-    ends: dict[int, int] = {}
-    for snapshot in table.snapshots() if table is not None else ():
-        summary = snapshot.summary
-        found = json.loads(summary.get(ENDS) or "{}") if summary else {}
-        for partition, last in found.items():
-            ends[int(partition)] = max(ends.get(int(partition), -1), last)
-    return ends
+    (ENDS), so the current snapshot alone knows them, older snapshots expired or not."""
+    current = table.current_snapshot() if table is not None else None
+    if current is None or current.summary is None:
+        return {}
+    return {int(p): last for p, last in json.loads(current.summary.get(ENDS) or "{}").items()}
 
 
 def committed_runs(table: Table) -> set[str]:

@@ -354,9 +354,10 @@ class SegmentStore(StoreBase):
         return {key: FinishedObject(segment, kind, int(size)) for key, segment, kind, size in rows}
 
     def partitions_with_segments(
-        self, states: Iterable[RemoteLogSegmentState]
+        self, states: Iterable[RemoteLogSegmentState], topic_id: str | None = None
     ) -> set[tuple[str, int]]:
-        """(topic id, partition) of every partition with a segment in one of ``states``.
+        """(topic id, partition) of every partition (of ``topic_id``, if given) with a segment
+        in one of ``states``.
 
         One query for the whole cluster, so planning a run costs no query per partition.
         """
@@ -366,8 +367,18 @@ class SegmentStore(StoreBase):
             .where(col(RemoteLogSegment.state).in_(names))
             .distinct()
         )
+        if topic_id is not None:
+            query = query.where(col(RemoteLogSegment.topic_id) == topic_id)
         with self.engine.connect() as connection:
             return {(topic_id, int(partition)) for topic_id, partition in connection.execute(query)}
+
+    def finished_partitions(self, topic_id: str) -> list[int]:
+        """The topic's partitions with a COPY_SEGMENT_FINISHED segment, in order: what a
+        restore or an export can read from the bucket."""
+        found = self.partitions_with_segments(
+            [RemoteLogSegmentState.COPY_SEGMENT_FINISHED], topic_id
+        )
+        return sorted(partition for _, partition in found)
 
     def highest_remote_offset(self, topic_id: str, partition: int) -> int:
         """Max end offset over COPY_SEGMENT_FINISHED segments, -1 if none.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from tierflow.config import Settings
+from tierflow.export.status import export_lags
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore, wall_clock_ms
 from tierflow.metrics import compute_metrics
@@ -19,7 +20,6 @@ from tierflow.operator_view.aggregate import Aggregates, aggregate
 from tierflow.operator_view.collector import collector_paused
 from tierflow.operator_view.disk import Leader, PartitionName, listed_log, read_leaders
 from tierflow.operator_view.events import count_events, latest_events
-from tierflow.operator_view.export_lag import export_lags
 from tierflow.operator_view.history import remote_history
 from tierflow.operator_view.model import HistoryPoint, OperatorSnapshot, PartitionView
 from tierflow.operator_view.options import ViewOptions
@@ -72,7 +72,7 @@ def _build(
         events=latest_events(store, topics, limit=options.events, partition=options.partition),
         events_total=count_events(store, topics, partition=options.partition),
         history=_history(store, topics, totals, options, now_ms) if options.history else None,
-        export_lag=export_lags(store, topics, options.partition),
+        export_lag=export_lags(store, [t for t in topics if t.iceberg_export], options.partition),
     )
 
 

@@ -101,9 +101,7 @@ def prepare_restore(
 
 def remote_partitions(store: MetadataStore, topic: str) -> list[int]:
     """The topic's partitions with a finished remote segment."""
-    topic_id = find_topic(store, topic).topic_id
-    finished = store.partitions_with_segments([S.COPY_SEGMENT_FINISHED])
-    found = sorted(partition for tid, partition in finished if tid == topic_id)
+    found = store.finished_partitions(find_topic(store, topic).topic_id)
     if not found:
         raise RestoreError(f"{topic}: no segment in remote storage to restore")
     return found

@@ -29,6 +29,7 @@ from tierflow.diskless.merge import (
 from tierflow.diskless.merge_job import MergeJob
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
 from tierflow.diskless.merge_pool import merge_jobs
+from tierflow.ids import safe_name
 from tierflow.lifecycle.copy.rewrite import read_json_lines, write_json_lines
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
@@ -38,7 +39,6 @@ from tierflow.tasks.rewrite_batch import (
     batch_dir,
     read_results,
     runs_on,
-    safe_name,
     write_batch,
     write_results,
 )

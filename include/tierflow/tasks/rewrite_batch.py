@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from tierflow.config import Settings
+from tierflow.ids import safe_name
 from tierflow.lifecycle.copy.rewrite import RewriteResult, read_json_lines, write_json_lines
 
 
@@ -24,11 +25,6 @@ class BatchJob(Protocol):
     def size_in_bytes(self) -> int: ...
 
     def as_dict(self) -> dict: ...
-
-
-def safe_name(text: str) -> str:
-    """A run key or partition label as a file name."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
 def batch_dir(settings: Settings, kind: str, run_key: str) -> Path:
