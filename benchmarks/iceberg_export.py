@@ -31,12 +31,14 @@ from pathlib import Path
 from local_spark import local_spark, timed_collect, warm
 from tiered_topic import MIB, build_topic, tier, tiered_settings
 
+from tierflow.export.catalog import settings_target
 from tierflow.export.job import ExportJob, run_job_rows
 from tierflow.export.run import commit_topic, plan_topic
 from tierflow.export.segment_export import export_partition
-from tierflow.export.table import existing_table, settings_catalog
+from tierflow.export.table import existing_table
+from tierflow.export.warehouse import DataFiles
 from tierflow.rsm import RemoteSegment
-from tierflow.runtime import open_storage, open_store
+from tierflow.runtime import open_objects, open_storage, open_store
 
 GOAL = 0.6  # the issue's goal: the export at 60 % of the ceiling
 TOPIC = "bench"
@@ -51,12 +53,13 @@ def arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def ceiling(job: ExportJob, settings, cores: int, base: Path) -> tuple[float, float]:
+def ceiling(job: ExportJob, settings, cores: int) -> tuple[float, float]:
     """MiB/s and records/s of one partition's export in this process, times ``cores``."""
     rsm = open_storage(settings)
     segments = [RemoteSegment(**s) for s in job.segments]
+    files = DataFiles(open_objects(settings), "ceiling", job.run_url + "-ceiling")
     started = time.perf_counter()
-    done = export_partition(rsm, segments, job.from_offset, base / "ceiling")
+    done = export_partition(rsm, segments, job.from_offset, files)
     seconds = time.perf_counter() - started
     return done.size_in_bytes / MIB / seconds * cores, done.records / seconds * cores
 
@@ -89,10 +92,11 @@ def main() -> None:
         tier(settings, store, rsm, args.cores)
         store.register_topic(TOPIC, store.topic(TOPIC).topic_id, actor="bench", now_ms=0,
                              iceberg_export=True)  # fmt: skip
-        catalog = settings_catalog(settings)
-        plan = plan_topic(store, catalog, store.topic(TOPIC), run="bench")
+        target = settings_target(settings, open_objects(settings))
+        catalog = target.catalog
+        plan = plan_topic(store, target, store.topic(TOPIC), run="bench")
         print("ceiling (one partition, one core) ...", flush=True)
-        ceiling_mib, ceiling_records = ceiling(plan.jobs[0], settings, args.cores, base)
+        ceiling_mib, ceiling_records = ceiling(plan.jobs[0], settings, args.cores)
         print(f"exporting {len(plan.jobs)} partitions on Spark local[{args.cores}] ...")
         seconds, results = spark_export(settings, [j.as_dict() for j in plan.jobs], args.cores)
         started = time.perf_counter()

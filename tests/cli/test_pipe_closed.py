@@ -16,7 +16,7 @@ import pytest
 from tests.support.tiered import Tiered, build_tiered
 from tests.unit.cli.test_cli_help import ALL
 from tierflow.cli.exit_codes import BROKEN_PIPE
-from tierflow.export.table import settings_catalog
+from tierflow.export.catalog import settings_catalog
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState
 

@@ -15,7 +15,8 @@ from tests.export.test_export_table import assert_holds_committed
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
 from tierflow.cli import main
-from tierflow.export.table import existing_table, settings_catalog
+from tierflow.export.catalog import settings_catalog
+from tierflow.export.table import existing_table
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 

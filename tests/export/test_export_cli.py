@@ -18,7 +18,8 @@ from tests.export.test_export_table import assert_holds_committed
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
-from tierflow.export.table import settings_catalog, topic_table
+from tierflow.export.catalog import settings_target
+from tierflow.export.table import topic_table
 from tierflow.faults import ENV_CRASH_AT
 from tierflow.operator_view.options import ViewOptions
 from tierflow.operator_view.page import render_page
@@ -63,7 +64,7 @@ def test_killed_exports_rerun_to_exactly_once(tiered: Tiered) -> None:
     exported(t, "first", "export.before_commit")
     assert main(["copy", "--owner", "test", "--topic", "orders"]) == 0  # orders-1 tiered now
     exported(t, "second", "export.after_commit")
-    table = topic_table(settings_catalog(t.settings), "orders")
+    table = topic_table(settings_target(t.settings), "orders")
     ends = assert_holds_committed(table, [t.log("orders", 0), t.log("orders", 1)])
     assert len(table.snapshots()) == 2, "one commit per run"
     data = Path(table.location().removeprefix("file://")) / "data"

@@ -13,7 +13,8 @@ from tests.export.test_export_table import expected_rows, table_rows
 from tests.support.demo_data import demo_copy
 from tests.support.settings_env import use_settings
 from tierflow.cli import main
-from tierflow.export.table import committed_ends, existing_table, settings_catalog
+from tierflow.export.catalog import settings_catalog
+from tierflow.export.table import committed_ends, existing_table
 from tierflow.runtime import partition_logs
 
 

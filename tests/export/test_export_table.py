@@ -16,18 +16,15 @@ from tests.restore.test_restore_partition import finished
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
+from tierflow.export.catalog import IcebergTarget, open_catalog
 from tierflow.export.committed import kafka_python_batches
 from tierflow.export.segment_export import export_partition
-from tierflow.export.table import (
-    commit_files,
-    committed_ends,
-    expire_snapshots,
-    open_catalog,
-    topic_table,
-)
+from tierflow.export.table import commit_files, committed_ends, expire_snapshots, topic_table
+from tierflow.export.warehouse import DataFiles, Warehouse
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.segment_refs import remote_segment
+from tierflow.storage.factory import open_object_store
 
 COLUMNS = ("partition", "offset", "timestamp", "key", "value", "headers")
 
@@ -95,26 +92,34 @@ def _rest(row: dict) -> tuple:
     return row["key"], row["value"], row["headers"]
 
 
-def export(t: Tiered, log_: PartitionLog, rows: list, from_offset: int, run_dir: Path):
-    """Export ``rows`` (segment rows) from ``from_offset``: the files and the range."""
+def local_target(t: Tiered, bucket: Path) -> IcebergTarget:
+    """The store's SQL catalog over a warehouse in ``bucket``, a directory of its own."""
+    warehouse = Warehouse.of(str(bucket))
+    catalog = open_catalog(t.settings.db_url, warehouse.location)
+    return IcebergTarget(catalog, warehouse, open_object_store(str(bucket)))
+
+
+def export(t: Tiered, target: IcebergTarget, log_: PartitionLog, rows: list, start: int, run: str):
+    """Export ``rows`` (segment rows) from offset ``start``: the files and the range."""
     topic = t.store.topic(log_.topic)
     segments = [remote_segment(topic, row) for row in rows]
-    return export_partition(t.rsm, segments, from_offset, run_dir)
+    files = DataFiles(target.objects, f"runs/{run}", target.warehouse.url(f"runs/{run}"))
+    return export_partition(t.rsm, segments, start, files)
 
 
 def test_an_export_holds_the_committed_records_and_adds_only_new_offsets(
     tiered: Tiered, tmp_path: Path
 ) -> None:
     t, log_ = tiered, tiered.log("orders", 0)
-    catalog = open_catalog(t.settings.db_url, f"file://{tmp_path / 'warehouse'}")
-    table = topic_table(catalog, kafka_topic_name(log_.topic))
+    target = local_target(t, tmp_path)
+    catalog, table = target.catalog, topic_table(target, kafka_topic_name(log_.topic))
     rows = finished(t.store, log_)
     assert len(rows) >= 2
-    one = export(t, log_, rows[:1], rows[0].start_offset, tmp_path / "run-1")
+    one = export(t, target, log_, rows[:1], rows[0].start_offset, "run-1")
     assert commit_files(table, [one], run="run-1")
     assert committed_ends(table.refresh()) == {0: one.next_offset - 1}
     later = [r for r in rows if r.end_offset >= one.next_offset]
-    two = export(t, log_, later, one.next_offset, tmp_path / "run-2")
+    two = export(t, target, log_, later, one.next_offset, "run-2")
     assert two.first_offset == one.next_offset, "the second export starts where the first ended"
     assert commit_files(table, [two], run="run-2")
     assert not commit_files(table.refresh(), [two], run="run-2"), "a run commits once"
@@ -130,13 +135,13 @@ def test_an_export_holds_the_committed_records_and_adds_only_new_offsets(
 
 def test_old_snapshots_expire_and_the_ends_stay(tiered: Tiered, tmp_path: Path) -> None:
     t, log_ = tiered, tiered.log("orders", 0)
-    catalog = open_catalog(t.settings.db_url, f"file://{tmp_path / 'warehouse'}")
-    table = topic_table(catalog, "expiring")
+    target = local_target(t, tmp_path)
+    catalog, table = target.catalog, topic_table(target, "expiring")
     rows = finished(t.store, log_)
     start = rows[0].start_offset
     for number in range(1, len(rows) + 1):  # one more segment tiered before each run
         tiered_now = [r for r in rows[:number] if r.end_offset >= start]
-        done = export(t, log_, tiered_now, start, tmp_path / f"r{number}")
+        done = export(t, target, log_, tiered_now, start, f"r{number}")
         assert commit_files(table, [done], run=f"r{number}") or done.empty
         table, start = table.refresh(), done.next_offset
     ends, count = committed_ends(table), len(table.snapshots())

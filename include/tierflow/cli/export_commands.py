@@ -16,6 +16,7 @@ from tierflow.cli.commands import console, settings_from_env
 from tierflow.cli.common import as_command_error, print_json
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, Group, add_commands, arg, flag
+from tierflow.export.catalog import settings_target
 from tierflow.export.run import (
     ExportError,
     ExportReport,
@@ -24,12 +25,11 @@ from tierflow.export.run import (
     exported_topics,
 )
 from tierflow.export.status import export_lags
-from tierflow.export.table import settings_catalog
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore
-from tierflow.runtime import open_storage, open_store
+from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.units import human_bytes
 
 
@@ -37,14 +37,15 @@ def export_iceberg(args: argparse.Namespace) -> int:
     settings = settings_from_env()
     store = open_store(settings)
     with as_command_error(UnknownTopicError, ValueError, ExportError):
-        topics, catalog = exported_topics(store, args.topic), settings_catalog(settings)
+        topics = exported_topics(store, args.topic)
+        target = settings_target(settings, open_objects(settings))
         if args.dry_run:
-            return _dry_run(store, catalog, topics, args.json)
+            return _dry_run(store, target.catalog, topics, args.json)
         run = args.run or f"cli-{wall_clock_ms()}"
         rsm = open_storage(settings)
         with work_progress("export", enabled=not args.json) as progress:
             reports = [
-                export_topic(store, rsm, catalog, t, run=run, progress=progress) for t in topics
+                export_topic(store, rsm, target, t, run=run, progress=progress) for t in topics
             ]
     if args.json:
         print_json({"run": run, "topics": [r.as_dict() for r in reports]})

@@ -12,12 +12,14 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from tierflow.config import Settings
 from tierflow.export.segment_export import ExportedRange, export_partition
+from tierflow.export.warehouse import DataFiles
 from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.rsm import RemoteSegment, RemoteStorageManager
+from tierflow.storage.factory import settings_object_store
+from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.s3_handover import S3ClientSpec
 
 
@@ -27,7 +29,8 @@ class ExportJob:
     run: str
     partition: int
     from_offset: int
-    run_dir: str
+    run_key: str  # the run's directory of the table's data, as a key of the bucket
+    run_url: str  # the same directory as the catalog names it
     segments: list[dict]  # each a RemoteSegment's identity, in offset order
     size_in_bytes: int  # of the segments' .log files
     value_json: bool = False  # tierflow.iceberg.value.format=json
@@ -36,13 +39,13 @@ class ExportJob:
         return asdict(self)
 
 
-def run_job(job: ExportJob, rsm: RemoteStorageManager) -> dict:
-    """The job's ExportedRange as a dict, with its table; or its error."""
+def run_job(job: ExportJob, rsm: RemoteStorageManager, objects: ObjectStore) -> dict:
+    """The job's ExportedRange as a dict, with its table; or its error. ``rsm`` reads the
+    segments, ``objects`` (the same bucket) takes the Parquet files."""
     segments = [RemoteSegment(**s) for s in job.segments]
+    files = DataFiles(objects, job.run_key, job.run_url)
     try:
-        exported = export_partition(
-            rsm, segments, job.from_offset, Path(job.run_dir), job.value_json
-        )
+        exported = export_partition(rsm, segments, job.from_offset, files, job.value_json)
     except Exception as exc:  # reported to the commit, which fails the run naming it
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return {"table": job.table, "partition": job.partition, "error": detail}
@@ -59,5 +62,6 @@ def run_job_rows(
 ) -> Iterator[dict]:
     """What a Spark executor runs over the job rows of one Spark partition."""
     rsm = executor_storage(settings, s3_client)
+    objects = settings_object_store(settings, s3_client=s3_client)
     for row in rows:
-        yield run_job(ExportJob(**row), rsm)
+        yield run_job(ExportJob(**row), rsm, objects)

@@ -3,7 +3,8 @@ what the tiered data decides, written and committed once.
 
 Exactly once, through a run id (Airflow's run, or the CLI's):
 - killed before its commit, the run left files no snapshot references, under its own
-  directory; the next run (its rerun or a new one) deletes them and writes what they held;
+  directory of the bucket; the next run (its rerun or a new one) deletes them and writes what
+  they held;
 - killed after its commit, the rerun finds its run id in the table and does nothing more;
 - the next run starts after the highest offset committed, so no offset is written twice and
   none is skipped while the segments are there (retention waits for the export: issue 19).
@@ -11,12 +12,11 @@ Exactly once, through a run id (Airflow's run, or the CLI's):
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from pyiceberg.catalog import Catalog
 
+from tierflow.export.catalog import IcebergTarget
 from tierflow.export.job import ExportJob, exported_range, run_job
 from tierflow.export.segment_export import ExportedRange
 from tierflow.export.table import (
@@ -35,6 +35,8 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.rsm import RemoteStorageManager
 from tierflow.segment_refs import remote_segment
+from tierflow.storage.local import leftover_keys
+from tierflow.storage.object_store import ObjectStore
 
 
 class ExportError(RuntimeError):
@@ -76,7 +78,7 @@ class TopicPlan:
 def export_topic(
     store: MetadataStore,
     rsm: RemoteStorageManager,
-    catalog: Catalog,
+    target: IcebergTarget,
     topic: Topic,
     *,
     run: str,
@@ -84,21 +86,21 @@ def export_topic(
 ) -> ExportReport:
     """Plan, write the Parquet files here, commit: the whole export of one topic in this
     process (the DAG runs the middle step on Spark)."""
-    plan = plan_topic(store, catalog, topic, run=run)
+    plan = plan_topic(store, target, topic, run=run)
     progress.add_total(len(plan.jobs), sum(job.size_in_bytes for job in plan.jobs))
     results = []
     for job in plan.jobs:
-        results.append(run_job(job, rsm))
+        results.append(run_job(job, rsm, target.objects))
         progress.advance(len(job.segments), job.size_in_bytes)
-    return commit_topic(store, catalog, plan.report, results)
+    return commit_topic(store, target.catalog, plan.report, results)
 
 
-def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str) -> TopicPlan:
+def plan_topic(store: MetadataStore, target: IcebergTarget, topic: Topic, *, run: str) -> TopicPlan:
     """The topic's table (created if missing), cleared of the files of runs that never
     committed, and a job per partition with new tiered records; none when ``run`` committed
     already."""
     value_json = topic.iceberg_value_format == "json"
-    table = topic_table(catalog, kafka_topic_name(topic.name), value_json)
+    table = topic_table(target, kafka_topic_name(topic.name), value_json)
     report = ExportReport(topic.name, ".".join(table.name()), run)
     ends = committed_ends(table)
     store.record_iceberg_export(topic.topic_id, ends)  # after a kill after a commit, too
@@ -106,15 +108,17 @@ def plan_topic(store: MetadataStore, catalog: Catalog, topic: Topic, *, run: str
     if run in committed:
         report.committed_before = True
         return TopicPlan(report, [])
-    data_dir = local_path(table.location()) / "data"
-    remove_orphans(data_dir, committed)
+    data_key = target.warehouse.key(table.location()) + "/data"
+    remove_orphans(target.objects, data_key, committed)
+    run_key = f"{data_key}/{run_directory(run)}"
     jobs = [
         ExportJob(
             table=report.table,
             run=run,
             partition=rows[0].partition,
             from_offset=start,
-            run_dir=str(data_dir / run_directory(run)),
+            run_key=run_key,
+            run_url=target.warehouse.url(run_key),
             segments=[remote_segment(topic, row).identity() for row in rows],
             size_in_bytes=sum(row.segment_size_bytes for row in rows),
             value_json=value_json,
@@ -189,22 +193,16 @@ def partitions_to_export(
     return work
 
 
-def remove_orphans(data_dir: Path, committed: set[str]) -> None:
-    """Delete the directories of runs that never committed (killed before their commit): no
-    snapshot references their files. Export runs of a topic do not overlap (the DAG runs one
-    at a time), so no such directory is being written."""
+def remove_orphans(objects: ObjectStore, data_key: str, committed: set[str]) -> list[str]:
+    """Delete the files of runs that never committed (killed before their commit): no
+    snapshot references them. Export runs of a topic do not overlap (the DAG runs one at a
+    time), so none is being written. The keys deleted."""
     kept = {run_directory(run) for run in committed}
-    if data_dir.is_dir():
-        for found in data_dir.iterdir():
-            if found.name.startswith("run-") and found.name not in kept:
-                shutil.rmtree(found)
-
-
-def local_path(location: str) -> Path:
-    """A table location in a local warehouse (a directory as the bucket)."""
-    if not location.startswith("file://"):
-        raise ValueError(f"{location}: the Iceberg export writes to a local bucket for now")
-    return Path(location.removeprefix("file://"))
+    prefix = f"{data_key}/run-"
+    found = [*objects.list(prefix), *leftover_keys(objects, prefix)]
+    orphans = [key for key in found if key[len(data_key) + 1 :].split("/")[0] not in kept]
+    objects.delete(orphans)
+    return orphans
 
 
 def run_directory(run: str) -> str:

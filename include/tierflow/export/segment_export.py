@@ -1,7 +1,7 @@
 """A partition's remote segments exported: read through the ranged-read path (decrypted,
 decompressed) in offset order, the committed records from ``from_offset`` on written as
 Parquet as each segment ends (one file per segment and UTC day), under the run's own
-directory of the table's data.
+directory of the table's data, in the bucket.
 
 The export ends where the tiered data stops deciding: before the first record of a
 transaction whose marker is not tiered yet (it may still be aborted), as a read_committed
@@ -16,9 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
-import pyarrow.parquet as pq
 
 from tierflow.export.committed import (
     OpenTransactions,
@@ -27,6 +24,7 @@ from tierflow.export.committed import (
     kafka_python_batches,
 )
 from tierflow.export.rows import Rows, by_day
+from tierflow.export.warehouse import DataFiles
 from tierflow.kafka.txn_index import AbortedTxn, txn_index_entries
 from tierflow.rsm import IndexType, RemoteResourceNotFoundError, RemoteSegment, RemoteStorageManager
 
@@ -52,13 +50,13 @@ def export_partition(
     rsm: RemoteStorageManager,
     segments: Sequence[RemoteSegment],
     from_offset: int,
-    run_dir: Path,
+    files: DataFiles,
     value_json: bool = False,
 ) -> ExportedRange:
     """Write the committed records of ``segments`` (in offset order, the first holding
     ``from_offset``) from ``from_offset`` up to the first undecided transaction."""
     aborted = aborted_between(remote_aborted(rsm, segments), segments[0].start_offset, 1 << 62)
-    writer = PartitionWriter(segments[0].partition, value_json, run_dir, from_offset)
+    writer = PartitionWriter(segments[0].partition, value_json, files, from_offset)
     batches = writer.open_txns.tracking(remote_batches(rsm, segments, writer.segment_done))
     for batch in committed_batches(batches, aborted):  # one pass: state spans segments
         writer.rows.add(batch, from_offset)
@@ -69,8 +67,8 @@ class PartitionWriter:
     """A partition's rows written as each segment ends, up to the offset the tiered data has
     decided so far: memory holds a segment's rows, and the rows of transactions still open."""
 
-    def __init__(self, partition: int, value_json: bool, run_dir: Path, from_offset: int):
-        self.partition, self.run_dir, self.from_offset = partition, run_dir, from_offset
+    def __init__(self, partition: int, value_json: bool, files: DataFiles, from_offset: int):
+        self.partition, self.data_files, self.from_offset = partition, files, from_offset
         self.rows, self.open_txns = Rows(partition, value_json), OpenTransactions()
         self.files: list[str] = []
         self.records = self.size_in_bytes = 0
@@ -81,7 +79,7 @@ class PartitionWriter:
         stable = self.open_txns.stable_offset(segment.end_offset + 1)
         table = self.rows.take(below_offset=stable)
         stem = f"{self.partition}-{segment.start_offset:020d}"
-        self.files += write_days(table, self.run_dir, stem)
+        self.files += write_days(table, self.data_files, stem)
         self.records += table.num_rows
 
     def exported(self, next_offset: int) -> ExportedRange:
@@ -110,15 +108,11 @@ def remote_batches(
         segment_done(segment, len(data))
 
 
-def write_days(table: object, run_dir: Path, stem: str) -> list[str]:
-    """One Parquet file per day of the rows (none for no rows)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    files = []
-    for number, day in enumerate(by_day(table)):
-        path = run_dir / f"{stem}-{number}.parquet"
-        pq.write_table(day, path)
-        files.append(str(path))
-    return files
+def write_days(table: object, files: DataFiles, stem: str) -> list[str]:
+    """One Parquet file per day of the rows (none for no rows); their URLs."""
+    return [
+        files.write(f"{stem}-{number}.parquet", day) for number, day in enumerate(by_day(table))
+    ]
 
 
 def remote_aborted(

@@ -1,9 +1,8 @@
 """The Iceberg table of an exported topic, and its commits.
 
-The catalog is a SQL catalog in the metadata store's database (SQLite embedded, PostgreSQL in
-production), the warehouse under the bucket's ``iceberg/`` prefix. Spark writes the Parquet
-files; pyiceberg registers them (``add_files``), because Spark's Iceberg runtime jar is not
-installed here.
+The table is in the export's catalog (``export.catalog``), its files under the bucket's
+``iceberg/`` prefix. Spark writes the Parquet files; pyiceberg registers them (``add_files``),
+because Spark's Iceberg runtime jar is not installed here.
 
 Each commit records in its snapshot summary the offsets it added per partition, every
 partition's end, and the run that added them. The next run starts after the ends of the
@@ -17,16 +16,14 @@ import json
 from collections.abc import Sequence
 
 from pyiceberg.catalog import Catalog
-from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 from pyiceberg.types import StringType
 
-from tierflow.config import Settings
+from tierflow.export.catalog import NAMESPACE, IcebergTarget
 from tierflow.export.columns import VALUE_JSON, iceberg_schema, partition_spec
 from tierflow.export.segment_export import ExportedRange
 
-NAMESPACE = "kafka"
 OFFSETS = "tierflow.offsets"  # {"<partition>": [first, last], ...}: what the commit added
 ENDS = "tierflow.ends"  # {"<partition>": last, ...}: every partition's end after the commit
 RUN = "tierflow.run"  # the export run that made the commit
@@ -35,41 +32,24 @@ MAX_SNAPSHOT_AGE = ("history.expire.max-snapshot-age-ms", 5 * 86_400_000)
 MIN_SNAPSHOTS = ("history.expire.min-snapshots-to-keep", 1)
 
 
-def warehouse_of(remote_storage: str) -> str:
-    """The warehouse: the bucket's ``iceberg/`` prefix."""
-    if "://" in remote_storage and not remote_storage.startswith("file://"):
-        raise ValueError(f"{remote_storage}: the Iceberg export writes to a local bucket for now")
-    root = remote_storage.removeprefix("file://").rstrip("/")
-    return f"file://{root}/iceberg"
-
-
-def settings_catalog(settings: Settings) -> Catalog:
-    """The catalog of these settings: their store's database, their bucket's warehouse."""
-    return open_catalog(settings.db_url, warehouse_of(settings.remote_storage))
-
-
-def open_catalog(db_url: str, warehouse: str) -> Catalog:
-    """The SQL catalog on the metadata store's database, its tables created on first use."""
-    catalog = SqlCatalog("tierflow", uri=db_url, warehouse=warehouse)
-    catalog.create_namespace_if_not_exists(NAMESPACE)
-    return catalog
-
-
 def table_name(topic: str) -> str:
     """A Kafka topic name as an Iceberg table identifier (its dots would read as namespaces)."""
     return f"{NAMESPACE}.{topic.replace('.', '_')}"
 
 
-def topic_table(catalog: Catalog, topic: str, value_json: bool = False) -> Table:
-    """The topic's table, created with the export's schema and partitioning if missing; given
-    the ``value_json`` column when the topic's value format turned to json since."""
+def topic_table(target: IcebergTarget, topic: str, value_json: bool = False) -> Table:
+    """The topic's table, created with the export's schema and partitioning if missing (in
+    the bucket, whatever the catalog's own warehouse); given the ``value_json`` column when
+    the topic's value format turned to json since."""
+    catalog, name = target.catalog, table_name(topic)
     try:
-        table = catalog.load_table(table_name(topic))
+        table = catalog.load_table(name)
     except NoSuchTableError:
         return catalog.create_table_if_not_exists(
-            table_name(topic),
+            name,
             schema=iceberg_schema(value_json),
             partition_spec=partition_spec(),
+            location=target.warehouse.table_location(*name.split(".")),
             properties={"tierflow.topic": topic},
         )
     if value_json and VALUE_JSON not in table.schema().column_names:

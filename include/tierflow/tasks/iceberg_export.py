@@ -17,6 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from tierflow.config import Settings
+from tierflow.export.catalog import settings_catalog, settings_target
 from tierflow.export.job import ExportJob, run_job
 from tierflow.export.run import (
     ExportReport,
@@ -25,10 +26,10 @@ from tierflow.export.run import (
     exported_topics,
     plan_topic,
 )
-from tierflow.export.table import existing_table, expire_snapshots, settings_catalog
+from tierflow.export.table import existing_table, expire_snapshots
 from tierflow.lifecycle.copy.rewrite import read_json_lines
 from tierflow.metadata.topic_registry import kafka_topic_name
-from tierflow.runtime import open_storage, open_store
+from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.tasks.rewrite_batch import batch_dir, runs_on, write_batch, write_results
 
 log = logging.getLogger(__name__)
@@ -37,15 +38,15 @@ log = logging.getLogger(__name__)
 def plan_export_batch(params: dict, *, run_key: str, settings: Settings | None = None) -> dict:
     """The run's jobs as a batch (or, on a dry run, what it would read)."""
     settings = settings or Settings.from_env()
-    store, catalog = open_store(settings), settings_catalog(settings)
+    store, target = open_store(settings), settings_target(settings, open_objects(settings))
     topics = exported_topics(store, params.get("topic") or None)
     if params.get("dry_run"):
-        plans = dry_run(store, catalog, topics)
+        plans = dry_run(store, target.catalog, topics)
         for p in plans:
             where = f"{p['topic']}-{p['partition']}"
             log.info("dry run: would export %s from offset %d", where, p["from"])
         return {"dry_run": True, "use_spark": False, "partitions": plans}
-    plans = [plan_topic(store, catalog, topic, run=run_key) for topic in topics]
+    plans = [plan_topic(store, target, topic, run=run_key) for topic in topics]
     jobs = [job for plan in plans for job in plan.jobs]
     batch = write_batch(batch_dir(settings, "export-jobs", run_key), jobs, settings)
     log.info("%d partitions (%d bytes) to export (%s)", len(jobs), batch["bytes"], runs_on(batch))
@@ -54,9 +55,10 @@ def plan_export_batch(params: dict, *, run_key: str, settings: Settings | None =
 
 def export_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     """A batch below the Spark threshold, written here; its results where commit reads them."""
-    rsm = open_storage(settings or Settings.from_env())
+    settings = settings or Settings.from_env()
+    rsm, objects = open_storage(settings), open_objects(settings)
     jobs = [ExportJob(**row) for row in read_json_lines(Path(batch["jobs_file"]))]
-    return write_results(batch, (run_job(job, rsm) for job in jobs))
+    return write_results(batch, (run_job(job, rsm, objects) for job in jobs))
 
 
 def commit_export(batch: dict, settings: Settings | None = None) -> dict:

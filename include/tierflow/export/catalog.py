@@ -1,0 +1,73 @@
+"""The catalog an export commits to, and the bucket its tables' files are in.
+
+By default a SQL catalog in the metadata store's database (SQLite embedded, PostgreSQL in
+production), its warehouse the bucket's ``iceberg/`` prefix. pyiceberg reads and writes the
+table metadata through its own FileIO: for an ``s3://`` bucket it is given the endpoint,
+region and credentials of the same Airflow connection the segments use, as catalog
+properties of this process only; they are never written to the catalog, a file or a log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.catalog.sql import SqlCatalog
+
+from tierflow.config import Settings
+from tierflow.export.warehouse import Warehouse
+from tierflow.storage.factory import is_s3_url, settings_object_store
+from tierflow.storage.object_store import ObjectStore
+
+NAMESPACE = "kafka"
+
+
+@dataclass(frozen=True)
+class IcebergTarget:
+    """Where an export goes: the catalog, and the bucket (as URLs and as an ObjectStore)."""
+
+    catalog: Catalog
+    warehouse: Warehouse
+    objects: ObjectStore
+
+
+def settings_target(settings: Settings, objects: ObjectStore | None = None) -> IcebergTarget:
+    """The export target of these settings; ``objects`` when the caller has the bucket open."""
+    return IcebergTarget(
+        settings_catalog(settings),
+        Warehouse.of(settings.remote_storage),
+        objects if objects is not None else settings_object_store(settings),
+    )
+
+
+def settings_catalog(settings: Settings) -> Catalog:
+    """The catalog of these settings: their store's database, their bucket's warehouse."""
+    warehouse = Warehouse.of(settings.remote_storage)
+    return open_catalog(settings.db_url, warehouse.location, file_io_properties(settings))
+
+
+def open_catalog(db_url: str, warehouse: str, properties: dict[str, str] | None = None) -> Catalog:
+    """The SQL catalog on the metadata store's database, its tables created on first use."""
+    catalog = SqlCatalog("tierflow", uri=db_url, warehouse=warehouse, **(properties or {}))
+    catalog.create_namespace_if_not_exists(NAMESPACE)
+    return catalog
+
+
+def file_io_properties(settings: Settings) -> dict[str, str]:
+    """pyiceberg's S3 FileIO properties from the bucket's Airflow connection (none for a
+    local bucket): endpoint, region, path or virtual addressing, and the credentials."""
+    if not is_s3_url(settings.remote_storage):
+        return {}
+    from tierflow.storage.s3_handover import S3ClientSpec
+
+    spec = S3ClientSpec.from_connection(settings.aws_conn_id)
+    addressing = (spec.config_kwargs or {}).get("s3", {}).get("addressing_style")
+    properties = {
+        "s3.endpoint": spec.endpoint_url,
+        "s3.region": spec.region_name,
+        "s3.access-key-id": spec.access_key_id,
+        "s3.secret-access-key": spec.secret_access_key,
+        "s3.session-token": spec.session_token,
+        "s3.force-virtual-addressing": "true" if addressing == "virtual" else None,
+    }
+    return {key: value for key, value in properties.items() if value}
