@@ -50,6 +50,7 @@ ENV_REMOVAL_GRACE_S = "TIERFLOW_REMOVAL_GRACE_S"
 ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
 ENV_MAX_SHARDS = "TIERFLOW_MAX_SHARDS"
 ENV_AWS_CONN_ID = "TIERFLOW_AWS_CONN_ID"
+ENV_ICEBERG_CATALOG = "TIERFLOW_ICEBERG_CATALOG"
 ENV_S3_PART_SIZE = "TIERFLOW_S3_PART_SIZE"
 ENV_STORAGE_RETRY_ATTEMPTS = "TIERFLOW_STORAGE_RETRY_ATTEMPTS"
 ENV_STORAGE_RETRY_BASE_MS = "TIERFLOW_STORAGE_RETRY_BASE_MS"
@@ -230,6 +231,9 @@ class Settings:
     # its extras for S3-compatible stores. Only the id is a setting.
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
     s3_part_size: int = DEFAULT_S3_PART_SIZE
+    # The Airflow Iceberg provider's connection of the catalog the Iceberg export commits to
+    # (a REST catalog); None: a SQL catalog in the metadata store's database.
+    iceberg_catalog: str | None = None
     storage_retry_attempts: int = DEFAULT_STORAGE_RETRY_ATTEMPTS
     storage_retry_base_ms: int = DEFAULT_STORAGE_RETRY_BASE_MS
     storage_retry_max_ms: int = DEFAULT_STORAGE_RETRY_MAX_MS
@@ -298,6 +302,7 @@ class Settings:
             ENV_MAX_SHARDS: str(self.max_shards),
             ENV_AWS_CONN_ID: self.aws_conn_id,
             ENV_S3_PART_SIZE: str(self.s3_part_size),
+            ENV_ICEBERG_CATALOG: self.iceberg_catalog or "",
             ENV_STORAGE_RETRY_ATTEMPTS: str(self.storage_retry_attempts),
             ENV_STORAGE_RETRY_BASE_MS: str(self.storage_retry_base_ms),
             ENV_STORAGE_RETRY_MAX_MS: str(self.storage_retry_max_ms),
@@ -387,6 +392,7 @@ class _Environment(BaseSettings):
     max_shards: _Positive = DEFAULT_MAX_SHARDS
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
     s3_part_size: Annotated[_Whole, Field(ge=MIN_S3_PART_SIZE)] = DEFAULT_S3_PART_SIZE
+    iceberg_catalog: str | None = None
     storage_retry_attempts: _Positive = DEFAULT_STORAGE_RETRY_ATTEMPTS
     storage_retry_base_ms: _Count = DEFAULT_STORAGE_RETRY_BASE_MS
     storage_retry_max_ms: _Count = DEFAULT_STORAGE_RETRY_MAX_MS

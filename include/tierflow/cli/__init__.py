@@ -112,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
+        _airflow_logs_to_stderr(args.verbose)
         if args.func in READS_STORE_ONLY:
             require_existing_store(Settings.from_env().db_url)
         code = int(args.func(args) or 0)
@@ -133,6 +134,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"tierflow: error: {_redacted(one_line(exc))}", file=sys.stderr)
         return code
+
+
+def _airflow_logs_to_stderr(verbose: bool) -> None:
+    """Settings that reach Airflow connections (an s3:// bucket, an Iceberg catalog
+    connection) import Airflow, whose logging writes to stdout from then on. Point it at
+    stderr first, so stdout holds only the command's output and ``--json`` one document."""
+    try:
+        settings = Settings.from_env()
+    except InvalidSettingError:
+        return  # the command itself reports it
+    if settings.iceberg_catalog or settings.remote_storage.startswith("s3://"):
+        from airflow.sdk.log import configure_logging
+
+        configure_logging(log_level="INFO" if verbose else "WARNING", output=sys.stderr)
 
 
 def _reader_gone() -> int:

@@ -1,10 +1,15 @@
 """The catalog an export commits to, and the bucket its tables' files are in.
 
 By default a SQL catalog in the metadata store's database (SQLite embedded, PostgreSQL in
-production), its warehouse the bucket's ``iceberg/`` prefix. pyiceberg reads and writes the
-table metadata through its own FileIO: for an ``s3://`` bucket it is given the endpoint,
-region and credentials of the same Airflow connection the segments use, as catalog
-properties of this process only; they are never written to the catalog, a file or a log.
+production), its warehouse the bucket's ``iceberg/`` prefix. ``TIERFLOW_ICEBERG_CATALOG``
+names an Airflow connection of the Iceberg provider instead: a REST catalog (its host, and its
+client id and secret for OAuth2), or any catalog pyiceberg loads from the connection's extras.
+Either way the tables are made in the bucket, where tierflow writes their files.
+
+pyiceberg reads and writes the table metadata through its own FileIO: for an ``s3://`` bucket
+it is given the endpoint, region and credentials of the same Airflow connection the segments
+use, as catalog properties of this process only; they are never written to the catalog, a
+file or a log.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
 
-from tierflow.config import Settings
+from tierflow.config import ENV_ICEBERG_CATALOG, Settings
 from tierflow.export.warehouse import Warehouse
 from tierflow.storage.factory import is_s3_url, settings_object_store
 from tierflow.storage.object_store import ObjectStore
@@ -41,9 +46,34 @@ def settings_target(settings: Settings, objects: ObjectStore | None = None) -> I
 
 
 def settings_catalog(settings: Settings) -> Catalog:
-    """The catalog of these settings: their store's database, their bucket's warehouse."""
+    """The catalog of these settings: their Iceberg connection's, or their store's database
+    with their bucket's warehouse."""
+    file_io = file_io_properties(settings)
+    if settings.iceberg_catalog:
+        return connection_catalog(settings.iceberg_catalog, file_io)
     warehouse = Warehouse.of(settings.remote_storage)
-    return open_catalog(settings.db_url, warehouse.location, file_io_properties(settings))
+    return open_catalog(settings.db_url, warehouse.location, file_io)
+
+
+def connection_catalog(conn_id: str, file_io: dict[str, str]) -> Catalog:
+    """The catalog of an Airflow Iceberg connection, built by the provider's hook; the
+    bucket's FileIO properties fill in what the connection does not set. A connection that
+    is missing or a catalog that does not answer is one line naming the setting."""
+    from airflow.providers.apache.iceberg.hooks.iceberg import IcebergHook
+
+    try:
+        catalog = IcebergHook(iceberg_conn_id=conn_id).catalog
+        for key, value in file_io.items():
+            catalog.properties.setdefault(key, value)
+        catalog.create_namespace_if_not_exists(NAMESPACE)
+    except Exception as exc:  # Airflow's, pyiceberg's or the HTTP client's: all say the same
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CatalogUnavailableError(f"{ENV_ICEBERG_CATALOG}={conn_id}: {reason}") from None
+    return catalog
+
+
+class CatalogUnavailableError(ValueError):
+    """The configured Iceberg catalog cannot be had: its connection, or the catalog itself."""
 
 
 def open_catalog(db_url: str, warehouse: str, properties: dict[str, str] | None = None) -> Catalog:
