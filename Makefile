@@ -41,20 +41,34 @@ java:
 	fi
 
 # The servers the test suite starts on loopback: PostgreSQL (the metadata suite runs on it too)
-# and Chromium (the Airflow end-to-end test takes a screenshot of the UI). Debian's packages,
-# installed as root when missing; moto_server (S3) and Spark come with the Python packages.
-test-servers:
+# and Chromium (the Airflow end-to-end test takes a screenshot of the UI), Debian's packages
+# installed as root when missing; Azurite (Azure Blob Storage) from the npm registry, with
+# Debian's Node.js when there is none. moto_server (S3) and Spark come with the Python packages.
+AZURITE_VERSION := 3.37.0
+AZURITE := .test-servers/azurite/node_modules/.bin/azurite-blob
+
+test-servers: $(AZURITE)
 	@missing=""; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
-	if [ -z "$$missing" ]; then :; \
+	$(call debian_install,$$missing)
+
+$(AZURITE):
+	@missing=""; command -v npm >/dev/null || missing="nodejs npm"; \
+	$(call debian_install,$$missing)
+	npm install --prefix .test-servers/azurite --no-audit --no-fund --silent azurite@$(AZURITE_VERSION)
+
+# Install Debian packages (the list in $(1), which may be empty) as root, or say what to do.
+define debian_install
+	if [ -z "$(1)" ]; then :; \
 	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
-		echo "Installing Debian packages for the test servers:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		echo "Installing Debian packages for the test servers:$(1)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null; \
 	else \
-		echo "The tests need:$$missing (e.g. sudo apt-get install$$missing)" >&2; \
+		echo "The tests need:$(1) (e.g. sudo apt-get install$(1))" >&2; \
 		exit 1; \
 	fi
+endef
 
 demo: $(RUNTIME_STAMP) java
 	$(PY) -m tierflow.cli demo

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# The session's Azurite (Azure Blob Storage on loopback) and a fresh container.
+from tests.support.azurite import azure_container, azurite  # noqa: F401
+
 # make demo's log dir, generated once for the session.
 from tests.support.demo_data import demo_log_dir  # noqa: F401
 

@@ -50,6 +50,7 @@ ENV_REMOVAL_GRACE_S = "TIERFLOW_REMOVAL_GRACE_S"
 ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
 ENV_MAX_SHARDS = "TIERFLOW_MAX_SHARDS"
 ENV_AWS_CONN_ID = "TIERFLOW_AWS_CONN_ID"
+ENV_AZURE_CONN_ID = "TIERFLOW_AZURE_CONN_ID"
 ENV_ICEBERG_CATALOG = "TIERFLOW_ICEBERG_CATALOG"
 ENV_S3_PART_SIZE = "TIERFLOW_S3_PART_SIZE"
 ENV_STORAGE_RETRY_ATTEMPTS = "TIERFLOW_STORAGE_RETRY_ATTEMPTS"
@@ -73,6 +74,7 @@ DEFAULT_MAX_SHARDS = 16
 # flight has its row written first, but clocks and listings lag.
 DEFAULT_RECONCILE_GRACE_S = 24 * 3600
 DEFAULT_AWS_CONN_ID = "aws_default"
+DEFAULT_AZURE_CONN_ID = "wasb_default"
 # Objects larger than one part go up as multipart uploads. S3 rejects parts below 5 MiB (all
 # but the last), so that is the smallest part size there is.
 DEFAULT_S3_PART_SIZE = 8 * 1024 * 1024
@@ -230,6 +232,8 @@ class Settings:
     # The Airflow connection of an s3:// bucket: credentials, region, and an endpoint_url in
     # its extras for S3-compatible stores. Only the id is a setting.
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
+    # The Airflow connection of an abfs:// (or wasb://) container.
+    azure_conn_id: str = DEFAULT_AZURE_CONN_ID
     s3_part_size: int = DEFAULT_S3_PART_SIZE
     # The Airflow Iceberg provider's connection of the catalog the Iceberg export commits to
     # (a REST catalog); None: a SQL catalog in the metadata store's database.
@@ -301,6 +305,7 @@ class Settings:
             ENV_KAFKA_BOOTSTRAP: self.kafka_bootstrap or "",
             ENV_MAX_SHARDS: str(self.max_shards),
             ENV_AWS_CONN_ID: self.aws_conn_id,
+            ENV_AZURE_CONN_ID: self.azure_conn_id,
             ENV_S3_PART_SIZE: str(self.s3_part_size),
             ENV_ICEBERG_CATALOG: self.iceberg_catalog or "",
             ENV_STORAGE_RETRY_ATTEMPTS: str(self.storage_retry_attempts),
@@ -391,6 +396,7 @@ class _Environment(BaseSettings):
     kafka_bootstrap: str | None = None
     max_shards: _Positive = DEFAULT_MAX_SHARDS
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
+    azure_conn_id: str = DEFAULT_AZURE_CONN_ID
     s3_part_size: Annotated[_Whole, Field(ge=MIN_S3_PART_SIZE)] = DEFAULT_S3_PART_SIZE
     iceberg_catalog: str | None = None
     storage_retry_attempts: _Positive = DEFAULT_STORAGE_RETRY_ATTEMPTS

@@ -1,9 +1,11 @@
-"""The lifecycle on an S3 bucket, through the library: copy every partition of a generated
-broker log (chunked layout, zstd and AES-256-GCM), read it all back byte for byte, fetch a batch,
-expire one segment by retention, and compare the bucket with the metadata."""
+"""The lifecycle on an S3 bucket (and, from tests/azure, on an Azure container), through the
+library: copy every partition of a generated broker log (chunked layout, zstd and AES-256-GCM),
+read it all back byte for byte, fetch a batch, expire one segment by retention, and compare the
+bucket with the metadata."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,8 +44,14 @@ def finished_keys(t: Tiered) -> set[str]:
 def test_copy_verify_fetch_and_retention_on_s3(
     tiered: Tiered, moto_server: MotoServer, s3_bucket: str
 ):
-    t = tiered
-    assert isinstance(t.rsm.objects, S3ObjectStore)
+    assert isinstance(tiered.rsm.objects, S3ObjectStore)
+    raw = moto_server.client().list_objects_v2
+    check_lifecycle(tiered, lambda: {item["Key"] for item in raw(Bucket=s3_bucket)["Contents"]})
+
+
+def check_lifecycle(t: Tiered, stored: Callable[[], set[str]]) -> None:
+    """Copy, verify, fetch and expire through ``t``'s bucket, whose URL has the prefix
+    ``cluster-a``; ``stored`` lists the bucket's raw names behind the store's back."""
     copy_all(t)
     for log_ in t.logs():
         assert [(r.start_offset, r.end_offset) for r in rows(t, log_.topic, log_.partition)] == (
@@ -55,8 +63,7 @@ def test_copy_verify_fetch_and_retention_on_s3(
     # The bucket holds exactly the objects of the finished segments, under the URL's prefix.
     keys = finished_keys(t)
     assert set(t.rsm.objects.list()) == keys
-    raw = moto_server.client().list_objects_v2(Bucket=s3_bucket)
-    assert {item["Key"] for item in raw["Contents"]} == {f"cluster-a/{k}" for k in keys}
+    assert stored() == {f"cluster-a/{k}" for k in keys}
 
     # A batch from the middle of the second remote segment, byte for byte.
     segment = t.log("orders", 0).segments()[1]

@@ -1,6 +1,6 @@
-"""The object-store contract, run against every backend: the local directory, and S3 (moto's
-standalone server on loopback, through the Airflow connection), at a bucket's root and under a
-prefix."""
+"""The object-store contract, run against every backend: the local directory, S3 (moto's
+standalone server on loopback) and Azure Blob Storage (Azurite on loopback), each through its
+Airflow connection, at a bucket's root and under a prefix."""
 
 from __future__ import annotations
 
@@ -11,20 +11,26 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.azurite import ACCOUNT
 from tierflow.rsm import InvalidKeyError, RemoteResourceNotFoundError
 from tierflow.storage.factory import open_object_store
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.s3 import S3ObjectStore
 
-BACKENDS = ["local", "s3", "s3-prefix"]
+BACKENDS = ["local", "s3", "s3-prefix", "azure", "azure-prefix"]
 
 
 def open_backend(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> ObjectStore:
-    """A store of the backend. "s3" is opened from its URL through the Airflow connection, as
-    tierflow opens the configured bucket; "s3-prefix" shares the session's client (faster)."""
+    """A store of the backend. "s3" and "azure" are opened from their URLs through the Airflow
+    connection, as tierflow opens the configured bucket; "s3-prefix" shares the session's
+    client (faster)."""
     if backend == "local":
         return open_object_store(str(tmp_path / "bucket"))
+    if backend.startswith("azure"):
+        container = request.getfixturevalue("azure_container")
+        prefix = "/deployments/eu-1" if backend == "azure-prefix" else ""
+        return open_object_store(f"abfs://{container}@{ACCOUNT}{prefix}")
     bucket = request.getfixturevalue("s3_bucket")
     if backend == "s3":
         return open_object_store(f"s3://{bucket}")

@@ -1,4 +1,4 @@
-"""The KIP-405 operations of the plain storage manager, on the local bucket and on S3."""
+"""The KIP-405 operations of the plain storage manager, on the local bucket, S3 and Azure."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tierflow.storage.plain import PlainRemoteStorageManager
 from .test_object_store import open_backend
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", "s3", "azure"])
 def rsm(request: pytest.FixtureRequest, tmp_path: Path) -> PlainRemoteStorageManager:
     return PlainRemoteStorageManager(open_backend(request, request.param, tmp_path), "tiered")
 

@@ -12,9 +12,7 @@ in the top-level conftest.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -30,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support.ports import free_port
+from tests.support.processes import stop_group
 
 READY_TIMEOUT_S = 30.0
 REGION = "us-east-1"
@@ -102,7 +101,7 @@ def running_moto_server(log: Path) -> Iterator[MotoServer]:
         _wait_ready(endpoint, process, log)
         yield MotoServer(endpoint, log)
     finally:
-        _stop(process)
+        stop_group(process)
 
 
 def _wait_ready(endpoint: str, process: subprocess.Popen, log: Path) -> None:
@@ -116,17 +115,6 @@ def _wait_ready(endpoint: str, process: subprocess.Popen, log: Path) -> None:
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"moto_server not ready within {READY_TIMEOUT_S:.0f} s: {log.read_text()}")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
 
 
 def empty_and_remove_bucket(client: Any, bucket: str) -> None:

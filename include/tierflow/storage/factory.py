@@ -2,7 +2,9 @@
 
 A plain path or ``file://`` URL is a local directory bucket (the embedded default);
 ``s3://bucket[/prefix]`` is an S3 bucket, or any S3-compatible store, reached through the
-Airflow connection ``aws_conn_id`` (Spark executors pass a handed-over client spec instead).
+Airflow connection ``aws_conn_id`` (Spark executors pass a handed-over client spec instead);
+``abfs://container@account[/prefix]`` (or ``wasb://``) an Azure Blob Storage container,
+through the Airflow connection ``azure_conn_id``.
 The layout is Aiven's chunked one (optionally compressed and encrypted) or plain: one object
 per file. S3 requests are retried by the configured policy; a local directory fails for good
 when it fails.
@@ -14,8 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 from urllib.parse import urlparse
 
-from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S, ENV_REMOTE_STORAGE, InvalidSettingError
+from tierflow.config import (
+    DEFAULT_AZURE_CONN_ID,
+    DEFAULT_STORAGE_TIMEOUT_S,
+    ENV_REMOTE_STORAGE,
+    InvalidSettingError,
+)
 from tierflow.rsm import RemoteStorageManager
+from tierflow.storage.azure_blob import AZURE_SCHEMES
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
@@ -32,18 +40,19 @@ class UnsupportedStorageURLError(ValueError):
     pass
 
 
-class S3Options(TypedDict, total=False):
-    """What an ``s3://`` URL's store takes besides its client (see S3ObjectStore); a local
-    directory needs none of it."""
+class StoreOptions(TypedDict, total=False):
+    """What a cloud bucket's store takes besides its client (see S3ObjectStore and
+    AzureBlobObjectStore); a local directory needs none of it."""
 
     aws_conn_id: str
+    azure_conn_id: str
     part_size: int
     retry: RetryPolicy | None
     timeout_s: float
 
 
 def open_object_store(
-    url: str, *, s3_client: S3ClientSpec | None = None, **options: Unpack[S3Options]
+    url: str, *, s3_client: S3ClientSpec | None = None, **options: Unpack[StoreOptions]
 ) -> ObjectStore:
     """The bucket at ``url``; ``s3_client`` replaces the Airflow connection (Spark executors)."""
     parsed = urlparse(url)
@@ -58,10 +67,30 @@ def open_object_store(
             raise UnsupportedStorageURLError(f"remote storage {exc}") from None
         timeout_s = options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S)
         client = None if s3_client is None else s3_client.client(timeout_s)
-        return S3ObjectStore(bucket, prefix=prefix, client=client, **options)
+        s3_options = {k: v for k, v in options.items() if k != "azure_conn_id"}
+        return S3ObjectStore(bucket, prefix=prefix, client=client, **s3_options)
+    if parsed.scheme in AZURE_SCHEMES:
+        return _azure_container(url, options)
     raise UnsupportedStorageURLError(
         f"remote storage {shown_url(url)!r}: unsupported scheme {parsed.scheme!r} "
-        "(supported: a path, file://, s3://)"
+        "(supported: a path, file://, s3://, abfs://, wasb://)"
+    )
+
+
+def _azure_container(url: str, options: StoreOptions) -> ObjectStore:
+    from tierflow.storage.azure_blob import AzureBlobObjectStore, parse_azure_url
+
+    try:
+        container, account, prefix = parse_azure_url(url)
+    except ValueError as exc:
+        raise UnsupportedStorageURLError(f"remote storage {exc}") from None
+    return AzureBlobObjectStore(
+        container,
+        account=account,
+        prefix=prefix,
+        wasb_conn_id=options.get("azure_conn_id", DEFAULT_AZURE_CONN_ID),
+        retry=options.get("retry"),
+        timeout_s=options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S),
     )
 
 
@@ -89,6 +118,7 @@ def settings_object_store(
     return open_object_store(
         settings.remote_storage,
         aws_conn_id=settings.aws_conn_id,
+        azure_conn_id=settings.azure_conn_id,
         part_size=settings.s3_part_size,
         s3_client=s3_client,
         retry=retry_policy(settings),

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from azure.core import exceptions as azure_errors
 from botocore import exceptions as botocore_errors
 from botocore.exceptions import ClientError
 from urllib3.exceptions import ProtocolError
@@ -64,6 +65,10 @@ _TRANSIENT_NETWORK = (
     botocore_errors.ReadTimeoutError,
     botocore_errors.ResponseStreamingError,
     ProtocolError,
+    # Azure's SDK: the request never got an answer, or the answer broke off.
+    azure_errors.ServiceRequestError,
+    azure_errors.ServiceResponseError,
+    azure_errors.IncompleteReadError,
     ConnectionError,  # the builtin: resets and refusals below botocore's wrappers
     TimeoutError,
 )
@@ -77,7 +82,10 @@ def is_transient(exc: BaseException) -> bool:
         error = exc.response.get("Error", {})
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
         return error.get("Code") in _TRANSIENT_CODES or int(status) >= 500 or status == 429
-    return isinstance(exc, _TRANSIENT_NETWORK)
+    if isinstance(exc, _TRANSIENT_NETWORK):
+        return True
+    status = getattr(exc, "status_code", None) if isinstance(exc, azure_errors.AzureError) else None
+    return status is not None and (status >= 500 or status in (408, 429))  # Azure throttles too
 
 
 @dataclass(frozen=True)
@@ -161,6 +169,8 @@ def _describe(exc: BaseException) -> str:
         return f"{error.get('Code')}: {error.get('Message') or exc}"
     if isinstance(exc, RemoteStorageError):
         return exc.reason
+    if isinstance(exc, azure_errors.HttpResponseError):
+        return f"{exc.error_code or exc.status_code}: {exc.reason}"
     return f"{type(exc).__name__}: {exc}"
 
 
