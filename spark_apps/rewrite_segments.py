@@ -7,7 +7,7 @@ segments that are no longer COPY_SEGMENT_STARTED (a cleared rerun); it never wri
 
 Storage settings reach the executors inside the task closure, not on the command line. So do
 the S3 connection details of an s3:// bucket: the Airflow task hands them to this driver in its
-environment (``TIERFLOW_S3_CLIENT``, see tierflow.storage.s3_handover), and executors build a
+environment (``TIERFLOW_BUCKET_CLIENT``, see tierflow.storage.handover), and executors build a
 plain boto3 client from them. Started by hand, the job uses boto3's own credential chain.
 
     spark-submit spark_apps/rewrite_segments.py --jobs jobs.jsonl --results results.jsonl

@@ -20,14 +20,10 @@ from tests.support.moto_server import (
 )
 from tierflow.config import DEFAULT_S3_PART_SIZE, InvalidSettingError, Settings
 from tierflow.storage.factory import open_remote_storage
+from tierflow.storage.handover import HANDOVER_ENV, from_json, handed_over, take_handed_over
 from tierflow.storage.s3 import S3ObjectStore
-from tierflow.storage.s3_handover import (
-    HANDOVER_ENV,
-    S3ClientSpec,
-    handed_over,
-    take_handed_over,
-)
-from tierflow.tasks.segment_copy import spark_s3_handover
+from tierflow.storage.s3_handover import S3ClientSpec
+from tierflow.tasks.segment_copy import spark_bucket_handover
 
 CREDENTIALS = (ACCESS_KEY_ID, SECRET_ACCESS_KEY, SESSION_TOKEN)
 
@@ -96,26 +92,28 @@ def test_the_spec_carries_the_connections_botocore_options(
     client.put_object(Bucket=s3_bucket, Key="styled", Body=b"ok")
 
 
-def test_handover_lives_in_the_environment_only_while_needed():
+def test_handover_lives_in_the_environment_only_while_needed(tmp_path: Path):
     environ: dict[str, str] = {"OTHER": "1"}
     spec = S3ClientSpec("http://127.0.0.1:1", "eu-west-1", access_key_id="a", secret_access_key="b")
     with handed_over(spec, environ):
-        assert S3ClientSpec.from_json(environ[HANDOVER_ENV]) == spec
+        assert from_json(environ[HANDOVER_ENV]) == spec
         copy = dict(environ)
     assert environ == {"OTHER": "1"}
-    assert take_handed_over(copy) == spec
+    settings = s3_settings(tmp_path, "bucket")
+    assert take_handed_over(settings, copy) == spec
     assert HANDOVER_ENV not in copy, "the driver takes it out of its environment"
-    assert take_handed_over({}) == S3ClientSpec(), "by hand: boto3's own credential chain"
+    assert take_handed_over(settings, {}) == S3ClientSpec(), "by hand: boto3's credential chain"
+    assert take_handed_over(Settings.embedded(tmp_path), {}) is None, "a local bucket: none"
 
 
 def test_the_task_hands_over_only_for_an_s3_bucket(
     tmp_path: Path, s3_bucket: str, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.delenv(HANDOVER_ENV, raising=False)
-    with spark_s3_handover(Settings.embedded(tmp_path)):
+    with spark_bucket_handover(Settings.embedded(tmp_path)):
         assert HANDOVER_ENV not in os.environ
-    with spark_s3_handover(s3_settings(tmp_path, s3_bucket)):
-        handed = S3ClientSpec.from_json(os.environ[HANDOVER_ENV])
+    with spark_bucket_handover(s3_settings(tmp_path, s3_bucket)):
+        handed = from_json(os.environ[HANDOVER_ENV])
     assert handed.secret_access_key == SECRET_ACCESS_KEY
     assert HANDOVER_ENV not in os.environ
 

@@ -42,9 +42,9 @@ class StagedSparkSubmitOperator(SparkSubmitOperator):
     environment it inherits: never a rendered field, an argument or an XCom."""
 
     def execute(self, context: Context) -> None:
-        from tierflow.tasks.segment_copy import spark_s3_handover
+        from tierflow.tasks.segment_copy import spark_bucket_handover
 
-        with spark_s3_handover():
+        with spark_bucket_handover():
             super().execute(context)
 
 

@@ -10,6 +10,7 @@ import tomllib
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import urlparse
 
 from tierflow.cli import (
     airflow_commands,
@@ -31,6 +32,14 @@ from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for, one
 from tierflow.cli.spec import add_commands, place_trailing
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.runtime import redact
+
+# Commands that run Airflow itself, its logging as Airflow sets it up.
+RUNS_AIRFLOW = (
+    airflow_commands.demo,
+    airflow_commands.airflow_apply_settings,
+    airflow_commands.airflow_test_dag,
+    airflow_commands.airflow_serve,
+)
 
 # Commands that only read the store: they never create one (a mistyped TIERFLOW_DB_URL or
 # TIERFLOW_DATA_DIR would otherwise leave an empty store behind and print nothing).
@@ -112,7 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        _airflow_logs_to_stderr(args.verbose)
+        if args.func not in RUNS_AIRFLOW:
+            _airflow_logs_to_stderr(args.verbose)
         if args.func in READS_STORE_ONLY:
             require_existing_store(Settings.from_env().db_url)
         code = int(args.func(args) or 0)
@@ -137,14 +147,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _airflow_logs_to_stderr(verbose: bool) -> None:
-    """Settings that reach Airflow connections (an s3:// bucket, an Iceberg catalog
-    connection) import Airflow, whose logging writes to stdout from then on. Point it at
+    """Settings that reach Airflow connections (a cloud bucket, an Iceberg catalog connection)
+    import Airflow, whose logging writes to stdout from then on. Point it at
     stderr first, so stdout holds only the command's output and ``--json`` one document."""
     try:
         settings = Settings.from_env()
     except InvalidSettingError:
         return  # the command itself reports it
-    if settings.iceberg_catalog or settings.remote_storage.startswith("s3://"):
+    if settings.iceberg_catalog or urlparse(settings.remote_storage).scheme not in ("", "file"):
         from airflow.sdk.log import configure_logging
 
         configure_logging(log_level="INFO" if verbose else "WARNING", output=sys.stderr)

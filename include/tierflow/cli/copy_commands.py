@@ -33,7 +33,7 @@ from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
-from tierflow.tasks.segment_copy import worker_s3_client
+from tierflow.tasks.segment_copy import worker_bucket_client
 from tierflow.tasks.spark_submit import SparkJobFailedError, rewrite_on_spark
 from tierflow.units import human_bytes
 
@@ -90,7 +90,7 @@ def _rewrite(settings: Settings, args: argparse.Namespace) -> Rewrite:
         return rewrite_jobs(
             jobs,
             settings,
-            s3_client=worker_s3_client(settings),
+            bucket_client=worker_bucket_client(settings),
             workers=args.workers,
             progress=progress,
         )

@@ -2,7 +2,7 @@
 
 In the package, not in the Spark application, because executors unpickle task functions by
 importing their module. Nothing here imports Airflow: an S3 bucket is reached with the boto3
-client spec the driver ships in the task closure (see tierflow.storage.s3_handover).
+client spec the driver ships in the task closure (see tierflow.storage.handover).
 """
 
 from __future__ import annotations
@@ -14,23 +14,23 @@ from tierflow.config import Settings
 from tierflow.diskless.merge_job import MergeJob, run_merge_job
 from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.storage.factory import settings_object_store
+from tierflow.storage.handover import BucketClient
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.s3_handover import S3ClientSpec
 
 
 @lru_cache(maxsize=4)
-def executor_objects(settings: Settings, s3_client: S3ClientSpec | None = None) -> ObjectStore:
+def executor_objects(settings: Settings, bucket_client: BucketClient | None = None) -> ObjectStore:
     """The bucket the WAL objects are read from, one per Python worker."""
-    return settings_object_store(settings, s3_client=s3_client)
+    return settings_object_store(settings, bucket_client=bucket_client)
 
 
 def merge_partitions(
-    settings: Settings, rows: Iterable[dict], s3_client: S3ClientSpec | None = None
+    settings: Settings, rows: Iterable[dict], bucket_client: BucketClient | None = None
 ) -> Iterator[dict]:
     """The partitions of one Spark partition (one each): their segments built, uploaded and
     reported, one result per segment."""
-    rsm = executor_storage(settings, s3_client)
-    objects = executor_objects(settings, s3_client)
+    rsm = executor_storage(settings, bucket_client)
+    objects = executor_objects(settings, bucket_client)
     for row in rows:
         for result in run_merge_job(MergeJob.from_dict(row), objects, rsm):
             yield result.as_dict()

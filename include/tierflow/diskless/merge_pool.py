@@ -20,19 +20,19 @@ from tierflow.diskless.merge_job import MergeJob
 from tierflow.faults import crash_point
 from tierflow.lifecycle.copy.rewrite import RewriteResult
 from tierflow.lifecycle.processes import on_cores
-from tierflow.storage.s3_handover import S3ClientSpec
+from tierflow.storage.handover import BucketClient
 
 
 def merge_jobs(
     jobs: Sequence[MergeJob],
     settings: Settings,
     *,
-    s3_client: S3ClientSpec | None = None,
+    bucket_client: BucketClient | None = None,
     workers: int | None = None,
 ) -> Iterator[RewriteResult]:
     """Every segment's result, partition by partition in the order they finish. ``workers``
     None means one process per core for a big enough batch (processes.workers_for)."""
-    merge = partial(merge_one, settings, s3_client)
+    merge = partial(merge_one, settings, bucket_client)
     done = on_cores(
         merge, jobs, size=_size_of, workers=workers, died=_died, what="merging partitions"
     )
@@ -50,8 +50,8 @@ def _died(job: MergeJob, exc: BrokenProcessPool) -> list[dict]:
     return [RewriteResult(first.segment_id, error=error).as_dict()]
 
 
-def merge_one(settings: Settings, s3_client: S3ClientSpec | None, job: MergeJob) -> list[dict]:
+def merge_one(settings: Settings, bucket_client: BucketClient | None, job: MergeJob) -> list[dict]:
     """What one worker process runs per partition (module level: spawned processes find it
     by importing this module)."""
     crash_point("merge.worker")
-    return list(merge_partitions(settings, [job.as_dict()], s3_client))
+    return list(merge_partitions(settings, [job.as_dict()], bucket_client))

@@ -19,8 +19,8 @@ from tierflow.export.warehouse import DataFiles
 from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.rsm import RemoteSegment, RemoteStorageManager
 from tierflow.storage.factory import settings_object_store
+from tierflow.storage.handover import BucketClient
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.s3_handover import S3ClientSpec
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,10 @@ def exported_range(result: dict) -> ExportedRange:
 
 
 def run_job_rows(
-    settings: Settings, rows: Iterable[dict], s3_client: S3ClientSpec | None = None
+    settings: Settings, rows: Iterable[dict], bucket_client: BucketClient | None = None
 ) -> Iterator[dict]:
     """What a Spark executor runs over the job rows of one Spark partition."""
-    rsm = executor_storage(settings, s3_client)
-    objects = settings_object_store(settings, s3_client=s3_client)
+    rsm = executor_storage(settings, bucket_client)
+    objects = settings_object_store(settings, bucket_client=bucket_client)
     for row in rows:
         yield run_job(ExportJob(**row), rsm, objects)

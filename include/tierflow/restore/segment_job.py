@@ -22,7 +22,7 @@ from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.restore.cut import Cut
 from tierflow.restore.segment_files import is_restored, write_segment
 from tierflow.rsm import RemoteSegment, RemoteStorageManager
-from tierflow.storage.s3_handover import S3ClientSpec
+from tierflow.storage.handover import BucketClient
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,9 @@ def restore_segments_here(
 
 
 def restore_partition_rows(
-    settings: Settings, rows: Iterable[dict], s3_client: S3ClientSpec | None = None
+    settings: Settings, rows: Iterable[dict], bucket_client: BucketClient | None = None
 ) -> Iterator[dict]:
     """What a Spark executor runs over the job rows of one Spark partition (one segment)."""
-    rsm = executor_storage(settings, s3_client)
+    rsm = executor_storage(settings, bucket_client)
     for row in rows:
         yield restore_segment(RestoreSegmentJob(**row), rsm)

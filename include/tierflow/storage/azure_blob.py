@@ -267,6 +267,6 @@ def _raise_storage_error(key: str, action: str, exc: BaseException) -> NoReturn:
     if isinstance(exc, ResourceNotFoundError):
         raise RemoteResourceNotFoundError(key, "no such object") from exc
     if isinstance(exc, HttpResponseError):
-        code = exc.error_code or exc.status_code
+        code = getattr(exc.error_code, "value", exc.error_code) or exc.status_code
         raise RemoteStorageError(key, f"{action} failed: {code}: {exc.reason}") from exc
     raise RemoteStorageError(key, f"{action} failed: {exc}") from exc

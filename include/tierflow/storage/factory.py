@@ -33,7 +33,7 @@ from tierflow.storage.urls import shown_url
 if TYPE_CHECKING:
     from tierflow.config import Settings
     from tierflow.storage.chunked import ChunkCache
-    from tierflow.storage.s3_handover import S3ClientSpec
+    from tierflow.storage.handover import BucketClient
 
 
 class UnsupportedStorageURLError(ValueError):
@@ -52,45 +52,52 @@ class StoreOptions(TypedDict, total=False):
 
 
 def open_object_store(
-    url: str, *, s3_client: S3ClientSpec | None = None, **options: Unpack[StoreOptions]
+    url: str, *, bucket_client: BucketClient | None = None, **options: Unpack[StoreOptions]
 ) -> ObjectStore:
-    """The bucket at ``url``; ``s3_client`` replaces the Airflow connection (Spark executors)."""
+    """The bucket at ``url``; ``bucket_client`` replaces the Airflow connection (Spark
+    executors, the worker's rewrite pool)."""
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
         return _local_bucket(Path(parsed.path if parsed.scheme else url))
     if parsed.scheme == "s3":
-        from tierflow.storage.s3 import S3ObjectStore, parse_s3_url
-
-        try:
-            bucket, prefix = parse_s3_url(url)
-        except ValueError as exc:
-            raise UnsupportedStorageURLError(f"remote storage {exc}") from None
-        timeout_s = options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S)
-        client = None if s3_client is None else s3_client.client(timeout_s)
-        s3_options = {k: v for k, v in options.items() if k != "azure_conn_id"}
-        return S3ObjectStore(bucket, prefix=prefix, client=client, **s3_options)
+        return _s3_bucket(url, bucket_client, options)
     if parsed.scheme in AZURE_SCHEMES:
-        return _azure_container(url, options)
+        return _azure_container(url, bucket_client, options)
     raise UnsupportedStorageURLError(
         f"remote storage {shown_url(url)!r}: unsupported scheme {parsed.scheme!r} "
         "(supported: a path, file://, s3://, abfs://, wasb://)"
     )
 
 
-def _azure_container(url: str, options: StoreOptions) -> ObjectStore:
+def _s3_bucket(url: str, spec: BucketClient | None, options: StoreOptions) -> ObjectStore:
+    from tierflow.storage.s3 import S3ObjectStore, parse_s3_url
+
+    try:
+        bucket, prefix = parse_s3_url(url)
+    except ValueError as exc:
+        raise UnsupportedStorageURLError(f"remote storage {exc}") from None
+    timeout_s = options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S)
+    client = None if spec is None else spec.client(timeout_s)
+    s3_options = {k: v for k, v in options.items() if k != "azure_conn_id"}
+    return S3ObjectStore(bucket, prefix=prefix, client=client, **s3_options)
+
+
+def _azure_container(url: str, spec: BucketClient | None, options: StoreOptions) -> ObjectStore:
     from tierflow.storage.azure_blob import AzureBlobObjectStore, parse_azure_url
 
     try:
         container, account, prefix = parse_azure_url(url)
     except ValueError as exc:
         raise UnsupportedStorageURLError(f"remote storage {exc}") from None
+    timeout_s = options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S)
     return AzureBlobObjectStore(
         container,
         account=account,
         prefix=prefix,
         wasb_conn_id=options.get("azure_conn_id", DEFAULT_AZURE_CONN_ID),
+        client=None if spec is None else spec.container(container, timeout_s),
         retry=options.get("retry"),
-        timeout_s=options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S),
+        timeout_s=timeout_s,
     )
 
 
@@ -112,15 +119,15 @@ def is_s3_url(url: str) -> bool:
 
 
 def settings_object_store(
-    settings: Settings, *, s3_client: S3ClientSpec | None = None
+    settings: Settings, *, bucket_client: BucketClient | None = None
 ) -> ObjectStore:
-    """The configured bucket; ``s3_client`` replaces the Airflow connection (Spark executors)."""
+    """The configured bucket; ``bucket_client`` replaces the Airflow connection (executors)."""
     return open_object_store(
         settings.remote_storage,
         aws_conn_id=settings.aws_conn_id,
         azure_conn_id=settings.azure_conn_id,
         part_size=settings.s3_part_size,
-        s3_client=s3_client,
+        bucket_client=bucket_client,
         retry=retry_policy(settings),
         timeout_s=settings.storage_timeout_s,
     )
@@ -137,12 +144,12 @@ def retry_policy(settings: Settings) -> RetryPolicy:
 def open_remote_storage(
     settings: Settings,
     *,
-    s3_client: S3ClientSpec | None = None,
+    bucket_client: BucketClient | None = None,
     cache: ChunkCache | None = None,
 ) -> RemoteStorageManager:
     """The configured storage manager. ``cache`` is for readers (the read path builds one from
     the settings, ``tierflow.runtime.open_storage`` passes it); uploads need none."""
-    objects = settings_object_store(settings, s3_client=s3_client)
+    objects = settings_object_store(settings, bucket_client=bucket_client)
     if settings.storage_layout == "plain":
         return PlainRemoteStorageManager(objects, settings.storage_prefix)
     from tierflow.storage.chunked import ChunkedRemoteStorageManager

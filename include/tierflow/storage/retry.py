@@ -170,7 +170,8 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, RemoteStorageError):
         return exc.reason
     if isinstance(exc, azure_errors.HttpResponseError):
-        return f"{exc.error_code or exc.status_code}: {exc.reason}"
+        code = getattr(exc.error_code, "value", exc.error_code) or exc.status_code
+        return f"{code}: {exc.reason}"
     return f"{type(exc).__name__}: {exc}"
 
 

@@ -3,7 +3,8 @@
 The Airflow task resolves the connection through ``S3Hook`` right before spark-submit starts:
 endpoint, region, the connection's botocore ``config_kwargs`` (addressing style, checksums...),
 TLS verification and the credentials (temporary ones when the connection assumes a role).
-They travel in ONE environment variable of the spark-submit process, ``TIERFLOW_S3_CLIENT``.
+They travel in ONE environment variable of the spark-submit process, ``TIERFLOW_BUCKET_CLIENT``
+(``storage.handover``, which hands an Azure connection over the same way).
 The driver takes it out of its environment and ships it to the executors inside the task
 closure, where each builds a plain boto3 client.
 
@@ -19,15 +20,10 @@ cluster (PySpark runs its driver in client mode there), on this machine or anoth
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator, MutableMapping
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S
-
-HANDOVER_ENV = "TIERFLOW_S3_CLIENT"
 
 
 @dataclass(frozen=True)
@@ -96,32 +92,3 @@ class S3ClientSpec:
         return session.client(
             "s3", endpoint_url=self.endpoint_url, verify=self.verify, config=config
         )
-
-
-@contextmanager
-def handed_over(
-    spec: S3ClientSpec, environ: MutableMapping[str, str] | None = None
-) -> Iterator[None]:
-    """``spec`` in the environment that spark-submit inherits, for as long as it runs.
-
-    The environment of this task's own process, not an operator field: nothing to render,
-    store or log, and it is gone when the block ends.
-    """
-    environ = os.environ if environ is None else environ
-    previous = environ.get(HANDOVER_ENV)
-    environ[HANDOVER_ENV] = spec.to_json()
-    try:
-        yield
-    finally:
-        if previous is None:
-            environ.pop(HANDOVER_ENV, None)
-        else:
-            environ[HANDOVER_ENV] = previous
-
-
-def take_handed_over(environ: MutableMapping[str, str] | None = None) -> S3ClientSpec:
-    """The driver's side: the spec the task handed over (removed from the environment, so the
-    driver's children do not inherit it), or boto3's defaults when started by hand."""
-    environ = os.environ if environ is None else environ
-    raw = environ.pop(HANDOVER_ENV, None)
-    return S3ClientSpec.from_json(raw) if raw else S3ClientSpec()

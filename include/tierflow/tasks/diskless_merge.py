@@ -42,7 +42,7 @@ from tierflow.tasks.rewrite_batch import (
     write_batch,
     write_results,
 )
-from tierflow.tasks.segment_copy import plan_from_dict, plan_to_dict, worker_s3_client
+from tierflow.tasks.segment_copy import plan_from_dict, plan_to_dict, worker_bucket_client
 from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ def merge_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     store = open_store(settings)
     started = (still_started(store, job) for job in load_jobs(Path(batch["jobs_file"])))
     jobs = [job for job in started if job]
-    results = merge_jobs(jobs, settings, s3_client=worker_s3_client(settings))
+    results = merge_jobs(jobs, settings, bucket_client=worker_bucket_client(settings))
     return write_results(batch, (result.as_dict() for result in results))
 
 

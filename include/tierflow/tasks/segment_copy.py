@@ -33,8 +33,7 @@ from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_storage, open_store
-from tierflow.storage.factory import is_s3_url
-from tierflow.storage.s3_handover import S3ClientSpec, handed_over
+from tierflow.storage.handover import BucketClient, connection_client, handed_over
 from tierflow.tasks.attribution import attributed
 from tierflow.tasks.rewrite_batch import (
     batch_dir,
@@ -132,28 +131,25 @@ def rewrite_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     worker (rewrite_pool)."""
     settings = settings or Settings.from_env()
     jobs = still_started(open_store(settings), load_jobs(Path(batch["jobs_file"])))
-    results = rewrite_jobs(jobs, settings, s3_client=worker_s3_client(settings))
+    results = rewrite_jobs(jobs, settings, bucket_client=worker_bucket_client(settings))
     return write_results(batch, (result.as_dict() for result in results))
 
 
-def worker_s3_client(settings: Settings) -> S3ClientSpec | None:
-    """For an s3:// bucket, the connection resolved here for the rewrite's worker processes
+def worker_bucket_client(settings: Settings) -> BucketClient | None:
+    """For a cloud bucket, the connection resolved here for the rewrite's worker processes
     (handed to them as an argument, never in their environment); None for a local bucket."""
-    if not is_s3_url(settings.remote_storage):
-        return None
-    return S3ClientSpec.from_connection(settings.aws_conn_id)
+    return connection_client(settings)
 
 
 @contextmanager
-def spark_s3_handover(settings: Settings | None = None) -> Iterator[None]:
-    """While spark-submit runs: the S3 connection, resolved now (fresh temporary credentials
-    for every try), in the environment the driver inherits; nothing for a local bucket."""
+def spark_bucket_handover(settings: Settings | None = None) -> Iterator[None]:
+    """While spark-submit runs: the bucket's connection, resolved now (fresh temporary
+    credentials for every try), in the environment the driver inherits; nothing for a local
+    bucket."""
     settings = settings or Settings.from_env()
-    if not is_s3_url(settings.remote_storage):
-        yield
-        return
-    spec = S3ClientSpec.from_connection(settings.aws_conn_id)
-    log.info("handing connection %r to the Spark driver", settings.aws_conn_id)
+    spec = connection_client(settings)
+    if spec is not None:
+        log.info("handing the bucket's connection to the Spark driver")
     with handed_over(spec):
         yield
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from tierflow.config import Settings
 from tierflow.metadata.store import MetadataStore
-from tierflow.storage.s3_handover import S3ClientSpec
+from tierflow.storage.handover import BucketClient
 
 # What an executor runs over the job rows of one Spark partition: one result dict per segment.
-Executor = Callable[[Settings, Iterable[dict], S3ClientSpec | None], Iterator[dict]]
+Executor = Callable[[Settings, Iterable[dict], BucketClient | None], Iterator[dict]]
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,14 @@ def run_spark_app(app: SparkApp, description: str, argv: list[str] | None = None
 
     from tierflow.lifecycle.copy.rewrite import write_json_lines
     from tierflow.runtime import open_store
-    from tierflow.storage.factory import is_s3_url
-    from tierflow.storage.s3_handover import take_handed_over
+    from tierflow.storage.handover import take_handed_over
 
     settings = Settings.from_env()
     # From here on the connection details live in the task closure only.
-    s3_client = take_handed_over() if is_s3_url(settings.remote_storage) else None
+    bucket_client = take_handed_over(settings)
     # Read-only: the driver only checks which segments are still COPY_SEGMENT_STARTED.
     jobs = app.started_jobs(open_store(settings, migrate=False), args.jobs)
-    results = _run_on_spark(app, settings, [job.as_dict() for job in jobs], s3_client)
+    results = _run_on_spark(app, settings, [job.as_dict() for job in jobs], bucket_client)
     write_json_lines(args.results, results)
     failed = [r for r in results if r["error"]]
     print(app.summary(jobs, results, failed))
@@ -67,7 +66,7 @@ def run_spark_app(app: SparkApp, description: str, argv: list[str] | None = None
 
 
 def _run_on_spark(
-    app: SparkApp, settings: Settings, rows: list[dict], s3_client: S3ClientSpec | None
+    app: SparkApp, settings: Settings, rows: list[dict], bucket_client: BucketClient | None
 ) -> list[dict]:
     """One Spark task per job row; the settings and S3 spec travel in the task closure."""
     from pyspark.sql import SparkSession
@@ -76,6 +75,6 @@ def _run_on_spark(
     spark = SparkSession.builder.appName(f"tierflow-{app.name}").getOrCreate()
     try:
         rdd = spark.sparkContext.parallelize(rows, numSlices=max(1, len(rows)))
-        return rdd.mapPartitions(lambda part: execute(settings, part, s3_client)).collect()
+        return rdd.mapPartitions(lambda part: execute(settings, part, bucket_client)).collect()
     finally:
         spark.stop()

@@ -23,7 +23,7 @@ from tierflow.config import Settings
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.tasks.rewrite_batch import batch_dir, read_results, write_batch
-from tierflow.tasks.segment_copy import spark_s3_handover
+from tierflow.tasks.segment_copy import spark_bucket_handover
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -68,7 +68,7 @@ def submit_batch(app_file: str, batch: dict, settings: Settings, *, name: str) -
     log.info("submitting %s over %d bytes to Spark", app_file, batch["bytes"])
     from airflow.sdk.exceptions import AirflowException
 
-    with spark_s3_handover(settings):
+    with spark_bucket_handover(settings):
         try:
             _hook(batch, name).submit(str(app))
         except AirflowException as exc:

@@ -19,20 +19,20 @@ from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
 from tierflow.lifecycle.copy.rewrite_executor import rewrite_partition
 from tierflow.lifecycle.processes import on_cores
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
-from tierflow.storage.s3_handover import S3ClientSpec
+from tierflow.storage.handover import BucketClient
 
 
 def rewrite_jobs(
     jobs: Sequence[RewriteJob],
     settings: Settings,
     *,
-    s3_client: S3ClientSpec | None = None,
+    bucket_client: BucketClient | None = None,
     workers: int | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> Iterator[RewriteResult]:
     """One result per job, in the order they finish; ``progress`` hears of each. ``workers``
     None means one process per core for a big enough batch (processes.workers_for)."""
-    rewrite = partial(rewrite_one, settings, s3_client)
+    rewrite = partial(rewrite_one, settings, bucket_client)
     done = on_cores(
         rewrite, jobs, size=_size_of, workers=workers, died=_died, what="rewriting segments"
     )
@@ -51,9 +51,9 @@ def _died(job: RewriteJob, exc: BrokenProcessPool) -> dict:
     return RewriteResult(job.segment_id, error=error).as_dict()
 
 
-def rewrite_one(settings: Settings, s3_client: S3ClientSpec | None, job: RewriteJob) -> dict:
+def rewrite_one(settings: Settings, bucket_client: BucketClient | None, job: RewriteJob) -> dict:
     """What one worker process runs per segment (a module-level function: spawned processes
     find it by importing this module)."""
     crash_point("copy.rewrite_worker")
-    (result,) = rewrite_partition(settings, [job.as_dict()], s3_client)
+    (result,) = rewrite_partition(settings, [job.as_dict()], bucket_client)
     return result
