@@ -3,7 +3,9 @@
 For each scenario (scenarios.py) and storage layout:
 
 1. The starting state is built once into a template directory (log dir, SQLite store, bucket),
-   and its log dir is read as the pristine reference. Every run works on a fresh copy.
+   and its log dir is read as the pristine reference. Every run works on a fresh copy. With a
+   cloud bucket (``bucket_url``), the template's objects sit under a prefix of their own and
+   each run copies them to another.
 2. The operation runs once uninterrupted with TIERFLOW_CRASH_TRACE set: every crash point it
    reaches, ``name#n`` for the n-th hit in a process, is a kill point (tierflow.faults).
 3. For each kill point: a fresh copy, the operation with TIERFLOW_CRASH_AT=name#n (the trace
@@ -97,10 +99,14 @@ RERUN = "rerun"
 class Template:
     """A scenario's starting state, built once; each run gets a copy of it."""
 
-    def __init__(self, scenario: Scenario, layout: str, work: Path) -> None:
+    def __init__(
+        self, scenario: Scenario, layout: str, work: Path, bucket_url: str | None = None
+    ) -> None:
         self.scenario, self.layout, self.work = scenario, layout, work
         self.base = work / f"{scenario.name}-{layout}" / "template"
-        t = build_tiered(self.base, layout=layout, **scenario.settings)
+        self.bucket_url = bucket_url and f"{bucket_url}/{scenario.name}-{layout}"
+        cloud = {"remote_storage": f"{self.bucket_url}/template"} if self.bucket_url else {}
+        t = build_tiered(self.base, layout=layout, **scenario.settings, **cloud)
         scenario.prepare(t)
         t.store.close()
         self.settings = t.settings
@@ -110,7 +116,20 @@ class Template:
         target = self.base.parent / name
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(self.base, target, symlinks=True)  # copy2: mtimes (object ages) kept
-        return rebase(self.settings, self.base, target)
+        settings = rebase(self.settings, self.base, target)
+        if self.bucket_url is None:
+            return settings
+        return dataclasses.replace(settings, remote_storage=self._copy_bucket(name))
+
+    def _copy_bucket(self, name: str) -> str:
+        """The template's objects under a prefix of the run's own: its bucket URL."""
+        source = open_objects(self.settings)
+        url = f"{self.bucket_url}/{name}"
+        target = open_objects(dataclasses.replace(self.settings, remote_storage=url))
+        target.delete(list(target.list()))  # a name used before (none is, in one run)
+        for key in source.list():
+            target.put_bytes(key, source.read_range(key))
+        return url
 
 
 def rebase(settings: Settings, old: Path, new: Path) -> Settings:
@@ -316,13 +335,14 @@ def run_scenario(
     sample_size: int | None = None,
     fault_plans: Sequence[str] = (),
     on_outcome: Callable[[Outcome], None] | None = None,
+    bucket_url: str | None = None,
 ) -> list[Outcome]:
     """The reference run, then every (or a sample of the) kill point(s), then the named
-    storage fault plans."""
+    storage fault plans; on the local bucket, or under ``bucket_url`` (a cloud bucket)."""
 
     if layout not in LAYOUTS:
         raise KeyError(f"unknown layout {layout!r}")
-    template = Template(scenario, layout, work)
+    template = Template(scenario, layout, work, bucket_url)
     points, reference = enumerate_kill_points(template)
     outcomes = [reference]
     if on_outcome:

@@ -58,6 +58,13 @@ def aws_secrets() -> list[Secret]:
     ]
 
 
+def azure_account_key_secret(account_key: str) -> Secret:
+    """A storage account key: as configured (base64), in its other text forms, and decoded."""
+    return Secret(
+        "azure account key", {**text_forms(account_key), "decoded": base64.b64decode(account_key)}
+    )
+
+
 def pg_password_secret(password: str = PG_PASSWORD) -> Secret:
     return Secret("postgresql password", text_forms(password))
 

@@ -1,13 +1,15 @@
 """After every DAG has run with real secrets configured, no secret is anywhere it should not be.
 
-The secrets: the AWS credentials of the ``aws_default`` connection, the PostgreSQL password in
-TIERFLOW_DB_URL (the role must present it), and the private key of the key ring. Searched for
-every form of each (``needles``): every file the deployment wrote (AIRFLOW_HOME with its
-logs/, airflow.cfg and SQLite database, the rewrite batches, the index cache), the captured
-stdout and stderr of the DAG runs (where ``dag.test()`` writes the task logs) and of the CLI
-commands run afterwards, Airflow's metadata database table by table (XComs, rendered template
-fields and run confs asserted non-empty), tierflow's PostgreSQL store table by table, and every
-object left in the bucket. The key ring's directory is the one place the private key belongs.
+Run once with the bucket on S3 and once on Azure. The secrets: the AWS credentials of the
+``aws_default`` connection (or the account key of the ``wasb_default`` one), the PostgreSQL
+password in TIERFLOW_DB_URL (the role must present it), and the private key of the key ring.
+Searched for every form of each (``needles``): every file the deployment wrote (AIRFLOW_HOME
+with its logs/, airflow.cfg and SQLite database, the rewrite batches, the index cache), the
+captured stdout and stderr of the DAG runs (where ``dag.test()`` writes the task logs) and of
+the CLI commands run afterwards, Airflow's metadata database table by table (XComs, rendered
+template fields and run confs asserted non-empty), tierflow's PostgreSQL store table by table,
+and every object left in the bucket. The key ring's directory is the one place the private key
+belongs.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from tests.security.full_run import FullRun, run_every_dag
-from tests.security.pg_role import PasswordRole
+from tests.security.needles import PG_PASSWORD, PG_USER
+from tests.security.pg_role import PasswordRole, password_role
 from tests.security.scan import (
     Finding,
     Haystack,
@@ -34,8 +37,10 @@ from tests.security.scan import (
     sqlite_rows,
     text,
 )
-from tests.security.world import build_world
+from tests.security.world import CloudBucket, azure_bucket, build_world, s3_bucket
+from tests.support.azurite import Azurite
 from tests.support.moto_server import MotoServer, empty_and_remove_bucket
+from tests.support.postgres import PostgresServer
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -50,25 +55,37 @@ EXPECTED_STATES = {
 }
 
 
+@pytest.fixture(scope="module", params=["s3", "azure"])
+def module_bucket(request: pytest.FixtureRequest) -> Iterator[CloudBucket]:
+    """The deployment's bucket: on S3 (moto_server), or on Azure (Azurite)."""
+    name = f"tierflow-sec-{uuid.uuid4().hex[:16]}"
+    if request.param == "s3":
+        moto: MotoServer = request.getfixturevalue("moto_server")
+        moto.client().create_bucket(Bucket=name)
+        yield s3_bucket(moto, name)
+        empty_and_remove_bucket(moto.client(), name)
+        return
+    azurite: Azurite = request.getfixturevalue("azurite")
+    azurite.service().create_container(name)
+    yield azure_bucket(azurite, name)
+    azurite.service().delete_container(name)
+
+
 @pytest.fixture(scope="module")
-def module_bucket(moto_server: MotoServer) -> Iterator[str]:
-    client = moto_server.client()
-    bucket = f"tierflow-sec-{uuid.uuid4().hex[:16]}"
-    client.create_bucket(Bucket=bucket)
-    yield bucket
-    empty_and_remove_bucket(client, bucket)
+def pg_role(postgres_server: PostgresServer, module_bucket: CloudBucket) -> Iterator[PasswordRole]:
+    """The conftest's role, made again for each bucket: each world registers the same topics
+    in a database of its own."""
+    with password_role(postgres_server, PG_USER, PG_PASSWORD) as role:
+        yield role
 
 
 @pytest.fixture(scope="module")
 def full_run(
-    tmp_path_factory: pytest.TempPathFactory,
-    moto_server: MotoServer,
-    module_bucket: str,
-    pg_role: PasswordRole,
+    tmp_path_factory: pytest.TempPathFactory, module_bucket: CloudBucket, pg_role: PasswordRole
 ) -> FullRun:
     """Every DAG run once; Spark does the copy (threshold 1 byte), as in the S3 DAG test."""
     base = tmp_path_factory.mktemp("security-full-run")
-    world = build_world(base, moto_server, module_bucket, pg_role, spark_threshold_bytes=1)
+    world = build_world(base, module_bucket, pg_role, spark_threshold_bytes=1)
     return run_every_dag(world)
 
 

@@ -1,9 +1,11 @@
 """A production-shaped tierflow with distinctive secrets everywhere they are configured.
 
-S3 on the session's moto_server through an ``aws_default`` connection holding the fake AWS
-credentials of ``needles``; AES-GCM encryption with a key ring made by ``tierflow keys
-generate``; the metadata store on PostgreSQL, reached as a role that must present its password,
-which sits URL-quoted in TIERFLOW_DB_URL. Everything a run writes lands under one directory.
+The bucket on S3 (the session's moto_server, through an ``aws_default`` connection holding the
+fake AWS credentials of ``needles``) or on Azure (Azurite, through a ``wasb_default``
+connection string holding the account key); AES-GCM encryption with a key ring made by
+``tierflow keys generate``; the metadata store on PostgreSQL, reached as a role that must
+present its password, which sits URL-quoted in TIERFLOW_DB_URL. Everything a run writes lands
+under one directory.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,10 +24,12 @@ from tests.security.needles import (
     AWS_SESSION_TOKEN,
     Secret,
     aws_secrets,
+    azure_account_key_secret,
     pg_password_secret,
     private_key_secret,
 )
 from tests.security.pg_role import PasswordRole
+from tests.support.azurite import ACCOUNT, ACCOUNT_KEY, Azurite
 from tests.support.moto_server import REGION, MotoServer
 from tests.support.tiered import NOW_MS, TOPICS
 from tierflow.config import Settings
@@ -37,26 +42,57 @@ KEY_ID = "sec-1"
 WORLD_TOPICS = (*TOPICS, TopicSpec(name="audit", partitions=1, segments=2))
 
 
+@dataclass(frozen=True)
+class CloudBucket:
+    """A world's bucket: its URL, the Airflow connection reaching it and the secrets that
+    connection holds, and its objects read behind tierflow's back."""
+
+    url: str
+    connection_env: dict[str, str]
+    secrets: list[Secret]
+    objects: Callable[[], dict[str, bytes]]
+
+
+def s3_bucket(moto: MotoServer, bucket: str) -> CloudBucket:
+    def objects() -> dict[str, bytes]:
+        client = moto.client()
+        listed = client.list_objects_v2(Bucket=bucket).get("Contents") or []
+        read = client.get_object
+        return {o["Key"]: read(Bucket=bucket, Key=o["Key"])["Body"].read() for o in listed}
+
+    env = aws_connection_env(moto.endpoint)
+    return CloudBucket(f"s3://{bucket}/secure", env, aws_secrets(), objects)
+
+
+def azure_bucket(azurite: Azurite, container: str) -> CloudBucket:
+    def objects() -> dict[str, bytes]:
+        client = azurite.service().get_container_client(container)
+        read = client.download_blob
+        return {name: read(name).readall() for name in client.list_blob_names()}
+
+    secrets = [azure_account_key_secret(ACCOUNT_KEY)]
+    url = f"abfs://{container}@{ACCOUNT}/secure"
+    return CloudBucket(url, azurite.connection_env(), secrets, objects)
+
+
 @dataclass
 class World:
     base: Path
     settings: Settings
     role: PasswordRole
-    connection_env: dict[str, str]
+    bucket: CloudBucket
     keys_dir: Path
-    moto: MotoServer
-    bucket: str
     # What the commands run for this world printed, by label: part of the captured output.
     outputs: dict[str, str] = field(default_factory=dict)
 
     @property
     def env(self) -> dict[str, str]:
         """The environment an Airflow worker of this deployment gets."""
-        return {**self.settings.as_env(), **self.connection_env}
+        return {**self.settings.as_env(), **self.bucket.connection_env}
 
     def secrets(self) -> list[Secret]:
         return [
-            *aws_secrets(),
+            *self.bucket.secrets,
             pg_password_secret(self.role.password),
             private_key_secret(
                 self.keys_dir / f"{KEY_ID}-private.pem", self.keys_dir / f"{KEY_ID}-public.pem"
@@ -65,12 +101,7 @@ class World:
 
     def bucket_objects(self) -> dict[str, bytes]:
         """Every object in the bucket, read behind tierflow's back."""
-        client = self.moto.client()
-        listed = client.list_objects_v2(Bucket=self.bucket).get("Contents") or []
-        return {
-            item["Key"]: client.get_object(Bucket=self.bucket, Key=item["Key"])["Body"].read()
-            for item in listed
-        }
+        return self.bucket.objects()
 
     def cli(self, label: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         """``tierflow ARGS`` in a subprocess with this world's environment; output is kept."""
@@ -102,22 +133,20 @@ def aws_connection_env(endpoint: str, conn_id: str = "aws_default") -> dict[str,
     return {f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(connection)}
 
 
-def build_world(
-    base: Path, moto: MotoServer, bucket: str, role: PasswordRole, **overrides: object
-) -> World:
+def build_world(base: Path, bucket: CloudBucket, role: PasswordRole, **overrides: object) -> World:
     """Key ring (through the CLI), broker log dir, registered topics; nothing copied yet."""
     keys_dir = base / "keys"
     settings = Settings.embedded(
         base,
         db_url=role.url(),
-        remote_storage=f"s3://{bucket}/secure",
+        remote_storage=bucket.url,
         storage_layout="chunked",
         chunk_size=16 * 1024,
         compression=True,
         keyring=keys_dir / "keyring.json",
         **overrides,
     )
-    world = World(base, settings, role, aws_connection_env(moto.endpoint), keys_dir, moto, bucket)
+    world = World(base, settings, role, bucket, keys_dir)
     world.cli(
         "tierflow keys generate", "keys", "generate", "--dir", str(keys_dir), "--key-id", KEY_ID
     )
