@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.s3.test_segment_copy_dag_on_s3 import airflow_rows, files_containing
+from tests.s3.test_segment_copy_dag_on_s3 import assert_leaked_nowhere
 from tests.support.azurite import ACCOUNT, ACCOUNT_KEY, Azurite
 from tests.support.tiered import build_tiered, eligible
 from tierflow.lifecycle.copy.verify import verify_partition
@@ -55,8 +55,4 @@ def test_spark_rewrites_into_azure_and_the_key_leaks_nowhere(
     stored = azurite.service().get_container_client(azure_container).list_blob_names()
     assert set(stored) == {f"dag-run/{key}" for key in keys}
 
-    traces = repr(airflow_rows(airflow_home, "xcom")) + repr(
-        airflow_rows(airflow_home, "rendered_task_instance_fields")
-    )
-    assert ACCOUNT_KEY not in log_text and ACCOUNT_KEY not in traces
-    assert files_containing(tmp_path, ACCOUNT_KEY) == []
+    assert_leaked_nowhere((ACCOUNT_KEY,), log_text, airflow_home, tmp_path)

@@ -13,7 +13,7 @@ import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
 from tests.export.test_export_table import assert_holds_committed
-from tests.s3.test_segment_copy_dag_on_s3 import SECRETS, airflow_rows, files_containing
+from tests.s3.test_segment_copy_dag_on_s3 import SECRETS, assert_leaked_nowhere
 from tests.support.moto_server import MotoServer
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
@@ -67,9 +67,4 @@ def test_an_export_run_into_s3(
     }
     assert any(k.startswith(f"{TABLE_KEY}/metadata/") for k in keys), "metadata in S3 too"
 
-    traces = repr(airflow_rows(airflow_home, "xcom")) + repr(
-        airflow_rows(airflow_home, "rendered_task_instance_fields")
-    )
-    for secret in SECRETS:
-        assert secret not in log_text and secret not in traces
-        assert files_containing(tmp_path, secret) == []
+    assert_leaked_nowhere(SECRETS, log_text, airflow_home, tmp_path)

@@ -36,6 +36,18 @@ def airflow_rows(airflow_home: Path, table: str) -> list[tuple]:
         return db.execute(f"SELECT * FROM {table}").fetchall()
 
 
+def assert_leaked_nowhere(
+    secrets: tuple[str, ...], log_text: str, airflow_home: Path, root: Path
+) -> None:
+    """No secret in the run's log, its XComs and rendered fields, or any file under ``root``."""
+    traces = repr(airflow_rows(airflow_home, "xcom")) + repr(
+        airflow_rows(airflow_home, "rendered_task_instance_fields")
+    )
+    for secret in secrets:
+        assert secret not in log_text and secret not in traces
+        assert files_containing(root, secret) == []
+
+
 def files_containing(root: Path, secret: str) -> list[Path]:
     needle = secret.encode()
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
@@ -66,13 +78,9 @@ def test_spark_rewrites_into_s3_and_the_credentials_leak_nowhere(
     assert f"rewrote {expected} of {expected} segments" in log_text, "Spark did the upload"
     submit = [line for line in log_text.splitlines() if "Spark-Submit cmd:" in line]
     assert submit and "--master local[*]" in submit[0]
-    xcoms = airflow_rows(airflow_home, "xcom")
-    rendered = airflow_rows(airflow_home, "rendered_task_instance_fields")
-    assert xcoms and rendered
-    for secret in SECRETS:
-        assert secret not in log_text
-        assert secret not in repr(xcoms) + repr(rendered)
-        assert files_containing(tmp_path, secret) == []
+    assert airflow_rows(airflow_home, "xcom")
+    assert airflow_rows(airflow_home, "rendered_task_instance_fields")
+    assert_leaked_nowhere(SECRETS, log_text, airflow_home, tmp_path)
 
     keys = set()
     for log_ in t.logs():

@@ -31,7 +31,12 @@ from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoun
 from tierflow.config import DEFAULT_AZURE_CONN_ID, DEFAULT_STORAGE_TIMEOUT_S
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
 from tierflow.storage.keys import normalize_prefix
-from tierflow.storage.object_store import READ_CHUNK, StreamingWrites, validate_key
+from tierflow.storage.object_store import (
+    READ_CHUNK,
+    StreamingWrites,
+    is_valid_key,
+    validate_key,
+)
 from tierflow.storage.retry import Attempts, RetryPolicy, retry_call
 from tierflow.storage.urls import shown_url
 
@@ -234,7 +239,7 @@ class AzureBlobObjectStore(StreamingWrites):
             names, token = self._send(what, "list", lambda t=token: self._page(prefix, t))
             for name in names:
                 key = name[len(self.prefix) :]
-                if _is_valid_key(key):
+                if is_valid_key(key):
                     yield key
             if not token:
                 return
@@ -250,14 +255,6 @@ class AzureBlobObjectStore(StreamingWrites):
 def _delete_if_there(blob: Any) -> None:
     with contextlib.suppress(ResourceNotFoundError):
         blob.delete_blob()
-
-
-def _is_valid_key(key: str) -> bool:
-    try:
-        validate_key(key)
-    except RemoteStorageError:
-        return False
-    return True
 
 
 def _raise_storage_error(key: str, action: str, exc: BaseException) -> NoReturn:

@@ -22,6 +22,15 @@ def validate_key(key: str) -> str:
     return key
 
 
+def is_valid_key(key: str) -> bool:
+    """Whether a listed name is one of our keys (a console's "folder/" marker is not)."""
+    try:
+        validate_key(key)
+    except InvalidKeyError:
+        return False
+    return True
+
+
 class ObjectStore(Protocol):
     def put_file(self, key: str, source: Path) -> ObjectInfo:
         """Upload a file; a retry simply overwrites. Returns size and sha256 of what was sent."""

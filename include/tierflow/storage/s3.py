@@ -43,7 +43,12 @@ from tierflow.rsm import (
     TransientStorageError,
 )
 from tierflow.storage.keys import normalize_prefix
-from tierflow.storage.object_store import READ_CHUNK, StreamingWrites, validate_key
+from tierflow.storage.object_store import (
+    READ_CHUNK,
+    StreamingWrites,
+    is_valid_key,
+    validate_key,
+)
 from tierflow.storage.retry import Attempts, RetryPolicy, is_transient, retry_call
 from tierflow.storage.urls import shown_url
 
@@ -350,7 +355,7 @@ class S3ObjectStore(StreamingWrites):
                 _raise_storage_error(what, "list", exc)
             for item in page.get("Contents") or []:
                 key = self._unprefixed(item["Key"])
-                if _is_valid_key(key):  # e.g. a console's "folder/" marker is not ours
+                if is_valid_key(key):  # e.g. a console's "folder/" marker is not ours
                     yield key
             if not page.get("IsTruncated"):
                 return
@@ -458,14 +463,6 @@ def _check_length(key: str, response: dict[str, Any], data: bytes) -> None:
 
 def _code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def _is_valid_key(key: str) -> bool:
-    try:
-        validate_key(key)
-    except RemoteStorageError:
-        return False
-    return True
 
 
 def _raise_storage_error(key: str, action: str, exc: BaseException) -> NoReturn:
