@@ -18,6 +18,9 @@ from tests.support.azurite import azure_container, azurite  # noqa: F401
 # make demo's log dir, generated once for the session.
 from tests.support.demo_data import demo_log_dir  # noqa: F401
 
+# The session's GCS emulator (the JSON API on loopback) and a fresh bucket.
+from tests.support.gcs_emulator import gcs_bucket, gcs_emulator  # noqa: F401
+
 # The session's moto_server (a real S3-compatible HTTP server on loopback) and a fresh bucket.
 from tests.support.moto_server import moto_server, s3_bucket  # noqa: F401
 

@@ -51,6 +51,7 @@ ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
 ENV_MAX_SHARDS = "TIERFLOW_MAX_SHARDS"
 ENV_AWS_CONN_ID = "TIERFLOW_AWS_CONN_ID"
 ENV_AZURE_CONN_ID = "TIERFLOW_AZURE_CONN_ID"
+ENV_GCP_CONN_ID = "TIERFLOW_GCP_CONN_ID"
 ENV_ICEBERG_CATALOG = "TIERFLOW_ICEBERG_CATALOG"
 ENV_S3_PART_SIZE = "TIERFLOW_S3_PART_SIZE"
 ENV_STORAGE_RETRY_ATTEMPTS = "TIERFLOW_STORAGE_RETRY_ATTEMPTS"
@@ -75,6 +76,7 @@ DEFAULT_MAX_SHARDS = 16
 DEFAULT_RECONCILE_GRACE_S = 24 * 3600
 DEFAULT_AWS_CONN_ID = "aws_default"
 DEFAULT_AZURE_CONN_ID = "wasb_default"
+DEFAULT_GCP_CONN_ID = "google_cloud_default"
 # Objects larger than one part go up as multipart uploads. S3 rejects parts below 5 MiB (all
 # but the last), so that is the smallest part size there is.
 DEFAULT_S3_PART_SIZE = 8 * 1024 * 1024
@@ -234,6 +236,8 @@ class Settings:
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
     # The Airflow connection of an abfs:// (or wasb://) container.
     azure_conn_id: str = DEFAULT_AZURE_CONN_ID
+    # The Airflow connection of a gs:// bucket (the Google provider's GCSHook).
+    gcp_conn_id: str = DEFAULT_GCP_CONN_ID
     s3_part_size: int = DEFAULT_S3_PART_SIZE
     # The Airflow Iceberg provider's connection of the catalog the Iceberg export commits to
     # (a REST catalog); None: a SQL catalog in the metadata store's database.
@@ -306,6 +310,7 @@ class Settings:
             ENV_MAX_SHARDS: str(self.max_shards),
             ENV_AWS_CONN_ID: self.aws_conn_id,
             ENV_AZURE_CONN_ID: self.azure_conn_id,
+            ENV_GCP_CONN_ID: self.gcp_conn_id,
             ENV_S3_PART_SIZE: str(self.s3_part_size),
             ENV_ICEBERG_CATALOG: self.iceberg_catalog or "",
             ENV_STORAGE_RETRY_ATTEMPTS: str(self.storage_retry_attempts),
@@ -397,6 +402,7 @@ class _Environment(BaseSettings):
     max_shards: _Positive = DEFAULT_MAX_SHARDS
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
     azure_conn_id: str = DEFAULT_AZURE_CONN_ID
+    gcp_conn_id: str = DEFAULT_GCP_CONN_ID
     s3_part_size: Annotated[_Whole, Field(ge=MIN_S3_PART_SIZE)] = DEFAULT_S3_PART_SIZE
     iceberg_catalog: str | None = None
     storage_retry_attempts: _Positive = DEFAULT_STORAGE_RETRY_ATTEMPTS

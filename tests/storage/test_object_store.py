@@ -1,5 +1,6 @@
 """The object-store contract, run against every backend: the local directory, S3 (moto's
-standalone server on loopback) and Azure Blob Storage (Azurite on loopback), each through its
+standalone server on loopback), Google Cloud Storage (fake-gcs-server on loopback) and Azure
+Blob Storage (Azurite on loopback), each through its
 Airflow connection, at a bucket's root and under a prefix."""
 
 from __future__ import annotations
@@ -18,15 +19,19 @@ from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.s3 import S3ObjectStore
 
-BACKENDS = ["local", "s3", "s3-prefix", "azure", "azure-prefix"]
+BACKENDS = ["local", "s3", "s3-prefix", "gcs", "gcs-prefix", "azure", "azure-prefix"]
 
 
 def open_backend(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> ObjectStore:
-    """A store of the backend. "s3" and "azure" are opened from their URLs through the Airflow
-    connection, as tierflow opens the configured bucket; "s3-prefix" shares the session's
-    client (faster)."""
+    """A store of the backend. "s3", "gcs" and "azure" are opened from their URLs through the
+    Airflow connection, as tierflow opens the configured bucket; "s3-prefix" shares the
+    session's client (faster)."""
     if backend == "local":
         return open_object_store(str(tmp_path / "bucket"))
+    if backend.startswith("gcs"):
+        bucket = request.getfixturevalue("gcs_bucket")
+        prefix = "/deployments/eu-1" if backend == "gcs-prefix" else ""
+        return open_object_store(f"gs://{bucket}{prefix}")
     if backend.startswith("azure"):
         container = request.getfixturevalue("azure_container")
         prefix = "/deployments/eu-1" if backend == "azure-prefix" else ""

@@ -138,7 +138,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._handle()
 
-    do_PUT = do_POST = do_DELETE = do_HEAD = do_GET
+    do_PUT = do_POST = do_PATCH = do_DELETE = do_HEAD = do_GET
 
     def _handle(self) -> None:
         query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)

@@ -4,7 +4,8 @@ A plain path or ``file://`` URL is a local directory bucket (the embedded defaul
 ``s3://bucket[/prefix]`` is an S3 bucket, or any S3-compatible store, reached through the
 Airflow connection ``aws_conn_id`` (Spark executors pass a handed-over client spec instead);
 ``abfs://container@account[/prefix]`` (or ``wasb://``) an Azure Blob Storage container,
-through the Airflow connection ``azure_conn_id``.
+through the Airflow connection ``azure_conn_id``; ``gs://bucket[/prefix]`` a Google Cloud
+Storage bucket, through the Airflow connection ``gcp_conn_id``.
 The layout is Aiven's chunked one (optionally compressed and encrypted) or plain: one object
 per file. S3 requests are retried by the configured policy; a local directory fails for good
 when it fails.
@@ -18,6 +19,8 @@ from urllib.parse import urlparse
 
 from tierflow.config import (
     DEFAULT_AZURE_CONN_ID,
+    DEFAULT_GCP_CONN_ID,
+    DEFAULT_S3_PART_SIZE,
     DEFAULT_STORAGE_TIMEOUT_S,
     ENV_REMOTE_STORAGE,
     InvalidSettingError,
@@ -41,11 +44,12 @@ class UnsupportedStorageURLError(ValueError):
 
 
 class StoreOptions(TypedDict, total=False):
-    """What a cloud bucket's store takes besides its client (see S3ObjectStore and
-    AzureBlobObjectStore); a local directory needs none of it."""
+    """What a cloud bucket's store takes besides its client (see S3ObjectStore,
+    AzureBlobObjectStore and GcsObjectStore); a local directory needs none of it."""
 
     aws_conn_id: str
     azure_conn_id: str
+    gcp_conn_id: str
     part_size: int
     retry: RetryPolicy | None
     timeout_s: float
@@ -63,9 +67,11 @@ def open_object_store(
         return _s3_bucket(url, bucket_client, options)
     if parsed.scheme in AZURE_SCHEMES:
         return _azure_container(url, bucket_client, options)
+    if parsed.scheme == "gs":
+        return _gcs_bucket(url, bucket_client, options)
     raise UnsupportedStorageURLError(
         f"remote storage {shown_url(url)!r}: unsupported scheme {parsed.scheme!r} "
-        "(supported: a path, file://, s3://, abfs://, wasb://)"
+        "(supported: a path, file://, s3://, gs://, abfs://, wasb://)"
     )
 
 
@@ -78,7 +84,7 @@ def _s3_bucket(url: str, spec: BucketClient | None, options: StoreOptions) -> Ob
         raise UnsupportedStorageURLError(f"remote storage {exc}") from None
     timeout_s = options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S)
     client = None if spec is None else spec.client(timeout_s)
-    s3_options = {k: v for k, v in options.items() if k != "azure_conn_id"}
+    s3_options = {k: v for k, v in options.items() if k not in ("azure_conn_id", "gcp_conn_id")}
     return S3ObjectStore(bucket, prefix=prefix, client=client, **s3_options)
 
 
@@ -98,6 +104,24 @@ def _azure_container(url: str, spec: BucketClient | None, options: StoreOptions)
         client=None if spec is None else spec.container(container, timeout_s),
         retry=options.get("retry"),
         timeout_s=timeout_s,
+    )
+
+
+def _gcs_bucket(url: str, spec: BucketClient | None, options: StoreOptions) -> ObjectStore:
+    from tierflow.storage.gcs import GcsObjectStore, parse_gcs_url
+
+    try:
+        bucket, prefix = parse_gcs_url(url)
+    except ValueError as exc:
+        raise UnsupportedStorageURLError(f"remote storage {exc}") from None
+    return GcsObjectStore(
+        bucket,
+        prefix=prefix,
+        gcp_conn_id=options.get("gcp_conn_id", DEFAULT_GCP_CONN_ID),
+        part_size=options.get("part_size", DEFAULT_S3_PART_SIZE),
+        client=None if spec is None else spec.client(),
+        retry=options.get("retry"),
+        timeout_s=options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S),
     )
 
 
@@ -126,6 +150,7 @@ def settings_object_store(
         settings.remote_storage,
         aws_conn_id=settings.aws_conn_id,
         azure_conn_id=settings.azure_conn_id,
+        gcp_conn_id=settings.gcp_conn_id,
         part_size=settings.s3_part_size,
         bucket_client=bucket_client,
         retry=retry_policy(settings),

@@ -4,9 +4,9 @@ import Airflow: Spark executors (through the spark-submit process's environment,
 (as an argument).
 
 One spec per cloud: ``S3ClientSpec`` for ``s3://``, ``AzureClientSpec`` for ``abfs://`` and
-``wasb://``; a local bucket needs none. Either travels as ONE environment variable,
-``TIERFLOW_BUCKET_CLIENT``, for as long as spark-submit runs; the driver takes it out of its
-environment and ships it to the executors inside the task closure.
+``wasb://``, ``GcsClientSpec`` for ``gs://``; a local bucket needs none. Each travels as ONE
+environment variable, ``TIERFLOW_BUCKET_CLIENT``, for as long as spark-submit runs; the driver
+takes it out of its environment and ships it to the executors inside the task closure.
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ from urllib.parse import urlparse
 from tierflow.config import Settings
 from tierflow.storage.azure_blob import AZURE_SCHEMES
 from tierflow.storage.azure_handover import AzureClientSpec
+from tierflow.storage.gcs_handover import GcsClientSpec
 from tierflow.storage.s3_handover import S3ClientSpec
 
 HANDOVER_ENV = "TIERFLOW_BUCKET_CLIENT"
-BucketClient = S3ClientSpec | AzureClientSpec
-KINDS: dict[str, type[S3ClientSpec] | type[AzureClientSpec]] = {
+BucketClient = S3ClientSpec | AzureClientSpec | GcsClientSpec
+KINDS: dict[str, type[BucketClient]] = {
     "s3": S3ClientSpec,
     "azure": AzureClientSpec,
+    "gcs": GcsClientSpec,
 }
 
 
@@ -38,6 +40,8 @@ def connection_client(settings: Settings) -> BucketClient | None:
         return S3ClientSpec.from_connection(settings.aws_conn_id)
     if scheme in AZURE_SCHEMES:
         return AzureClientSpec.from_connection(settings.azure_conn_id)
+    if scheme == "gs":
+        return GcsClientSpec.from_connection(settings.gcp_conn_id)
     return None
 
 

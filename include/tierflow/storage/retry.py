@@ -32,6 +32,10 @@ from typing import TypeVar
 from azure.core import exceptions as azure_errors
 from botocore import exceptions as botocore_errors
 from botocore.exceptions import ClientError
+from google.api_core import exceptions as google_errors
+from google.auth import exceptions as google_auth_errors
+from google.resumable_media import InvalidResponse
+from requests import exceptions as requests_errors
 from urllib3.exceptions import ProtocolError
 
 from tierflow.rsm import ObjectInfo, RemoteStorageError, TransientStorageError
@@ -69,6 +73,11 @@ _TRANSIENT_NETWORK = (
     azure_errors.ServiceRequestError,
     azure_errors.ServiceResponseError,
     azure_errors.IncompleteReadError,
+    # Google's client library (requests underneath), and its token refresh.
+    requests_errors.ConnectionError,
+    requests_errors.Timeout,
+    requests_errors.ChunkedEncodingError,
+    google_auth_errors.TransportError,
     ConnectionError,  # the builtin: resets and refusals below botocore's wrappers
     TimeoutError,
 )
@@ -84,8 +93,19 @@ def is_transient(exc: BaseException) -> bool:
         return error.get("Code") in _TRANSIENT_CODES or int(status) >= 500 or status == 429
     if isinstance(exc, _TRANSIENT_NETWORK):
         return True
-    status = getattr(exc, "status_code", None) if isinstance(exc, azure_errors.AzureError) else None
-    return status is not None and (status >= 500 or status in (408, 429))  # Azure throttles too
+    status = _http_status(exc)
+    return status is not None and (status >= 500 or status in (408, 429))  # throttled
+
+
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status of an Azure or Google error; None for any other exception."""
+    if isinstance(exc, azure_errors.AzureError):
+        return getattr(exc, "status_code", None)
+    if isinstance(exc, google_errors.GoogleAPICallError):
+        return exc.code
+    if isinstance(exc, InvalidResponse):  # a resumable upload's unexpected answer
+        return exc.response.status_code
+    return None
 
 
 @dataclass(frozen=True)
@@ -172,6 +192,10 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, azure_errors.HttpResponseError):
         code = getattr(exc.error_code, "value", exc.error_code) or exc.status_code
         return f"{code}: {exc.reason}"
+    if isinstance(exc, google_errors.GoogleAPICallError):
+        return f"{exc.code}: {exc.message}"
+    if isinstance(exc, InvalidResponse):
+        return f"HTTP {exc.response.status_code}: {exc.response.text[:200]}"
     return f"{type(exc).__name__}: {exc}"
 
 

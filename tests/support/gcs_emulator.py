@@ -1,0 +1,116 @@
+"""A real Google Cloud Storage server on loopback for the suite: ``gcp-storage-emulator``
+(requirements-dev), which serves the JSON API, resumable sessions with their status queries,
+and batches.
+
+One server serves the whole session, started on first use; every test gets a fresh bucket,
+removed afterwards. The client library is pointed at it by ``STORAGE_EMULATOR_HOST``, its own
+switch for emulators, and the Airflow connection ``google_cloud_default`` is anonymous.
+
+Register the fixtures with ``from tests.support.gcs_emulator import gcs_emulator, gcs_bucket``
+in the top-level conftest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.ports import free_port
+from tests.support.processes import stop_group
+
+READY_TIMEOUT_S = 15.0
+PROJECT = "tierflow-test"
+EMULATOR_ENV = "STORAGE_EMULATOR_HOST"
+
+
+@dataclass(frozen=True)
+class GcsEmulator:
+    endpoint: str  # http://127.0.0.1:<port>
+
+    def client(self) -> Any:
+        """A plain anonymous storage.Client, for what the tests check behind the store's back."""
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import storage
+
+        options = {"api_endpoint": self.endpoint}
+        return storage.Client(PROJECT, AnonymousCredentials(), client_options=options)
+
+    def connection_env(self, conn_id: str = "google_cloud_default") -> dict[str, str]:
+        """The emulator switch and an anonymous Airflow connection (JSON, no Airflow DB)."""
+        extra = {"is_anonymous": True, "project": PROJECT}
+        connection = {"conn_type": "google_cloud_platform", "extra": extra}
+        return {
+            EMULATOR_ENV: self.endpoint,
+            f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps(connection),
+        }
+
+
+@contextmanager
+def running_gcs_emulator(workdir: Path) -> Iterator[GcsEmulator]:
+    """Start the emulator on a free loopback port, its objects in memory; stop it on exit."""
+    port, log = free_port(), workdir / "gcs-emulator.log"
+    endpoint = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "gcp_storage_emulator", "start", "--in-memory", "--quiet"]
+    command += ["--host", "127.0.0.1", "--port", str(port)]
+    with open(log, "w") as out:
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=workdir, start_new_session=True,
+        )  # fmt: skip
+    try:
+        _wait_ready(endpoint, process, log)
+        yield GcsEmulator(endpoint)
+    finally:
+        stop_group(process, term_wait_s=2)
+
+
+def _wait_ready(endpoint: str, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"the GCS emulator exited with {process.returncode}: {log.read_text()}"
+            )
+        try:
+            urllib.request.urlopen(f"{endpoint}/storage/v1/b", timeout=1)
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(
+        f"the GCS emulator not ready within {READY_TIMEOUT_S:.0f} s: {log.read_text()}"
+    )
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GcsEmulator]:
+    with running_gcs_emulator(tmp_path_factory.mktemp("gcs")) as server:
+        yield server
+
+
+@pytest.fixture
+def gcs_bucket(gcs_emulator: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh, empty bucket; ``google_cloud_default`` reaches the emulator during the test."""
+    for name, value in gcs_emulator.connection_env().items():
+        monkeypatch.setenv(name, value)
+    name = f"tierflow-test-{uuid.uuid4().hex[:16]}"
+    bucket = gcs_emulator.client().create_bucket(name)
+    yield name
+    from google.api_core.exceptions import Conflict
+
+    with contextlib.suppress(Conflict):  # sessions cancelled by DELETE, which it does not serve
+        bucket.delete(force=True)
