@@ -19,7 +19,7 @@ from tests.support.azurite import azure_container, azurite  # noqa: F401
 from tests.support.demo_data import demo_log_dir  # noqa: F401
 
 # The session's GCS emulator (the JSON API on loopback) and a fresh bucket.
-from tests.support.gcs_emulator import gcs_bucket, gcs_emulator  # noqa: F401
+from tests.support.gcs_emulator import gcs_bucket, gcs_emulator, service_account  # noqa: F401
 
 # The session's moto_server (a real S3-compatible HTTP server on loopback) and a fresh bucket.
 from tests.support.moto_server import moto_server, s3_bucket  # noqa: F401

@@ -1,7 +1,8 @@
 """The kill harness on the cloud buckets: the copy killed (a real SIGKILL) at its first, middle
 and last kill point, remote retention at its first and last, with the bucket on S3
-(moto_server) and on Azure (Azurite); the rerun, a reconcile and the five invariants hold as on
-a local bucket (test_chaos.py covers every scenario and the storage fault plans there)."""
+(moto_server), on GCS (gcp-storage-emulator) and on Azure (Azurite); the rerun, a reconcile
+and the five invariants hold as on a local bucket (test_chaos.py covers every scenario and the
+storage fault plans there)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,12 @@ SAMPLED = {"copy": 3, "remote-retention": 2}
 def bucket_url(request: pytest.FixtureRequest, backend: str) -> str:
     if backend == "s3":
         return f"s3://{request.getfixturevalue('s3_bucket')}/chaos"
+    if backend == "gcs":
+        return f"gs://{request.getfixturevalue('gcs_bucket')}/chaos"
     return f"abfs://{request.getfixturevalue('azure_container')}@{ACCOUNT}/chaos"
 
 
-@pytest.mark.parametrize("backend", ["s3", "azure"])
+@pytest.mark.parametrize("backend", ["s3", "gcs", "azure"])
 @pytest.mark.parametrize("name", list(SAMPLED))
 def test_sampled_kill_points_hold_every_invariant_on_a_cloud_bucket(
     tmp_path: Path, request: pytest.FixtureRequest, backend: str, name: str

@@ -19,7 +19,7 @@ from tierflow.storage.plain import PlainRemoteStorageManager
 from .test_object_store import open_backend
 
 
-@pytest.fixture(params=["local", "s3", "azure"])
+@pytest.fixture(params=["local", "s3", "gcs", "azure"])
 def rsm(request: pytest.FixtureRequest, tmp_path: Path) -> PlainRemoteStorageManager:
     return PlainRemoteStorageManager(open_backend(request, request.param, tmp_path), "tiered")
 

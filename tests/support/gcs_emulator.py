@@ -6,6 +6,11 @@ One server serves the whole session, started on first use; every test gets a fre
 removed afterwards. The client library is pointed at it by ``STORAGE_EMULATOR_HOST``, its own
 switch for emulators, and the Airflow connection ``google_cloud_default`` is anonymous.
 
+Tests that follow a credential (the handover, the secret-leak scan) use ``service_account``
+instead: a service account key of our own, generated for the session, whose ``token_uri`` is
+an OAuth2 token endpoint on loopback. google-auth signs its JWT grant with the key and gets a
+recognisable access token back, as from Google; the emulator accepts any token.
+
 Register the fixtures with ``from tests.support.gcs_emulator import gcs_emulator, gcs_bucket``
 in the top-level conftest.
 """
@@ -16,6 +21,7 @@ import contextlib
 import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -23,6 +29,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +55,15 @@ class GcsEmulator:
         options = {"api_endpoint": self.endpoint}
         return storage.Client(PROJECT, AnonymousCredentials(), client_options=options)
 
-    def connection_env(self, conn_id: str = "google_cloud_default") -> dict[str, str]:
-        """The emulator switch and an anonymous Airflow connection (JSON, no Airflow DB)."""
-        extra = {"is_anonymous": True, "project": PROJECT}
+    def connection_env(
+        self, conn_id: str = "google_cloud_default", keyfile: dict[str, str] | None = None
+    ) -> dict[str, str]:
+        """The emulator switch and an Airflow connection (JSON, no Airflow DB): anonymous, or
+        with a service account key."""
+        if keyfile is None:
+            extra: dict[str, object] = {"is_anonymous": True, "project": PROJECT}
+        else:
+            extra = {"keyfile_dict": json.dumps(keyfile), "project": PROJECT}
         connection = {"conn_type": "google_cloud_platform", "extra": extra}
         return {
             EMULATOR_ENV: self.endpoint,
@@ -114,3 +127,57 @@ def gcs_bucket(gcs_emulator: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> It
 
     with contextlib.suppress(Conflict):  # sessions cancelled by DELETE, which it does not serve
         bucket.delete(force=True)
+
+
+@dataclass(frozen=True)
+class ServiceAccount:
+    keyfile: dict[str, str]  # as a service account's JSON key file has it
+    access_token: str  # what the token endpoint hands out for it
+
+
+@contextmanager
+def token_endpoint(access_token: str) -> Iterator[str]:
+    """An OAuth2 token endpoint on loopback answering JWT bearer grants; its URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            granted = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer" in body
+            answer = {"access_token": access_token, "expires_in": 3600, "token_type": "Bearer"}
+            payload = json.dumps(answer if granted else {"error": "invalid_grant"}).encode()
+            self.send_response(200 if granted else 400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/token"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def service_account() -> Iterator[ServiceAccount]:
+    from Crypto.PublicKey import RSA
+
+    pem = RSA.generate(2048).export_key(pkcs=8).decode()
+    token = f"ya29.tierflow-fake-gcs-token-{uuid.uuid4().hex}"
+    with token_endpoint(token) as token_uri:
+        keyfile = {
+            "type": "service_account",
+            "project_id": PROJECT,
+            "private_key_id": uuid.uuid4().hex,
+            "private_key": pem,
+            "client_email": f"tierflow@{PROJECT}.iam.gserviceaccount.com",
+            "client_id": "100000000000000000001",
+            "token_uri": token_uri,
+        }
+        yield ServiceAccount(keyfile, token)
