@@ -65,6 +65,18 @@ def azure_account_key_secret(account_key: str) -> Secret:
     )
 
 
+def gcp_private_key_secret(private_pem: str) -> Secret:
+    """A service account's private key as its JSON key file holds it: the PEM whole, in the
+    text forms, and line by line (what survives the JSON escaping of its newlines)."""
+    lines = [line for line in private_pem.splitlines() if line and not line.startswith("-----")]
+    pem_lines = {f"pem-line-{i}": line.encode() for i, line in enumerate(lines)}
+    return Secret("gcp service account private key", {**text_forms(private_pem), **pem_lines})
+
+
+def gcp_access_token_secret(token: str) -> Secret:
+    return Secret("gcp access token", text_forms(token))
+
+
 def pg_password_secret(password: str = PG_PASSWORD) -> Secret:
     return Secret("postgresql password", text_forms(password))
 

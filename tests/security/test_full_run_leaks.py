@@ -1,7 +1,8 @@
 """After every DAG has run with real secrets configured, no secret is anywhere it should not be.
 
-Run once with the bucket on S3 and once on Azure. The secrets: the AWS credentials of the
-``aws_default`` connection (or the account key of the ``wasb_default`` one), the PostgreSQL
+Run with the bucket on S3, on GCS and on Azure. The secrets: the AWS credentials of the
+``aws_default`` connection (or the service account key of the ``google_cloud_default`` one and
+the access tokens minted from it, or the account key of the ``wasb_default`` one), the PostgreSQL
 password in TIERFLOW_DB_URL (the role must present it), and the private key of the key ring.
 Searched for every form of each (``needles``): every file the deployment wrote (AIRFLOW_HOME
 with its logs/, airflow.cfg and SQLite database, the rewrite batches, the index cache), the
@@ -37,8 +38,9 @@ from tests.security.scan import (
     sqlite_rows,
     text,
 )
-from tests.security.world import CloudBucket, azure_bucket, build_world, s3_bucket
+from tests.security.world import CloudBucket, azure_bucket, build_world, gcs_bucket, s3_bucket
 from tests.support.azurite import Azurite
+from tests.support.gcs_emulator import GcsEmulator
 from tests.support.moto_server import MotoServer, empty_and_remove_bucket
 from tests.support.postgres import PostgresServer
 
@@ -55,15 +57,20 @@ EXPECTED_STATES = {
 }
 
 
-@pytest.fixture(scope="module", params=["s3", "azure"])
+@pytest.fixture(scope="module", params=["s3", "gcs", "azure"])
 def module_bucket(request: pytest.FixtureRequest) -> Iterator[CloudBucket]:
-    """The deployment's bucket: on S3 (moto_server), or on Azure (Azurite)."""
+    """The deployment's bucket: on S3 (moto_server), GCS (the emulator) or Azure (Azurite)."""
     name = f"tierflow-sec-{uuid.uuid4().hex[:16]}"
     if request.param == "s3":
         moto: MotoServer = request.getfixturevalue("moto_server")
         moto.client().create_bucket(Bucket=name)
         yield s3_bucket(moto, name)
         empty_and_remove_bucket(moto.client(), name)
+        return
+    if request.param == "gcs":
+        emulator: GcsEmulator = request.getfixturevalue("gcs_emulator")
+        emulator.client().create_bucket(name)
+        yield gcs_bucket(emulator, request.getfixturevalue("service_account"), name)
         return
     azurite: Azurite = request.getfixturevalue("azurite")
     azurite.service().create_container(name)
@@ -104,14 +111,20 @@ def test_every_dag_ran_and_did_its_work(full_run: FullRun):
     assert "password authentication" not in full_run.output(), "the role's password worked"
 
 
-def test_the_needles_match_the_secrets_actually_configured(full_run: FullRun):
+def test_the_needles_match_the_secrets_actually_configured(
+    full_run: FullRun, request: pytest.FixtureRequest
+):
     """The control: each secret is found where it does belong, so finding none elsewhere
-    means something. The PEM lines come from the key the run encrypted with."""
+    means something. The PEM lines come from the key the run encrypted with; a minted access
+    token was handed out to the run by the token endpoint."""
     world = full_run.world
+    if world.bucket.minted:
+        assert request.getfixturevalue("service_account").grants, "the run minted tokens"
     secrets = world.secrets()
     env = text("worker environment", json.dumps(world.env))
     found_in_env = {f.secret for f in find_secrets([env], secrets)}
-    assert found_in_env == {s.name for s in secrets} - {secrets[-1].name}
+    minted = {s.name for s in world.bucket.minted}
+    assert found_in_env == {s.name for s in secrets} - {secrets[-1].name} - minted
     key_files = list(files_under(world.keys_dir))
     found_in_keys = {(f.secret, f.form) for f in find_secrets(key_files, [secrets[-1]])}
     assert {form for _, form in found_in_keys} == set(secrets[-1].forms) - {

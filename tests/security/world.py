@@ -2,7 +2,9 @@
 
 The bucket on S3 (the session's moto_server, through an ``aws_default`` connection holding the
 fake AWS credentials of ``needles``) or on Azure (Azurite, through a ``wasb_default``
-connection string holding the account key); AES-GCM encryption with a key ring made by
+connection string holding the account key) or on GCS (the emulator, through a
+``google_cloud_default`` connection holding a service account key, whose access tokens the
+run mints as it goes); AES-GCM encryption with a key ring made by
 ``tierflow keys generate``; the metadata store on PostgreSQL, reached as a role that must
 present its password, which sits URL-quoted in TIERFLOW_DB_URL. Everything a run writes lands
 under one directory.
@@ -25,11 +27,14 @@ from tests.security.needles import (
     Secret,
     aws_secrets,
     azure_account_key_secret,
+    gcp_access_token_secret,
+    gcp_private_key_secret,
     pg_password_secret,
     private_key_secret,
 )
 from tests.security.pg_role import PasswordRole
 from tests.support.azurite import ACCOUNT, ACCOUNT_KEY, Azurite
+from tests.support.gcs_emulator import GcsEmulator, ServiceAccount
 from tests.support.moto_server import REGION, MotoServer
 from tests.support.tiered import NOW_MS, TOPICS
 from tierflow.config import Settings
@@ -51,6 +56,9 @@ class CloudBucket:
     connection_env: dict[str, str]
     secrets: list[Secret]
     objects: Callable[[], dict[str, bytes]]
+    # Secrets made from the configured ones during the run (an access token): configured
+    # nowhere, so searched for everywhere.
+    minted: list[Secret] = field(default_factory=list)
 
 
 def s3_bucket(moto: MotoServer, bucket: str) -> CloudBucket:
@@ -75,6 +83,17 @@ def azure_bucket(azurite: Azurite, container: str) -> CloudBucket:
     return CloudBucket(url, azurite.connection_env(), secrets, objects)
 
 
+def gcs_bucket(emulator: GcsEmulator, account: ServiceAccount, bucket: str) -> CloudBucket:
+    def objects() -> dict[str, bytes]:
+        blobs = emulator.client().list_blobs(bucket)
+        return {blob.name: blob.download_as_bytes() for blob in blobs}
+
+    env = emulator.connection_env(keyfile=account.keyfile)
+    secrets = [gcp_private_key_secret(account.keyfile["private_key"])]
+    minted = [gcp_access_token_secret(account.access_token)]
+    return CloudBucket(f"gs://{bucket}/secure", env, secrets, objects, minted)
+
+
 @dataclass
 class World:
     base: Path
@@ -93,6 +112,7 @@ class World:
     def secrets(self) -> list[Secret]:
         return [
             *self.bucket.secrets,
+            *self.bucket.minted,
             pg_password_secret(self.role.password),
             private_key_secret(
                 self.keys_dir / f"{KEY_ID}-private.pem", self.keys_dir / f"{KEY_ID}-public.pem"

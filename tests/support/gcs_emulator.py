@@ -133,16 +133,19 @@ def gcs_bucket(gcs_emulator: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> It
 class ServiceAccount:
     keyfile: dict[str, str]  # as a service account's JSON key file has it
     access_token: str  # what the token endpoint hands out for it
+    grants: list[str]  # one entry per token handed out
 
 
 @contextmanager
-def token_endpoint(access_token: str) -> Iterator[str]:
+def token_endpoint(access_token: str, grants: list[str]) -> Iterator[str]:
     """An OAuth2 token endpoint on loopback answering JWT bearer grants; its URL."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
             granted = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer" in body
+            if granted:
+                grants.append(access_token)
             answer = {"access_token": access_token, "expires_in": 3600, "token_type": "Bearer"}
             payload = json.dumps(answer if granted else {"error": "invalid_grant"}).encode()
             self.send_response(200 if granted else 400)
@@ -170,7 +173,8 @@ def service_account() -> Iterator[ServiceAccount]:
 
     pem = RSA.generate(2048).export_key(pkcs=8).decode()
     token = f"ya29.tierflow-fake-gcs-token-{uuid.uuid4().hex}"
-    with token_endpoint(token) as token_uri:
+    grants: list[str] = []
+    with token_endpoint(token, grants) as token_uri:
         keyfile = {
             "type": "service_account",
             "project_id": PROJECT,
@@ -180,4 +184,4 @@ def service_account() -> Iterator[ServiceAccount]:
             "client_id": "100000000000000000001",
             "token_uri": token_uri,
         }
-        yield ServiceAccount(keyfile, token)
+        yield ServiceAccount(keyfile, token, grants)
