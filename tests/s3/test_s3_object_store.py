@@ -206,7 +206,7 @@ def test_s3_urls(url: str, expected: tuple[str, str]):
     assert parse_s3_url(url) == expected
 
 
-@pytest.mark.parametrize("url", ["s3://", "s3:///prefix", "s3://key:secret@bucket/p", "gs://b"])
+@pytest.mark.parametrize("url", ["s3://", "s3:///prefix", "s3://key:secret@bucket/p", "hdfs://b"])
 def test_bad_storage_urls_are_refused(url: str):
     with pytest.raises(UnsupportedStorageURLError):
         open_object_store(url)
