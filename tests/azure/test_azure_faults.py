@@ -20,6 +20,7 @@ from tests.support.s3_fault_proxy import FaultProxy, Rule, running_fault_proxy
 from tierflow.rsm import RemoteStorageError
 from tierflow.storage.azure_blob import AzureBlobObjectStore
 from tierflow.storage.azure_handover import AzureClientSpec
+from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.retry import RetryPolicy
 
 TIMEOUT_S = 1
@@ -50,7 +51,8 @@ def store(proxy: FaultProxy, azure_container: str, sleeps: Sleeps) -> AzureBlobO
     )
 
 
-def assert_stored(store: AzureBlobObjectStore, key: str, data: bytes) -> None:
+def assert_stored(store: ObjectStore, key: str, data: bytes) -> None:
+    """The object reads back whole and its stat has the size and sha256 of ``data``."""
     assert store.read_range(key) == data
     found = store.stat(key)
     assert found is not None and found.size == len(data)

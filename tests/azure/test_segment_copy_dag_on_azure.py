@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.s3.test_segment_copy_dag_on_s3 import assert_leaked_nowhere
+from tests.s3.test_segment_copy_dag_on_s3 import assert_leaked_nowhere, copied_keys
 from tests.support.azurite import ACCOUNT, ACCOUNT_KEY, Azurite
 from tests.support.tiered import build_tiered, eligible
-from tierflow.lifecycle.copy.verify import verify_partition
-from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -43,15 +41,7 @@ def test_spark_rewrites_into_azure_and_the_key_leaks_nowhere(
     expected = sum(len(eligible(log_)) for log_ in t.logs())
     assert f"rewrote {expected} of {expected} segments" in log_text, "Spark did the upload"
 
-    keys = set()
-    for log_ in t.logs():
-        topic = t.store.topic(log_.topic)
-        states = [S.COPY_SEGMENT_FINISHED]
-        finished = t.store.segments(topic.topic_id, log_.partition, states=states)
-        assert [(r.start_offset, r.end_offset) for r in finished] == eligible(log_)
-        keys |= {o.key for r in finished for o in t.store.segment_objects(r.segment_id)}
-        checks = verify_partition(log_, topic, t.store, t.rsm)
-        assert checks and all(check.identical for check in checks), checks
+    keys = copied_keys(t)
     stored = azurite.service().get_container_client(azure_container).list_blob_names()
     assert set(stored) == {f"dag-run/{key}" for key in keys}
 

@@ -9,12 +9,12 @@ once with the key named, and leave no object behind.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.azure.test_azure_faults import assert_stored
 from tests.s3.test_s3_faults import Sleeps, payload
 from tests.support.gcs_emulator import EMULATOR_ENV, GcsEmulator
 from tests.support.s3_fault_proxy import FaultProxy, Rule, running_fault_proxy
@@ -52,13 +52,6 @@ def store(
     return GcsObjectStore(
         bucket, prefix="faults", part_size=PART, client=client, retry=policy, timeout_s=TIMEOUT_S
     )
-
-
-def assert_stored(store: GcsObjectStore, key: str, data: bytes) -> None:
-    assert store.read_range(key) == data
-    found = store.stat(key)
-    assert found is not None and found.size == len(data)
-    assert found.sha256 == hashlib.sha256(data).hexdigest()
 
 
 def test_a_503_and_throttling_are_retried_and_the_object_is_exact(

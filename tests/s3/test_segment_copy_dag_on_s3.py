@@ -21,7 +21,7 @@ from tests.support.moto_server import (
     SESSION_TOKEN,
     MotoServer,
 )
-from tests.support.tiered import build_tiered, eligible
+from tests.support.tiered import Tiered, build_tiered, eligible
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
@@ -46,6 +46,21 @@ def assert_leaked_nowhere(
     for secret in secrets:
         assert secret not in log_text and secret not in traces
         assert files_containing(root, secret) == []
+
+
+def copied_keys(t: Tiered) -> set[str]:
+    """The keys of every segment the run copied, after checking that each eligible segment is
+    FINISHED and reads back from the bucket identical to the broker's."""
+    keys: set[str] = set()
+    for log_ in t.logs():
+        topic = t.store.topic(log_.topic)
+        states = [S.COPY_SEGMENT_FINISHED]
+        finished = t.store.segments(topic.topic_id, log_.partition, states=states)
+        assert [(r.start_offset, r.end_offset) for r in finished] == eligible(log_)
+        keys |= {o.key for r in finished for o in t.store.segment_objects(r.segment_id)}
+        checks = verify_partition(log_, topic, t.store, t.rsm)  # read back from the bucket
+        assert checks and all(check.identical for check in checks), checks
+    return keys
 
 
 def files_containing(root: Path, secret: str) -> list[Path]:
@@ -82,16 +97,7 @@ def test_spark_rewrites_into_s3_and_the_credentials_leak_nowhere(
     assert airflow_rows(airflow_home, "rendered_task_instance_fields")
     assert_leaked_nowhere(SECRETS, log_text, airflow_home, tmp_path)
 
-    keys = set()
-    for log_ in t.logs():
-        topic = t.store.topic(log_.topic)
-        finished = t.store.segments(
-            topic.topic_id, log_.partition, states=[S.COPY_SEGMENT_FINISHED]
-        )
-        assert [(r.start_offset, r.end_offset) for r in finished] == eligible(log_)
-        keys |= {o.key for r in finished for o in t.store.segment_objects(r.segment_id)}
-        checks = verify_partition(log_, topic, t.store, t.rsm)  # read back from the bucket
-        assert checks and all(check.identical for check in checks), checks
+    keys = copied_keys(t)
     stored = moto_server.client().list_objects_v2(Bucket=s3_bucket)["Contents"]
     assert {item["Key"] for item in stored} == {f"dag-run/{key}" for key in keys}
 

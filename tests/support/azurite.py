@@ -15,9 +15,6 @@ import base64
 import json
 import os
 import subprocess
-import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +25,7 @@ from typing import Any
 import pytest
 
 from tests.support.ports import free_port
-from tests.support.processes import stop_group
+from tests.support.processes import stop_group, wait_answering
 
 PROJECT = Path(__file__).resolve().parents[2]
 AZURITE = PROJECT / ".test-servers" / "azurite" / "node_modules" / ".bin" / "azurite-blob"
@@ -76,25 +73,10 @@ def running_azurite(workdir: Path) -> Iterator[Azurite]:
         )  # fmt: skip
     try:
         endpoint = f"http://127.0.0.1:{port}/{ACCOUNT}"
-        _wait_ready(endpoint, process, log)
+        wait_answering("Azurite", f"{endpoint}?comp=list", process, log, READY_TIMEOUT_S)
         yield Azurite(endpoint)
     finally:
         stop_group(process, term_wait_s=2)
-
-
-def _wait_ready(endpoint: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"Azurite exited with {process.returncode}: {log.read_text()}")
-        try:
-            urllib.request.urlopen(f"{endpoint}?comp=list", timeout=1)
-            return
-        except urllib.error.HTTPError:
-            return  # it answers (unsigned requests are refused): it is up
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"Azurite not ready within {READY_TIMEOUT_S:.0f} s: {log.read_text()}")
 
 
 @pytest.fixture(scope="session")

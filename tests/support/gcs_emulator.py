@@ -22,9 +22,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +33,7 @@ from typing import Any
 import pytest
 
 from tests.support.ports import free_port
-from tests.support.processes import stop_group
+from tests.support.processes import stop_group, wait_answering
 
 READY_TIMEOUT_S = 15.0
 PROJECT = "tierflow-test"
@@ -84,29 +81,11 @@ def running_gcs_emulator(workdir: Path) -> Iterator[GcsEmulator]:
             cwd=workdir, start_new_session=True,
         )  # fmt: skip
     try:
-        _wait_ready(endpoint, process, log)
+        buckets = f"{endpoint}/storage/v1/b"
+        wait_answering("the GCS emulator", buckets, process, log, READY_TIMEOUT_S)
         yield GcsEmulator(endpoint)
     finally:
         stop_group(process, term_wait_s=2)
-
-
-def _wait_ready(endpoint: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"the GCS emulator exited with {process.returncode}: {log.read_text()}"
-            )
-        try:
-            urllib.request.urlopen(f"{endpoint}/storage/v1/b", timeout=1)
-            return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(
-        f"the GCS emulator not ready within {READY_TIMEOUT_S:.0f} s: {log.read_text()}"
-    )
 
 
 @pytest.fixture(scope="session")

@@ -33,8 +33,9 @@ from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageE
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import (
     READ_CHUNK,
+    PagedListing,
     StreamingWrites,
-    is_valid_key,
+    needs_no_request,
     validate_key,
 )
 from tierflow.storage.retry import Attempts, RetryPolicy, retry_call
@@ -82,7 +83,7 @@ def hook_container(
     return ours.get_container_client(container)
 
 
-class AzureBlobObjectStore(StreamingWrites):
+class AzureBlobObjectStore(StreamingWrites, PagedListing):
     def __init__(
         self,
         container: str,
@@ -164,11 +165,7 @@ class AzureBlobObjectStore(StreamingWrites):
 
     def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
         """Bytes [start, end) in one ranged Get Blob; past the end of the blob there are none."""
-        if start < 0:
-            raise RemoteStorageError(key, f"read failed: negative start {start}")
-        if end is not None and end <= start:
-            if self.stat(key) is None:
-                raise RemoteResourceNotFoundError(key, "no such object")
+        if needs_no_request(self, key, start, end, RemoteResourceNotFoundError):
             return b""
         blob, length = self._blob(key), None if end is None else end - start
         try:
@@ -228,21 +225,6 @@ class AzureBlobObjectStore(StreamingWrites):
         for key in dict.fromkeys(keys):
             blob = self._blob(key)
             self._send(key, "delete", lambda b=blob: _delete_if_there(b))
-
-    def list(self, prefix: str = "") -> Iterator[str]:
-        """Keys starting with ``prefix``, in Azure's order, a page per request; a failed page is
-        requested again with the same continuation token."""
-        if "\x00" in prefix:
-            return
-        what, token = prefix or "(container root)", None
-        while True:
-            names, token = self._send(what, "list", lambda t=token: self._page(prefix, t))
-            for name in names:
-                key = name[len(self.prefix) :]
-                if is_valid_key(key):
-                    yield key
-            if not token:
-                return
 
     def _page(self, prefix: str, token: str | None) -> tuple[list[str], str | None]:
         pages = self.client.list_blob_names(

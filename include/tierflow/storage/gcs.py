@@ -38,8 +38,9 @@ from tierflow.storage.gcs_upload import ResumableWrite
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import (
     READ_CHUNK,
+    PagedListing,
     StreamingWrites,
-    is_valid_key,
+    needs_no_request,
     validate_key,
 )
 from tierflow.storage.retry import RetryPolicy, retry_call
@@ -86,7 +87,7 @@ def endpoint(client: StorageClient) -> str:
     return client._connection.API_BASE_URL
 
 
-class GcsObjectStore(StreamingWrites):
+class GcsObjectStore(StreamingWrites, PagedListing):
     def __init__(
         self,
         bucket: str,
@@ -174,11 +175,7 @@ class GcsObjectStore(StreamingWrites):
 
     def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
         """Bytes [start, end) in one ranged GET; past the end of the object there are none."""
-        if start < 0:
-            raise RemoteStorageError(key, f"read failed: negative start {start}")
-        if end is not None and end <= start:
-            if self.stat(key) is None:
-                raise RemoteResourceNotFoundError(key, "no such object")
+        if needs_no_request(self, key, start, end, RemoteResourceNotFoundError):
             return b""
         return self._range(key, self.bucket.blob(self._name(key)), start, end)
 
@@ -236,21 +233,6 @@ class GcsObjectStore(StreamingWrites):
     def _delete_one(self, key: str) -> None:
         blob = self.bucket.blob(self._name(key))
         self._send(key, "delete", partial(_delete_if_there, blob, self.timeout_s))
-
-    def list(self, prefix: str = "") -> Iterator[str]:
-        """Keys starting with ``prefix``, in name order, a page per request; a failed page is
-        requested again with the same page token."""
-        if "\x00" in prefix:
-            return
-        what, token = prefix or "(bucket root)", None
-        while True:
-            names, token = self._send(what, "list", partial(self._page, prefix, token))
-            for name in names:
-                key = name[len(self.prefix) :]
-                if is_valid_key(key):
-                    yield key
-            if not token:
-                return
 
     def _page(self, prefix: str, token: str | None) -> tuple[list[str], str | None]:
         blobs = self.client.list_blobs(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from tierflow.rsm import InvalidKeyError, ObjectInfo, RemoteStorageError
 
@@ -77,3 +78,45 @@ class StreamingWrites:
 
     def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
         return self._write(key, chunks)
+
+
+class PagedListing:
+    """``list`` for backends that page with a continuation token (Azure, GCS): one page per
+    request, sent through the backend's retrying ``_send``, so a failed page is asked for again
+    with the same token and no key is yielded twice."""
+
+    prefix: str
+
+    def _send(self, key: str, action: str, request: Callable[[], Any]) -> Any:
+        raise NotImplementedError
+
+    def _page(self, prefix: str, token: str | None) -> tuple[list[str], str | None]:
+        """The names of one page under ``self.prefix + prefix``, and the next page's token."""
+        raise NotImplementedError
+
+    def list(self, prefix: str = "") -> Iterator[str]:
+        if "\x00" in prefix:
+            return
+        what, token = prefix or "(bucket root)", None
+        while True:
+            names, token = self._send(what, "list", partial(self._page, prefix, token))
+            for name in names:
+                key = name[len(self.prefix) :]
+                if is_valid_key(key):
+                    yield key
+            if not token:
+                return
+
+
+def needs_no_request(
+    store: ObjectStore, key: str, start: int, end: int | None, not_found: type[Exception]
+) -> bool:
+    """Whether ``read_range(key, start, end)`` is answered without a ranged read: a negative
+    start is refused, an empty range is b"" for an object that exists (``not_found`` else)."""
+    if start < 0:
+        raise RemoteStorageError(key, f"read failed: negative start {start}")
+    if end is None or end > start:
+        return False
+    if store.stat(key) is None:
+        raise not_found(key, "no such object")
+    return True
