@@ -13,8 +13,8 @@ from tierflow.metadata import MetadataStore, migrate
 from tierflow.metadata.engine import create_store_engine
 from tierflow.metadata.models import DISKLESS_TABLE_NAMES, TABLE_NAMES, VERSION_TABLE
 
-HEAD = "0004"
-REVISIONS = ["0001", "0002", "0003", "0004"]
+HEAD = "0005"
+REVISIONS = ["0001", "0002", "0003", "0004", "0005"]
 
 
 def _tables(engine: sa.Engine) -> set[str]:
@@ -81,6 +81,7 @@ def test_every_revision_steps_up_and_down_keeping_data(store_url: str) -> None:
         assert store.partition(TOPIC_ID, 0).lease_owner == "owner"
         assert [e.actor for e in store.events(topic_id=TOPIC_ID)] == ["a", "tierflow"]
         assert not store.topic(TOPIC).iceberg_export, "0004's default for every older topic"
+        assert store.topic(TOPIC).cleanup_policy == "delete", "0005's, likewise"
     assert migrate.schema_diffs(engine) == []
     engine.dispose()
 

@@ -29,6 +29,7 @@ KAFKA_NAMES: dict[str, str] = {
     "local.retention.bytes": "local_retention_bytes",
     "remote.log.disable.policy": "remote_log_disable_policy",
     "remote.log.copy.disable": "remote_log_copy_disable",
+    "cleanup.policy": "cleanup_policy",
     # tierflow's own (Kafka has no such configs): the topic's Iceberg export, issue 19.
     "tierflow.iceberg.export": "iceberg_export",
     "tierflow.iceberg.value.format": "iceberg_value_format",
@@ -36,7 +37,6 @@ KAFKA_NAMES: dict[str, str] = {
 }
 VALUE_FORMATS = ("none", "json")  # tierflow.iceberg.value.format: json adds value_json
 DELETE_ON_DISABLE = "remote.log.delete.on.disable"
-# Checked but not stored: tierflow tiers only cleanup.policy=delete topics (see below).
 CLEANUP_POLICY = "cleanup.policy"
 CLEANUP_POLICIES = ("delete", "compact")
 FIELD_NAMES: dict[str, str] = {field: name for name, field in KAFKA_NAMES.items()}
@@ -54,6 +54,7 @@ class TopicConfig:
     local_retention_bytes: int = SAME_AS_RETENTION
     remote_log_disable_policy: str = "retain"
     remote_log_copy_disable: bool = False
+    cleanup_policy: str = "delete"  # Kafka's list, normalized: "compact", "compact,delete"...
     iceberg_export: bool = False
     iceberg_value_format: str = "none"
     iceberg_retention_wait_max_ms: int = UNLIMITED  # how long retention waits for the export
@@ -102,8 +103,15 @@ class TopicConfig:
                 f"{', '.join(sorted(DISABLE_POLICIES))}",
             )
         self._validate_iceberg()
+        _check_cleanup_policy(self.cleanup_policy)
         if not self.remote_storage_enable:
             return
+        if self.compacted:
+            raise InvalidConfigError(
+                CLEANUP_POLICY,
+                f"{CLEANUP_POLICY}={self.cleanup_policy}: remote storage is not supported for "
+                "compacted topics yet",
+            )
         _check_local_retention("bytes", self.local_retention_bytes, self.retention_bytes)
         _check_local_retention("ms", self.local_retention_ms, self.retention_ms)
         if self.remote_log_copy_disable:
@@ -119,6 +127,16 @@ class TopicConfig:
                 f"tierflow.iceberg.value.format={self.iceberg_value_format} must be one of "
                 f"{', '.join(VALUE_FORMATS)}",
             )
+
+    @property
+    def compacted(self) -> bool:
+        """Kafka's test (``LogConfig.compact``): the policy list holds ``compact``."""
+        return "compact" in self.cleanup_policy.split(",")
+
+    @property
+    def deletes(self) -> bool:
+        """Kafka's ``LogConfig.delete``: retention.ms and retention.bytes apply."""
+        return "delete" in self.cleanup_policy.split(",")
 
     def effective_local_retention_ms(self) -> int:
         """local.retention.ms with -2 resolved (-1 still means unlimited)."""
@@ -145,11 +163,11 @@ def parse_kafka_configs(configs: Mapping[str, str]) -> dict[str, Any]:
             _set_once(out, "remote_log_disable_policy", policy, name)
             continue
         if name == CLEANUP_POLICY:
-            _check_cleanup_policy(raw)
+            _set_once(out, "cleanup_policy", _cleanup_policy(raw), name)
             continue
         field = KAFKA_NAMES.get(name)
         if field is None:
-            known = ", ".join(sorted([*KAFKA_NAMES, DELETE_ON_DISABLE, CLEANUP_POLICY]))
+            known = ", ".join(sorted([*KAFKA_NAMES, DELETE_ON_DISABLE]))
             raise InvalidConfigError(name, f"{name}: unknown topic config (known: {known})")
         if field in _BOOL_FIELDS:
             value: Any = _parse_bool(name, raw)
@@ -161,21 +179,17 @@ def parse_kafka_configs(configs: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def _check_cleanup_policy(raw: str) -> None:
-    """Kafka's LogConfig refuses remote storage on a compacted topic. tierflow keeps no
-    cleanup.policy to check a later enable against, so it refuses compaction outright."""
-    policies = [p.strip() for p in raw.split(",") if p.strip()]
-    unknown = [p for p in policies if p not in CLEANUP_POLICIES]
-    if not policies or unknown:
+def _cleanup_policy(raw: str) -> str:
+    """Kafka's list type: comma-separated, blanks around items dropped; kept in its order."""
+    return ",".join(p.strip().lower() for p in raw.split(",") if p.strip())
+
+
+def _check_cleanup_policy(policy: str) -> None:
+    items = policy.split(",") if policy else []
+    if not items or any(p not in CLEANUP_POLICIES for p in items):
         raise InvalidConfigError(
             CLEANUP_POLICY,
-            f"{CLEANUP_POLICY}={raw}: must be a list of {', '.join(CLEANUP_POLICIES)}",
-        )
-    if "compact" in policies:
-        raise InvalidConfigError(
-            CLEANUP_POLICY,
-            f"{CLEANUP_POLICY}={raw}: remote storage is not supported for compacted topics; "
-            "tierflow registers only cleanup.policy=delete topics",
+            f"{CLEANUP_POLICY}={policy}: must be a list of {', '.join(CLEANUP_POLICIES)}",
         )
 
 

@@ -78,6 +78,7 @@ class Topic(SQLModel, table=True):
     local_retention_bytes: int = Field(default=-2, sa_type=sa.BigInteger)
     remote_log_disable_policy: str = Field(default="retain", sa_type=sa.String(16))
     remote_log_copy_disable: bool = Field(default=False, sa_type=sa.Boolean)
+    cleanup_policy: str = Field(default="delete", sa_type=sa.String(32))
     iceberg_export: bool = Field(default=False, sa_type=sa.Boolean)
     iceberg_value_format: str = Field(default="none", sa_type=sa.String(16))
     iceberg_retention_wait_max_ms: int = Field(default=-1, sa_type=sa.BigInteger)
