@@ -99,6 +99,8 @@ class LogSegmentData:
     transaction_index: Path | None
     producer_snapshot_index: Path
     leader_epoch_index: bytes
+    # A compacted segment's tail from this offset on (kafka/segment_slice.py); None: whole.
+    slice_from: int | None = None
 
 
 @dataclass(frozen=True)

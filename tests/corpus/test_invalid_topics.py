@@ -54,14 +54,9 @@ CONFIG_CASES = [
         r"retention\.msec: unknown topic config",
     ),
     ConfigCase(
-        "remote storage on a compacted topic",
-        {"remote.storage.enable": "true", "cleanup.policy": "compact"},
-        r"cleanup\.policy=compact: remote storage is not supported for compacted topics",
-    ),
-    ConfigCase(
-        "remote storage on a compact,delete topic",
-        {"remote.storage.enable": "true", "cleanup.policy": "compact,delete"},
-        r"cleanup\.policy=compact,delete: remote storage is not supported for compacted topics",
+        "an empty cleanup policy",
+        {"cleanup.policy": " , "},
+        r"cleanup\.policy=: must be a list of delete, compact",
     ),
     ConfigCase(
         "unknown cleanup policy",

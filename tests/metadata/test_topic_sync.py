@@ -91,19 +91,20 @@ def test_sync_registers_the_log_dir_topics_with_kafka_configs(
     assert code == 0
     assert {name: o["action"] for name, o in out.items()} == {
         "__consumer_offsets": "skipped",
-        "changelog": "skipped",
+        "changelog": "created",
         "orders": "created",
         "payments": "created",
     }
     assert "internal topic" in str(out["__consumer_offsets"]["reason"])
-    assert "cleanup.policy=compact,delete" in str(out["changelog"]["reason"])
     store = open_store(settings)
+    changelog = store.topic("changelog")
+    assert (changelog.cleanup_policy, changelog.remote_storage_enable) == ("compact,delete", True)
     orders, payments = store.topic("orders"), store.topic("payments")
     assert orders.topic_id == ids["orders"]
     # The topic's own override wins; the --config default fills what it does not set.
     assert (orders.remote_storage_enable, orders.retention_ms) == (True, 3600000)
     assert (payments.remote_storage_enable, payments.retention_ms) == (False, 604_800_000)
-    assert {t.name for t in store.topics()} == {"orders", "payments"}
+    assert {t.name for t in store.topics()} == {"changelog", "orders", "payments"}
 
 
 def test_rerun_reports_unchanged_then_updates_what_kafka_changed(
@@ -216,7 +217,8 @@ def test_json_warnings_also_go_to_stderr(
     assert out["payments"]["warnings"] == []
     assert len(out["orders"]["warnings"]) == 1
     assert "(the --config default)" in out["orders"]["warnings"][0]
-    assert captured.err.splitlines() == [f"WARNING: {out['orders']['warnings'][0]}"]
+    warned = ("changelog", "orders")  # the compacted changelog was enabled too
+    assert captured.err.splitlines() == [f"WARNING: {out[t]['warnings'][0]}" for t in warned]
 
 
 def test_topic_ids_that_disagree_fail_that_topic_only(
@@ -295,9 +297,10 @@ def test_sync_from_a_cluster(
     assert code == 0
     assert {name: o["action"] for name, o in out.items()} == {
         "__consumer_offsets": "skipped",
-        "changelog": "skipped",
+        "changelog": "created",
         "orders": "created",
     }
+    assert open_store(settings).topic("changelog").cleanup_policy == "compact"
     assert out["orders"]["topic_id"] == topics["orders"]
     assert again["orders"]["action"] == "updated"
     orders = open_store(settings).topic("orders")

@@ -55,17 +55,30 @@ LAYOUTS = {
 
 
 def build_tiered(
-    base: Path, *, enable: bool = True, layout: str = "plain", **settings_overrides: object
+    base: Path,
+    *,
+    enable: bool = True,
+    layout: str = "plain",
+    topics: tuple[TopicSpec, ...] = TOPICS,
+    topic_configs: dict[str, dict[str, object]] | None = None,
+    **settings_overrides: object,
 ) -> Tiered:
+    """``topic_configs``: more register_topic fields by topic name (e.g. cleanup_policy)."""
     overrides = {**LAYOUTS[layout], **settings_overrides}
     if layout == "chunked-encrypted":
         overrides["keyring"] = KeyRing.generate(base / "keys", "tierflow-test-1").path
     settings = Settings.embedded(base, **overrides)
-    generate_log_dir(settings.log_dirs[0], topics=TOPICS, seed=11, now_ms=NOW_MS)
+    generate_log_dir(settings.log_dirs[0], topics=topics, seed=11, now_ms=NOW_MS)
     store = open_store(settings)
     for log_ in partition_logs(settings.log_dirs):
+        extra = (topic_configs or {}).get(log_.topic, {})
         store.register_topic(
-            log_.topic, log_.topic_id(), actor="test", now_ms=NOW_MS, remote_storage_enable=enable
+            log_.topic,
+            log_.topic_id(),
+            actor="test",
+            now_ms=NOW_MS,
+            remote_storage_enable=enable,
+            **extra,
         )
     rsm = open_storage(settings)
     return Tiered(settings, store, rsm, layout)

@@ -143,6 +143,8 @@ def _print_report(label: str, report: PartitionCopyReport, dry_run: bool) -> Non
         console.print(f"{label}: would copy {count} at base offsets {offsets}")
     if report.held_back:
         console.print(f"{label}: {report.held_back}, later segments stay local")
+    if report.waiting:
+        console.print(f"{label}: {report.waiting}")
     for segment_id in report.cleaned_up:
         console.print(f"{label}: removed abandoned attempt {segment_id}")
 

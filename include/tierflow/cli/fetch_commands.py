@@ -42,6 +42,7 @@ from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.log_dir import PartitionLog
+from tierflow.kafka.record_batch import iter_batch_frames
 from tierflow.metadata.errors import MetadataError, UnknownSegmentError, UnknownTopicError
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState
@@ -51,7 +52,6 @@ from tierflow.read.dump_format import (
     batch_document,
     batch_line,
     dump_batch,
-    iter_batch_frames,
     record_lines,
 )
 from tierflow.read.fetch import FetchResult, RemoteFetchError, fetch_remote

@@ -279,8 +279,9 @@ SYNC = Command(
     "does, and is printed as a warning. A rerun updates what changed, lists each change "
     "(key: old -> new), and reports each topic as created, updated or unchanged; --dry-run "
     "shows the same without writing. Like Kafka, it never tiers internal topics "
-    "(__consumer_offsets, __transaction_state, ...), the metadata topics or compacted "
-    "topics: those are reported as skipped.",
+    "(__consumer_offsets, __transaction_state, ...) or the metadata topics: those are "
+    "reported as skipped. Unlike Kafka, it tiers compacted topics (cleanup.policy=compact "
+    "or compact,delete), copying what the broker's log cleaner has cleaned.",
     args=(
         config_option("a default for topics that do not set KEY, e.g. remote.storage.enable=true"),
         flag("--dry-run", "show what would change, write nothing"),

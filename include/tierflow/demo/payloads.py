@@ -81,6 +81,16 @@ def _payment(rng: random.Random) -> tuple[bytes | None, bytes]:
     return order.encode(), _json(value)
 
 
+def _changelog(rng: random.Random) -> tuple[bytes | None, bytes | None]:
+    """A compacted topic's traffic: updates to a few hundred entities, one in ten a deletion
+    (a tombstone: the key with no value)."""
+    entity = f"entity-{rng.randrange(300):03d}"
+    if rng.random() < 0.1:
+        return entity.encode(), None
+    value = {"entity": entity, "version": rng.randrange(10_000), "state": "x" * rng.randint(20, 80)}
+    return entity.encode(), _json(value)
+
+
 def _generic(rng: random.Random) -> tuple[bytes | None, bytes]:
     entity = f"entity-{rng.randrange(10_000):04d}"
     value = {"entity": entity, "version": rng.randrange(100), "payload": "x" * rng.randint(20, 80)}
@@ -100,8 +110,9 @@ def _headers(rng: random.Random) -> tuple[tuple[str, bytes | None], ...]:
     )
 
 
-_FACTORIES: dict[str, Callable[[random.Random], tuple[bytes | None, bytes]]] = {
+_FACTORIES: dict[str, Callable[[random.Random], tuple[bytes | None, bytes | None]]] = {
     "orders": _order,
     "clickstream": _click,
     "payments": _payment,
+    "changelog": _changelog,
 }

@@ -69,8 +69,12 @@ def build_batch(
     base_sequence: int = -1,
     transactional: bool = False,
     log_append_time: int | None = None,
+    offset_deltas: Sequence[int] | None = None,
 ) -> bytes:
     """Encode ``records`` as one broker-shaped batch starting at ``base_offset``.
+
+    ``offset_deltas`` place the records at those offsets past ``base_offset`` (ascending), as
+    a cleaned batch keeps its records' offsets; by default they are consecutive.
 
     Raises ValueError when a compressed codec was asked for but kafka-python fell back to
     storing the records uncompressed (it does so silently when compression does not shrink
@@ -88,7 +92,7 @@ def build_batch(
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
     )
-    for delta, record in enumerate(records):
+    for delta, record in zip(offset_deltas or range(len(records)), records, strict=True):
         builder.append(
             delta,
             timestamp=record.timestamp,

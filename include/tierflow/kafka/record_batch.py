@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -358,3 +358,32 @@ def valid_bytes(path: str | Path, *, validate_crc: bool = True) -> int:
     except (TruncatedDataError, CorruptRecordError):
         pass
     return valid
+
+
+def iter_batch_frames(chunks: Iterable[bytes], *, source: str) -> Iterator[tuple[int, bytes]]:
+    """(position, whole batch) from a stream of arbitrary chunks, one batch in memory at a time.
+
+    A zero length ends the data (a preallocated tail); a batch cut short raises, naming where.
+    """
+    buffer = bytearray()
+    position = 0
+    for chunk in chunks:
+        buffer += chunk
+        while len(buffer) >= LOG_OVERHEAD:
+            base_offset, length = _PREFIX.unpack_from(buffer)
+            if length == 0:
+                return
+            if length < 0:
+                raise CorruptRecordError(
+                    source, position, f"negative batch length {length} (offset {base_offset})"
+                )
+            size = LOG_OVERHEAD + length
+            if len(buffer) < size:
+                break
+            yield position, bytes(buffer[:size])
+            del buffer[:size]
+            position += size
+    if any(buffer):
+        raise TruncatedDataError(
+            source, position, f"the data ends {len(buffer)} bytes into a batch"
+        )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tierflow.metadata.errors import InvalidConfigError
+from tierflow.metadata.tierable import is_compacted
 
 # -1: unlimited. -2 (local.retention.* only): same as the matching retention.* value.
 UNLIMITED = -1
@@ -106,12 +107,6 @@ class TopicConfig:
         _check_cleanup_policy(self.cleanup_policy)
         if not self.remote_storage_enable:
             return
-        if self.compacted:
-            raise InvalidConfigError(
-                CLEANUP_POLICY,
-                f"{CLEANUP_POLICY}={self.cleanup_policy}: remote storage is not supported for "
-                "compacted topics yet",
-            )
         _check_local_retention("bytes", self.local_retention_bytes, self.retention_bytes)
         _check_local_retention("ms", self.local_retention_ms, self.retention_ms)
         if self.remote_log_copy_disable:
@@ -130,13 +125,11 @@ class TopicConfig:
 
     @property
     def compacted(self) -> bool:
-        """Kafka's test (``LogConfig.compact``): the policy list holds ``compact``."""
-        return "compact" in self.cleanup_policy.split(",")
+        return is_compacted(self.cleanup_policy)
 
     @property
     def deletes(self) -> bool:
-        """Kafka's ``LogConfig.delete``: retention.ms and retention.bytes apply."""
-        return "delete" in self.cleanup_policy.split(",")
+        return policy_deletes(self.cleanup_policy)
 
     def effective_local_retention_ms(self) -> int:
         """local.retention.ms with -2 resolved (-1 still means unlimited)."""
@@ -177,6 +170,12 @@ def parse_kafka_configs(configs: Mapping[str, str]) -> dict[str, Any]:
             value = _parse_int(name, raw)
         _set_once(out, field, value, name)
     return out
+
+
+def policy_deletes(cleanup_policy: str) -> bool:
+    """Kafka's ``LogConfig.delete``: the list holds ``delete``, so retention.ms and
+    retention.bytes apply."""
+    return "delete" in (p.strip().lower() for p in cleanup_policy.split(","))
 
 
 def _cleanup_policy(raw: str) -> str:

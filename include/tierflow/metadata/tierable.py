@@ -1,9 +1,10 @@
-"""Which topics Kafka would ever tier: the checks of ``UnifiedLog.isRemoteLogEnabled``.
+"""Which topics may be tiered: the checks of Kafka's ``UnifiedLog.isRemoteLogEnabled``.
 
 Kafka enables remote storage on a log only when the topic is not internal
 (``Topic.isInternal``: a fixed name list), is neither ``__remote_log_metadata`` nor
 ``__cluster_metadata``, and is not compacted (``LogConfig`` also refuses
-``remote.storage.enable`` on a compacted topic). tierflow refuses the same topics.
+``remote.storage.enable`` on a compacted topic). tierflow refuses the same topics but for
+the compacted ones, which it tiers (``lifecycle/copy/compacted.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ NEVER_TIERED = INTERNAL_TOPICS | {REMOTE_LOG_METADATA_TOPIC, CLUSTER_METADATA_TO
 
 
 class NotTierableTopicError(MetadataError):
-    """A topic Kafka never tiers: internal, a metadata topic, or compacted."""
+    """A topic never tiered: internal, or a metadata topic."""
 
 
 def internal_topic_reason(name: str, *, marked_internal: bool = False) -> str | None:

@@ -27,7 +27,7 @@ from tierflow.metadata.log_config import (
     parse_kafka_configs,
 )
 from tierflow.metadata.models import Topic
-from tierflow.metadata.tierable import internal_topic_reason, is_compacted
+from tierflow.metadata.tierable import internal_topic_reason
 from tierflow.metadata.topic_registry import TopicRegistry
 
 if TYPE_CHECKING:  # types only: the admin client and the metadata log load on use
@@ -55,9 +55,6 @@ class KafkaTopic:
     configs: Mapping[str, str] = field(default_factory=dict)
     internal: bool = False  # the cluster's is_internal flag, when it was asked
     problem: str | None = None  # why its id cannot be trusted, when the sources disagree
-
-    def cleanup_policy(self, defaults: Mapping[str, str]) -> str:
-        return self.configs.get(CLEANUP_POLICY) or defaults.get(CLEANUP_POLICY) or "delete"
 
 
 @dataclass(frozen=True)
@@ -186,13 +183,7 @@ def _disable_effect(config: TopicConfig) -> str:
 
 
 def _not_tierable(topic: KafkaTopic, defaults: Mapping[str, str]) -> str | None:
-    reason = internal_topic_reason(topic.name, marked_internal=topic.internal)
-    if reason is not None:
-        return reason
-    policy = topic.cleanup_policy(defaults)
-    if is_compacted(policy):
-        return f"cleanup.policy={policy}: Kafka never tiers compacted topics"
-    return None
+    return internal_topic_reason(topic.name, marked_internal=topic.internal)
 
 
 def sync_topics(

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatch
 
-from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
-from tierflow.kafka.record_batch import LOG_OVERHEAD, BatchHeader, iter_batches_in_buffer
+from tierflow.kafka.record_batch import (
+    BatchHeader,
+    iter_batches_in_buffer,
+)
 
-_PREFIX = struct.Struct(">qi")
 _INT32_MAX = 2**31 - 1
 TIMESTAMP_TYPES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
@@ -46,35 +47,6 @@ class DumpedBatch:
     data: bytes
     is_valid: bool
     last_sequence: int
-
-
-def iter_batch_frames(chunks: Iterable[bytes], *, source: str) -> Iterator[tuple[int, bytes]]:
-    """(position, whole batch) from a stream of arbitrary chunks, one batch in memory at a time.
-
-    A zero length ends the data (a preallocated tail); a batch cut short raises, naming where.
-    """
-    buffer = bytearray()
-    position = 0
-    for chunk in chunks:
-        buffer += chunk
-        while len(buffer) >= LOG_OVERHEAD:
-            base_offset, length = _PREFIX.unpack_from(buffer)
-            if length == 0:
-                return
-            if length < 0:
-                raise CorruptRecordError(
-                    source, position, f"negative batch length {length} (offset {base_offset})"
-                )
-            size = LOG_OVERHEAD + length
-            if len(buffer) < size:
-                break
-            yield position, bytes(buffer[:size])
-            del buffer[:size]
-            position += size
-    if any(buffer):
-        raise TruncatedDataError(
-            source, position, f"the data ends {len(buffer)} bytes into a batch"
-        )
 
 
 def dump_batch(position: int, data: bytes, *, source: str) -> DumpedBatch:

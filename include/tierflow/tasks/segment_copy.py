@@ -249,6 +249,7 @@ def plan_from_dict(raw: dict) -> CopyPlan:
             cleaned_up=list(report["cleaned_up"]),
             skipped=report["skipped"],
             held_back=report.get("held_back"),
+            waiting=report.get("waiting"),
         ),
         jobs=plan_jobs(raw),
         blocked_by=CopyFailedError(raw["blocked_by"]) if raw.get("blocked_by") else None,

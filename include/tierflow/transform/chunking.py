@@ -6,10 +6,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
-def read_chunks(path: Path, chunk_size: int) -> Iterator[bytes]:
-    """Chunks of exactly ``chunk_size`` bytes, the last one shorter; never an empty chunk."""
+def read_chunks(path: Path, chunk_size: int, start: int = 0) -> Iterator[bytes]:
+    """Chunks of exactly ``chunk_size`` bytes from byte ``start`` on, the last one shorter;
+    never an empty chunk."""
     _check(chunk_size)
     with open(path, "rb") as handle:
+        handle.seek(start)
         while True:
             chunk = handle.read(chunk_size)
             if not chunk:

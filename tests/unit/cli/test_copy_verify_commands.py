@@ -23,6 +23,7 @@ COPY_PARTITION_KEYS = {
     "pending_bytes",
     "skipped",
     "held_back",
+    "waiting",
     "error",
 }
 COPIED_KEYS = {"segment_id", "start_offset", "end_offset", "size_in_bytes"}

@@ -15,8 +15,8 @@ from tests.support.tiered import NOW_MS, Tiered
 from tests.unit.read.conftest import finished, local_batches
 from tierflow.cli.commands import CommandError
 from tierflow.cli.fetch_commands import register
+from tierflow.kafka.record_batch import iter_batch_frames
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.read.dump_format import iter_batch_frames
 from tierflow.units import human_bytes
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}

@@ -23,10 +23,17 @@ from tierflow.kafka.segment import LogSegment
 class CopyCandidate:
     segment: LogSegment
     next_base_offset: int
+    # A compacted segment's tail from this offset on (lifecycle/copy/compacted.py); None: whole.
+    slice_from: int | None = None
 
     @property
     def base_offset(self) -> int:
         return self.segment.base_offset
+
+    @property
+    def start_offset(self) -> int:
+        """The first offset the remote segment holds: the base offset, or the slice's start."""
+        return self.base_offset if self.slice_from is None else self.slice_from
 
     @property
     def end_offset(self) -> int:

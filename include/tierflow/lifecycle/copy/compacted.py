@@ -23,7 +23,7 @@ The copy then checks that the files it read were not replaced while it read them
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tierflow.kafka.cleaner import CleanerState
 from tierflow.kafka.segment import LogSegment
@@ -31,18 +31,8 @@ from tierflow.lifecycle.copy.candidates import CopyCandidate, candidate_segments
 
 
 @dataclass(frozen=True)
-class CompactedCandidate:
-    candidate: CopyCandidate
-    copy_from: int  # the first offset copied: the base offset, or the start offset of a slice
-
-    @property
-    def is_slice(self) -> bool:
-        return self.copy_from > self.candidate.base_offset
-
-
-@dataclass(frozen=True)
 class CompactedPlan:
-    candidates: list[CompactedCandidate] = field(default_factory=list)
+    candidates: list[CopyCandidate] = field(default_factory=list)
     waiting: str | None = None  # why offsets Kafka's rule would copy wait, for the operator
 
 
@@ -57,8 +47,15 @@ def compacted_candidates(
     if cleaner.swapping:
         return CompactedPlan(waiting=f"the log cleaner is replacing {', '.join(cleaner.swapping)}")
     cleaned = [c for c in kafkas if c.next_base_offset <= cleaner.cleaned_below()]
-    chosen = [CompactedCandidate(c, max(c.base_offset, from_offset)) for c in cleaned]
+    chosen = [_sliced(c, from_offset) for c in cleaned]
     if len(cleaned) == len(kafkas):
         return CompactedPlan(chosen)
     first_dirty = kafkas[len(cleaned)].base_offset
     return CompactedPlan(chosen, f"offsets from {first_dirty} wait for the log cleaner's next pass")
+
+
+def _sliced(candidate: CopyCandidate, from_offset: int) -> CopyCandidate:
+    """The candidate, or its tail from ``from_offset`` when it starts below it."""
+    if candidate.base_offset >= from_offset:
+        return candidate
+    return replace(candidate, slice_from=from_offset)

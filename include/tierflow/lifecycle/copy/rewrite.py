@@ -35,6 +35,7 @@ class RewriteJob(RemoteSegment):
     transaction_index: str | None
     producer_snapshot: str
     leader_epoch_index_b64: str
+    slice_from: int | None = None
 
     @property
     def segment(self) -> RemoteSegment:
@@ -50,6 +51,7 @@ class RewriteJob(RemoteSegment):
             transaction_index=Path(self.transaction_index) if self.transaction_index else None,
             producer_snapshot_index=Path(self.producer_snapshot),
             leader_epoch_index=base64.b64decode(self.leader_epoch_index_b64),
+            slice_from=self.slice_from,
         )
 
     @classmethod
@@ -63,6 +65,7 @@ class RewriteJob(RemoteSegment):
             transaction_index=str(data.transaction_index) if data.transaction_index else None,
             producer_snapshot=str(data.producer_snapshot_index),
             leader_epoch_index_b64=base64.b64encode(data.leader_epoch_index).decode("ascii"),
+            slice_from=data.slice_from,
         )
 
     def as_dict(self) -> dict:

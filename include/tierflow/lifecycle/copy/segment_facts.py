@@ -18,8 +18,11 @@ from tierflow.kafka.index_file import SparseIndex
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.offset_index import OffsetIndex
+from tierflow.kafka.record_batch import iter_batches
+from tierflow.kafka.segment import LogSegment
+from tierflow.kafka.segment_slice import SegmentSlice, slice_segment
 from tierflow.kafka.time_index import TimeIndex
-from tierflow.kafka.txn_index import read_txn_index
+from tierflow.kafka.txn_index import AbortedTxn, read_txn_index, txn_index_entries
 from tierflow.lifecycle.copy.candidates import CopyCandidate
 from tierflow.lifecycle.processes import largest_first, workers_for
 from tierflow.rsm import LogSegmentData
@@ -49,31 +52,9 @@ def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts
     if not snapshot.exists():
         # Kafka requires the producer snapshot at the next segment's base offset (KIP-405).
         raise MissingFileError(str(snapshot), None, "producer snapshot required for upload")
-
-    max_timestamp = -1
-    last_offset = None
-    batch_epochs: list[EpochEntry] = []
-    for batch in segment.batches(validate_crc=True):
-        max_timestamp = max(max_timestamp, batch.max_timestamp)
-        last_offset = batch.last_offset
-        epoch = batch.partition_leader_epoch
-        if epoch >= 0 and (not batch_epochs or epoch > batch_epochs[-1].epoch):
-            batch_epochs.append(EpochEntry(epoch, batch.base_offset))
-    if last_offset is not None and last_offset > candidate.end_offset:
-        raise KafkaFormatError(
-            str(segment.log_path),
-            None,
-            f"last offset {last_offset} is beyond the next segment's base offset "
-            f"{candidate.next_base_offset}",
-        )
-    size = segment.size_in_bytes()
-    OffsetIndex.read(segment.index_path, segment.base_offset, log_size=size)
-    TimeIndex.read(segment.time_index_path, segment.base_offset)
-    _say_zero_tail(OffsetIndex, segment.index_path)
-    _say_zero_tail(TimeIndex, segment.time_index_path)
-    txn_path = segment.txn_index_path if segment.has_txn_index() else None
-    txn_entries = read_txn_index(txn_path) if txn_path else []
-
+    cut = slice_segment(segment, candidate.slice_from) if candidate.slice_from is not None else None
+    max_timestamp, batch_epochs = _scan_batches(segment, candidate, cut.position if cut else 0)
+    size, txn_entries = _checked_files(segment, candidate, cut)
     checkpoint = log.leader_epoch_entries()
     epochs = batch_epochs or _epochs_in_range(checkpoint, candidate)
     if not epochs:
@@ -89,13 +70,61 @@ def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts
             log_segment=segment.log_path,
             offset_index=segment.index_path,
             time_index=segment.time_index_path,
-            transaction_index=txn_path,
+            transaction_index=segment.txn_index_path if segment.has_txn_index() else None,
             producer_snapshot_index=snapshot,
             leader_epoch_index=leader_epoch_checkpoint_bytes(
                 entries_before(checkpoint, candidate.next_base_offset)
             ),
+            slice_from=candidate.slice_from,
         ),
     )
+
+
+def _checked_files(
+    segment: LogSegment, candidate: CopyCandidate, cut: SegmentSlice | None
+) -> tuple[int, list[AbortedTxn]]:
+    """How many ``.log`` bytes the upload takes and the aborted transactions it carries, with
+    the indexes checked: the segment's own, or its slice's."""
+    if cut is not None:
+        source = f"{segment.log_path} from offset {cut.base_offset}"
+        size = cut.size_in_bytes
+        OffsetIndex.from_bytes(cut.offset_index, cut.base_offset, source=source, log_size=size)
+        TimeIndex.from_bytes(cut.time_index, cut.base_offset, source=source)
+        return size, txn_index_entries(cut.txn_index, source)
+    size = segment.size_in_bytes()
+    OffsetIndex.read(segment.index_path, segment.base_offset, log_size=size)
+    TimeIndex.read(segment.time_index_path, segment.base_offset)
+    _say_zero_tail(OffsetIndex, segment.index_path)
+    _say_zero_tail(TimeIndex, segment.time_index_path)
+    txn_path = segment.txn_index_path if segment.has_txn_index() else None
+    return size, read_txn_index(txn_path) if txn_path else []
+
+
+def _scan_batches(
+    segment: LogSegment, candidate: CopyCandidate, position: int
+) -> tuple[int, list[EpochEntry]]:
+    """The uploaded batches' largest timestamp and leader epochs, every CRC checked; a batch
+    past the segment's end is refused."""
+    max_timestamp, last_offset = -1, None
+    batch_epochs: list[EpochEntry] = []
+    for batch in iter_batches(segment.log_path, validate_crc=True, start_position=position):
+        max_timestamp = max(max_timestamp, batch.max_timestamp)
+        last_offset = batch.last_offset
+        epoch = batch.partition_leader_epoch
+        if epoch >= 0 and (not batch_epochs or epoch > batch_epochs[-1].epoch):
+            batch_epochs.append(EpochEntry(epoch, batch.base_offset))
+    if last_offset is not None and last_offset > candidate.end_offset:
+        raise KafkaFormatError(
+            str(segment.log_path),
+            None,
+            f"last offset {last_offset} is beyond the next segment's base offset "
+            f"{candidate.next_base_offset}",
+        )
+    if batch_epochs and batch_epochs[0].start_offset > candidate.start_offset:
+        # Compaction removed the segment's first offsets; its first epoch still starts at the
+        # segment's start, as Kafka's epochEntriesInRange clamps it.
+        batch_epochs[0] = EpochEntry(batch_epochs[0].epoch, candidate.start_offset)
+    return max_timestamp, batch_epochs
 
 
 def checked_segments(
@@ -152,9 +181,10 @@ def _epochs_in_range(entries: list[EpochEntry], candidate: CopyCandidate) -> lis
 
     A segment's epochs otherwise come from its own batches, in the same pass that checks CRCs.
     """
+    start = candidate.start_offset
     inside = [e for e in entries if e.start_offset < candidate.next_base_offset]
-    result = [e for e in inside if e.start_offset >= candidate.base_offset]
-    earlier = [e for e in inside if e.start_offset < candidate.base_offset]
+    result = [e for e in inside if e.start_offset >= start]
+    earlier = [e for e in inside if e.start_offset < start]
     if earlier:
-        result.insert(0, EpochEntry(earlier[-1].epoch, candidate.base_offset))
+        result.insert(0, EpochEntry(earlier[-1].epoch, start))
     return result

@@ -37,6 +37,7 @@ from tierflow.config import DEFAULT_LEASE_TTL_S
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT
+from tierflow.kafka.cleaner import cleaner_state
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.last_stable_offset import StableOffset, last_stable_offset
 from tierflow.kafka.log_dir import PartitionLog
@@ -47,6 +48,7 @@ from tierflow.lifecycle.copy.candidates import (
     candidate_segments,
     copy_start_offset,
 )
+from tierflow.lifecycle.copy.compacted import compacted_candidates
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
 from tierflow.lifecycle.copy.segment_facts import SegmentFacts, checked_segments
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
@@ -102,6 +104,9 @@ class PartitionCopyReport:
     skipped: str | None = None
     # Why copying stops below the high watermark: an open transaction holds the LSO back.
     held_back: str | None = None
+    # Why a compacted partition's offsets wait: the log cleaner has not cleaned them yet, or
+    # is replacing segments now.
+    waiting: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -150,7 +155,7 @@ def prepare_copy(
     segments = log_.segments()
     bounds = _Bounds(segments, upper_bound, max_segments)
     if dry_run:  # writes nothing, not even the partition's first row
-        candidates = _candidates(store, topic, log_, bounds)
+        candidates = _candidates(store, topic, log_, bounds, plan.report)
         plan.report.pending = [c.base_offset for c in candidates]
         plan.report.pending_bytes = sum(c.segment.size_in_bytes() for c in candidates)
         return plan
@@ -242,7 +247,8 @@ def _start_segments(
         return
     plan.report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
     # Every candidate is checked before any state is written for it.
-    for candidate, facts in checked_segments(log_, _candidates(store, topic, log_, bounds)):
+    candidates = _candidates(store, topic, log_, bounds, plan.report)
+    for candidate, facts in checked_segments(log_, candidates):
         if isinstance(facts, KafkaFormatError):
             # Said once, by whoever catches it when it is raised after the segments before it
             # are copied (a shard task's log, the CLI's line); here only the sequence is noted.
@@ -271,7 +277,7 @@ def _start_segment(
         topic.topic_id,
         partition,
         new_kafka_uuid(),
-        candidate.base_offset,
+        candidate.start_offset,
         candidate.end_offset,
     )
     store.add_segment(
@@ -296,18 +302,34 @@ def _start_segment(
 
 
 def _candidates(
-    store: MetadataStore, topic: Topic, log_: PartitionLog, bounds: _Bounds
+    store: MetadataStore,
+    topic: Topic,
+    log_: PartitionLog,
+    bounds: _Bounds,
+    report: PartitionCopyReport,
 ) -> list[CopyCandidate]:
-    """The eligible segments as of the partition's row now (see copy_candidates); a partition
-    with no row yet (a dry run before its first copy) has nothing remote."""
+    """The eligible segments as of the partition's row now (see copy_candidates; for a
+    compacted topic, compacted.py's rules on top); a partition with no row yet (a dry run
+    before its first copy) has nothing remote."""
     state = store.partition(topic.topic_id, log_.partition)
     log_start = max(state.log_start_offset if state else 0, log_.log_start_offset())
     # The partition's highest remote offset only moves forward, like Kafka's
     # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
     from_offset = copy_start_offset(state.highest_remote_offset if state else -1, log_start)
-    candidates = candidate_segments(
-        bounds.segments, from_offset=from_offset, upper_bound=bounds.upper_bound
-    )
+    if topic.config.compacted:
+        plan = compacted_candidates(
+            bounds.segments,
+            from_offset=from_offset,
+            upper_bound=bounds.upper_bound,
+            cleaner=cleaner_state(log_),
+        )
+        candidates, report.waiting = plan.candidates, plan.waiting
+        if report.waiting:
+            log.info("%s-%d: %s", log_.topic, log_.partition, report.waiting)
+    else:
+        candidates = candidate_segments(
+            bounds.segments, from_offset=from_offset, upper_bound=bounds.upper_bound
+        )
     return candidates[: bounds.max_segments] if bounds.max_segments else candidates
 
 

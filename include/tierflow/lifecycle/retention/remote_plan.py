@@ -47,6 +47,7 @@ from typing import Protocol
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.lifecycle.copy.liveness import copy_attempt_live
 from tierflow.metadata.epochs import epochs_from_segments, lineage, within_lineage
+from tierflow.metadata.log_config import policy_deletes
 from tierflow.metadata.states import RemoteLogSegmentState
 
 STARTED = RemoteLogSegmentState.COPY_SEGMENT_STARTED.value
@@ -99,6 +100,7 @@ class RetainedTopic(Protocol):
     topic_id: str
     retention_ms: int
     retention_bytes: int
+    cleanup_policy: str
 
 
 @dataclass(frozen=True)
@@ -267,14 +269,24 @@ def plan_remote_retention(
         if segment.row.state == DELETE_STARTED:
             draft.add(segment, RetentionReason.RETRY_DELETE)
     epochs = _lineage(live, log)
-    remaining = _breached_bytes(live, epochs, log.only_local_bytes, topic.retention_bytes)
-    new_start = _scan(draft, epochs, remaining, topic.retention_ms, log_start_offset)
+    retention_ms, retention_bytes = remote_retention_limits(topic)
+    remaining = _breached_bytes(live, epochs, log.only_local_bytes, retention_bytes)
+    new_start = _scan(draft, epochs, remaining, retention_ms, log_start_offset)
     if epochs.entries:
         _older_than_cache(draft, epochs.entries[0].epoch, log_start_offset)
     _stale_copies(draft)
     if new_start > log_start_offset:
         plan.new_log_start_offset = new_start
     return plan
+
+
+def remote_retention_limits(topic: RetainedTopic) -> tuple[int, int]:
+    """retention.ms and retention.bytes, which apply only when cleanup.policy holds delete
+    (Kafka's ``LogConfig.delete``, checked by ``UnifiedLog.deleteOldSegments``): a
+    compact-only topic keeps every key's latest record for ever, remote ones too."""
+    if policy_deletes(topic.cleanup_policy):
+        return topic.retention_ms, topic.retention_bytes
+    return -1, -1
 
 
 def _count_remote_log(plan: RemoteRetentionPlan, live: list[_Segment]) -> None:

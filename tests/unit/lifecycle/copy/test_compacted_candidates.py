@@ -19,7 +19,7 @@ def plan(from_offset: int, cleaner: CleanerState, upper_bound: int = 350):
     found = compacted_candidates(
         SEGMENTS, from_offset=from_offset, upper_bound=upper_bound, cleaner=cleaner
     )
-    return [(c.copy_from, c.candidate.end_offset) for c in found.candidates], found.waiting
+    return [(c.start_offset, c.end_offset) for c in found.candidates], found.waiting
 
 
 def test_only_what_the_cleaner_has_cleaned_is_copied() -> None:
@@ -47,8 +47,8 @@ def test_a_segment_merged_across_the_remote_boundary_is_copied_as_a_slice() -> N
     found = compacted_candidates(
         SEGMENTS, from_offset=150, upper_bound=350, cleaner=CleanerState(300)
     )
-    slices = [(c.copy_from, c.candidate.end_offset, c.is_slice) for c in found.candidates]
-    assert slices == [(150, 199, True), (200, 299, False)]
+    slices = [(c.start_offset, c.end_offset, c.slice_from) for c in found.candidates]
+    assert slices == [(150, 199, 150), (200, 299, None)]
 
 
 def test_nothing_eligible_by_kafkas_rule_is_no_wait() -> None:
@@ -65,7 +65,7 @@ def test_a_real_brokers_cleaned_partition(kafka_samples: Path) -> None:
     found = compacted_candidates(
         log_.segments(), from_offset=0, upper_bound=log_.high_watermark(), cleaner=state
     )
-    assert [(c.copy_from, c.candidate.end_offset) for c in found.candidates] == [(0, 17)]
+    assert [(c.start_offset, c.end_offset) for c in found.candidates] == [(0, 17)]
     assert found.waiting is None
 
 

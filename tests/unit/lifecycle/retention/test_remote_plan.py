@@ -55,6 +55,7 @@ class TopicRow:
     topic_id: str = "id"
     retention_ms: int = -1
     retention_bytes: int = -1
+    cleanup_policy: str = "delete"
 
 
 # The partition's log unless a test says otherwise: offsets 0-1199, all in epoch 0.
@@ -68,11 +69,16 @@ def plan(
     retention_bytes: int = -1,
     copy_lease_live: bool = False,
     copy_grace_ms: int = DEFAULT_COPY_GRACE_MS,
+    cleanup_policy: str = "delete",
     **log_fields: object,
 ):
     """Plan partition 0 of topic "t" at NOW; ``log_fields`` replace fields of LOG."""
     return plan_remote_retention(
-        TopicRow(retention_ms=retention_ms, retention_bytes=retention_bytes),
+        TopicRow(
+            retention_ms=retention_ms,
+            retention_bytes=retention_bytes,
+            cleanup_policy=cleanup_policy,
+        ),
         0,
         segments,  # type: ignore[arg-type]
         replace(LOG, **log_fields),  # type: ignore[arg-type]
@@ -258,3 +264,12 @@ def test_planning_is_linear_and_pure():
     p = plan(many, retention_ms=NOW - 10_000, log_end_offset=200_000)
     assert len(p.deletions) == 10_000
     assert many == before
+
+
+def test_retention_applies_to_a_compacted_topic_only_with_delete_in_its_policy() -> None:
+    """Kafka's LogConfig.delete: a compact-only topic keeps every segment, whatever its age or
+    the partition's size; compact,delete expires them as cleanup.policy=delete does."""
+    limits = {"retention_ms": 1, "retention_bytes": 100}
+    assert plan(ten_segments(), cleanup_policy="compact", **limits).deletions == []
+    deleted = plan(ten_segments(), cleanup_policy="compact,delete", **limits).deletions
+    assert deleted == plan(ten_segments(), **limits).deletions != []

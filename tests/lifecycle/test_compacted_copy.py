@@ -1,0 +1,159 @@
+"""Copying a compacted topic (cleanup.policy=compact) with the broker's log cleaner at work.
+
+A generated changelog (a few hundred keys, one record in ten a tombstone) is cleaned by the
+test cleaner (``tests/support/log_cleaner.py``, Kafka's pass reduced): only what a pass has
+cleaned is copied; offsets missing after compaction are carried exactly and a fetch at one
+returns the next offset, as Kafka does; a later pass that merges copied segments with uncopied
+ones makes the copy take only the merged segment's tail (a slice); nothing is copied while a
+pass is swapping segments in; and files replaced while an upload reads them fail that upload,
+which a rerun copies again.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from kafka.record.default_records import DefaultRecordBatch
+
+from tests.support.log_cleaner import clean_partition
+from tests.support.tiered import Tiered, build_tiered
+from tierflow.demo.topics import TopicSpec
+from tierflow.kafka.batch_builder import CODEC_NONE
+from tierflow.kafka.record_batch import iter_batches
+from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.lifecycle.copy.verify import verify_partition
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.read.fetch import fetch_remote
+from tierflow.transform import segment_files
+
+CHANGELOG = TopicSpec(name="changelog", partitions=1, segments=6, codecs=(CODEC_NONE,))
+
+
+@pytest.fixture
+def t(tmp_path: Path) -> Tiered:
+    return build_tiered(
+        tmp_path, topics=(CHANGELOG,), topic_configs={"changelog": {"cleanup_policy": "compact"}}
+    )
+
+
+def bases(t: Tiered) -> list[int]:
+    return [s.base_offset for s in t.log("changelog", 0).segments()]
+
+
+def copy(t: Tiered):
+    return copy_partition(t.log("changelog", 0), t.store, t.rsm, owner="test")
+
+
+def finished(t: Tiered) -> list[tuple[int, int]]:
+    topic = t.store.topic("changelog")
+    rows = t.store.segments(topic.topic_id, 0, states=[S.COPY_SEGMENT_FINISHED])
+    return [(r.start_offset, r.end_offset) for r in rows]
+
+
+def records(batches: list[bytes]) -> list[tuple[int, bytes, bytes | None, int, list]]:
+    found = []
+    for raw in batches:
+        for r in DefaultRecordBatch(raw):
+            found.append((r.offset, r.key, r.value, r.timestamp, list(r.headers)))
+    return found
+
+
+def remote_records(t: Tiered, end: int) -> list[tuple[int, bytes, bytes | None, int, list]]:
+    found, offset = [], 0
+    while offset < end:
+        result = fetch_remote(t.store, t.rsm, "changelog", 0, offset=offset, max_bytes=1 << 20)
+        found += records(result.batches)
+        offset = result.next_offset
+    return found
+
+
+def local_records(t: Tiered, end: int) -> list[tuple[int, bytes, bytes | None, int, list]]:
+    found = []
+    for segment in t.log("changelog", 0).segments():
+        data = segment.log_path.read_bytes()
+        for h in iter_batches(segment.log_path):
+            found += records([data[h.position : h.position + h.size_in_bytes]])
+    return [r for r in found if r[0] < end]
+
+
+def latest_by_key(found: list[tuple]) -> dict[bytes, tuple]:
+    return {r[1]: r for r in sorted(found)}
+
+
+def test_only_cleaned_segments_are_copied_with_their_gaps(t: Tiered) -> None:
+    first = bases(t)
+    assert copy(t).copied == [] and finished(t) == []
+    assert copy(t).waiting == f"offsets from {first[0]} wait for the log cleaner's next pass"
+    clean_partition(t.log("changelog", 0).path, first_uncleanable=first[4])
+    report = copy(t)
+    assert finished(t) == [(first[i], first[i + 1] - 1) for i in range(4)]
+    assert report.waiting == f"offsets from {first[4]} wait for the log cleaner's next pass"
+    checks = verify_partition(t.log("changelog", 0), t.store.topic("changelog"), t.store, t.rsm)
+    assert [c.identical for c in checks] == [True] * 4, checks
+    remote = remote_records(t, first[4])
+    assert remote == local_records(t, first[4]), "offsets, keys, values, headers, timestamps"
+    offsets = [r[0] for r in remote]
+    gap = next(o + 1 for o, after in pairwise(offsets) if after > o + 1)
+    result = fetch_remote(t.store, t.rsm, "changelog", 0, offset=gap, max_bytes=1)
+    assert records(result.batches)[-1][0] >= gap and gap not in offsets
+    assert min(r[0] for r in records(result.batches) if r[0] >= gap) == min(
+        o for o in offsets if o > gap
+    ), "the next offset there is, as Kafka returns it"
+
+
+def test_a_pass_merging_copied_and_uncopied_segments_is_copied_as_a_slice(t: Tiered) -> None:
+    first = bases(t)
+    path = t.log("changelog", 0).path
+    clean_partition(path, first_uncleanable=first[4])
+    copy(t)
+    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
+    copy(t)
+    expected = [(first[i], first[i + 1] - 1) for i in range(4)]
+    expected += [(first[4], first[5] - 1), (first[5], first[6] - 1)]
+    assert finished(t) == expected, "the merged segment's tail from the first uncopied offset"
+    checks = verify_partition(t.log("changelog", 0), t.store.topic("changelog"), t.store, t.rsm)
+    merged = "the log cleaner has merged the local segment with others since the copy"
+    assert [c.identical for c in checks] == [None, None, None, None, True, True], checks
+    assert "cleaned the local segment again since the copy" in checks[0].detail
+    assert checks[2].detail == merged
+    remote, local = remote_records(t, first[6]), local_records(t, first[6])
+    assert latest_by_key(remote) == latest_by_key(local), "one view of every key's latest"
+
+
+def test_nothing_is_copied_while_a_pass_swaps_segments_in(t: Tiered) -> None:
+    first = bases(t)
+    path = t.log("changelog", 0).path
+    clean_partition(path, first_uncleanable=first[2])
+    swap = path / "00000000000000000000.log.swap"
+    swap.write_bytes(b"")
+    report = copy(t)
+    assert report.copied == [] and report.waiting == f"the log cleaner is replacing {swap.name}"
+    swap.unlink()
+    assert len(copy(t).copied) == 2
+
+
+def test_files_replaced_while_read_fail_the_upload_and_a_rerun_copies(
+    t: Tiered, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = bases(t)
+    path = t.log("changelog", 0).path
+    clean_partition(path, first_uncleanable=first[1])
+    real = segment_files.read_chunks
+
+    def replaced_after_the_first_read(log_path: Path, size: int, start: int = 0):
+        for number, chunk in enumerate(real(log_path, size, start)):
+            if number == 0:
+                copied = log_path.with_name("copy")
+                copied.write_bytes(log_path.read_bytes())
+                copied.replace(log_path)  # the same bytes, another file: as a swap does
+            yield chunk
+
+    monkeypatch.setattr(segment_files, "read_chunks", replaced_after_the_first_read)
+    with pytest.raises(Exception, match="files were replaced while they were read"):
+        copy(t)
+    assert finished(t) == []
+    monkeypatch.undo()
+    copy(t)
+    assert finished(t) == [(first[0], first[1] - 1)]
