@@ -26,6 +26,7 @@ from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.read.fetch import fetch_remote
+from tierflow.restore.request import restore_partition
 from tierflow.transform import segment_files
 
 CHANGELOG = TopicSpec(name="changelog", partitions=1, segments=6, codecs=(CODEC_NONE,))
@@ -157,3 +158,27 @@ def test_files_replaced_while_read_fail_the_upload_and_a_rerun_copies(
     monkeypatch.undo()
     copy(t)
     assert finished(t) == [(first[0], first[1] - 1)]
+
+
+def test_a_restore_of_compacted_segments_and_a_slice_reads_as_the_remote_tier(
+    t: Tiered, tmp_path: Path
+) -> None:
+    """The restore (tierflow.restore) takes a slice like any segment: named by its start
+    offset, its records exactly the remote tier's, gaps and all."""
+    first = bases(t)
+    path = t.log("changelog", 0).path
+    clean_partition(path, first_uncleanable=first[4])
+    copy(t)
+    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
+    copy(t)
+    target = tmp_path / "restored"
+    restore_partition(t.store, t.rsm, topic="changelog", partition=0, log_dir=target)
+    restored = sorted((target / "changelog-0").glob("*.log"))
+    assert [int(p.stem) for p in restored] == first[:6], "the slice too, by its start offset"
+    found = [r for p in restored for r in records(list(_batches(p)))]
+    assert found == remote_records(t, first[6])
+
+
+def _batches(log_path: Path) -> list[bytes]:
+    data = log_path.read_bytes()
+    return [data[h.position : h.position + h.size_in_bytes] for h in iter_batches(log_path)]
