@@ -11,6 +11,7 @@ which a rerun copies again.
 
 from __future__ import annotations
 
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tests.support.tiered import Tiered, build_tiered
 from tierflow.demo.topics import TopicSpec
 from tierflow.kafka.batch_builder import CODEC_NONE
 from tierflow.kafka.record_batch import iter_batches
+from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -182,3 +184,17 @@ def test_a_restore_of_compacted_segments_and_a_slice_reads_as_the_remote_tier(
 def _batches(log_path: Path) -> list[bytes]:
     data = log_path.read_bytes()
     return [data[h.position : h.position + h.size_in_bytes] for h in iter_batches(log_path)]
+
+
+def test_the_planner_sees_only_what_the_cleaner_has_cleaned(t: Tiered) -> None:
+    """The segment_copy plan's cheap look (no segment read) applies the cleaner's rules too, so
+    an idle compacted partition costs no task."""
+    log_ = t.log("changelog", 0)
+    backlog = partial(copy_backlog_bytes, highest_remote_offset=-1, remote_log_start_offset=0)
+    assert backlog(log_, compacted=True) == 0 < backlog(log_)
+    first = bases(t)
+    clean_partition(log_.path, first_uncleanable=first[2])
+    sizes = [s.size_in_bytes() for s in t.log("changelog", 0).segments()]
+    assert backlog(t.log("changelog", 0), compacted=True) == sum(sizes[:2])
+    (log_.path / "00000000000000000000.log.cleaned").write_bytes(b"")
+    assert backlog(t.log("changelog", 0), compacted=True) == 0

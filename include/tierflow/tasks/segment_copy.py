@@ -71,7 +71,7 @@ def list_copy_targets(settings: Settings | None = None, params: dict | None = No
         key = (topic.topic_id, leader.log.partition) if topic else None
         if key is None or key in deleting:
             continue
-        backlog = _backlog(leader.log, rows.get(key))
+        backlog = _backlog(leader.log, rows.get(key), topic.config.compacted)
         if backlog or key in unfinished:
             target = {"topic": topic.name, "partition": leader.log.partition}
             targets.append({**target, "broker": leader.broker, "bytes": backlog})
@@ -79,11 +79,12 @@ def list_copy_targets(settings: Settings | None = None, params: dict | None = No
     return targets
 
 
-def _backlog(log_: PartitionLog, row: Partition | None) -> int:
+def _backlog(log_: PartitionLog, row: Partition | None, compacted: bool) -> int:
     return copy_backlog_bytes(
         log_,
         highest_remote_offset=row.highest_remote_offset if row else -1,
         remote_log_start_offset=row.log_start_offset if row else 0,
+        compacted=compacted,
     )
 
 

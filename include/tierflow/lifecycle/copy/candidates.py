@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from tierflow.kafka.checkpoint import LOG_START_OFFSET_CHECKPOINT
+from tierflow.kafka.cleaner import cleaner_state
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.segment import LogSegment
 
@@ -61,9 +62,14 @@ def candidate_segments(
 
 
 def copy_backlog_bytes(
-    log_: PartitionLog, *, highest_remote_offset: int, remote_log_start_offset: int
+    log_: PartitionLog,
+    *,
+    highest_remote_offset: int,
+    remote_log_start_offset: int,
+    compacted: bool = False,
 ) -> int:
-    """Bytes a copy of this partition would take, bounded by the high watermark.
+    """Bytes a copy of this partition would take, bounded by the high watermark (and, for a
+    compacted topic, by what the log cleaner has cleaned: see compacted.py).
 
     The planner's cheap look: a directory listing and the root checkpoints, no segment read.
     The high watermark is at or above the last stable offset, so a partition this finds idle
@@ -73,6 +79,9 @@ def copy_backlog_bytes(
     segments = log_.segments()
     if high_watermark is None or not segments:
         return 0
+    if compacted:
+        cleaner = cleaner_state(log_)
+        high_watermark = 0 if cleaner.swapping else min(high_watermark, cleaner.cleaned_below())
     checkpointed = log_.log_dir.checkpoint(LOG_START_OFFSET_CHECKPOINT).get(log_.key)
     log_start = max(remote_log_start_offset, checkpointed or segments[0].base_offset)
     start = copy_start_offset(highest_remote_offset, log_start)
