@@ -110,8 +110,11 @@ class ResumableWrite:
                 raise
 
     def _stored(self) -> dict[str, Any] | None:
+        """The object now under the name, as the session's final answer would describe it."""
         found = self.blob.bucket.get_blob(self.blob.name, retry=None, timeout=self.timeout_s)
-        return None if found is None else found._properties
+        if found is None:
+            return None
+        return {"generation": found.generation, "size": found.size, "crc32c": found.crc32c}
 
     def _finished(self, resource: dict[str, Any]) -> None:
         """Take the object the session made, after checking its length and CRC32C against
