@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
+from tests.lifecycle.test_compacted_copy import CHANGELOG, bases, copy, finished
+from tests.support.log_cleaner import clean_partition
 from tests.support.tiered import build_tiered, eligible
+from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
@@ -100,3 +103,24 @@ def test_batches_above_the_threshold_are_rewritten_by_spark(tmp_path: Path):
         assert live_segments(t, log_.topic, log_.partition) == [
             (start, end, S.COPY_SEGMENT_FINISHED) for start, end in eligible(log_)
         ]
+
+
+def test_a_compacted_topics_slice_is_rewritten_by_spark(tmp_path: Path):
+    """The log cleaner merged copied segments with later ones: the DAG's Spark executors
+    upload the merged segment's tail (the slice) and the segment after it, as the in-process
+    copy does (tests/lifecycle/test_compacted_copy.py)."""
+    t = build_tiered(
+        tmp_path,
+        topics=(CHANGELOG,),
+        topic_configs={"changelog": {"cleanup_policy": "compact"}},
+        spark_threshold_bytes=1,
+    )
+    first, path = bases(t), t.log("changelog", 0).path
+    clean_partition(path, first_uncleanable=first[4])
+    copy(t)
+    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
+    assert run_dag(tmp_path, t.settings.as_env(), "compacted") == "success"
+    assert "rewrote 2 of 2 segments" in (tmp_path / "compacted.log").read_text()
+    assert finished(t) == [(first[i], first[i + 1] - 1) for i in range(6)]
+    checks = verify_partition(t.log("changelog", 0), t.store.topic("changelog"), t.store, t.rsm)
+    assert [c.identical for c in checks][-2:] == [True, True], checks
