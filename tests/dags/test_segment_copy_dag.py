@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.lifecycle.test_compacted_copy import CHANGELOG, bases, copy, finished
-from tests.support.log_cleaner import clean_partition
+from tests.lifecycle.test_compacted_copy import CHANGELOG, finished, merge_across_the_boundary
 from tests.support.tiered import build_tiered, eligible
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -115,10 +114,7 @@ def test_a_compacted_topics_slice_is_rewritten_by_spark(tmp_path: Path):
         topic_configs={"changelog": {"cleanup_policy": "compact"}},
         spark_threshold_bytes=1,
     )
-    first, path = bases(t), t.log("changelog", 0).path
-    clean_partition(path, first_uncleanable=first[4])
-    copy(t)
-    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
+    first = merge_across_the_boundary(t)
     assert run_dag(tmp_path, t.settings.as_env(), "compacted") == "success"
     assert "rewrote 2 of 2 segments" in (tmp_path / "compacted.log").read_text()
     assert finished(t) == [(first[i], first[i + 1] - 1) for i in range(6)]

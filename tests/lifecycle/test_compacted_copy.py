@@ -81,6 +81,16 @@ def local_records(t: Tiered, end: int) -> list[tuple[int, bytes, bytes | None, i
     return [r for r in found if r[0] < end]
 
 
+def merge_across_the_boundary(t: Tiered) -> list[int]:
+    """Segments 0-3 cleaned and copied; then a pass merges 2-4 (copied 2 and 3 with uncopied
+    4) and cleans 5. The segments' base offsets as generated."""
+    first, path = bases(t), t.log("changelog", 0).path
+    clean_partition(path, first_uncleanable=first[4])
+    copy(t)
+    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
+    return first
+
+
 def latest_by_key(found: list[tuple]) -> dict[bytes, tuple]:
     return {r[1]: r for r in sorted(found)}
 
@@ -107,11 +117,7 @@ def test_only_cleaned_segments_are_copied_with_their_gaps(t: Tiered) -> None:
 
 
 def test_a_pass_merging_copied_and_uncopied_segments_is_copied_as_a_slice(t: Tiered) -> None:
-    first = bases(t)
-    path = t.log("changelog", 0).path
-    clean_partition(path, first_uncleanable=first[4])
-    copy(t)
-    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
+    first = merge_across_the_boundary(t)
     copy(t)
     expected = [(first[i], first[i + 1] - 1) for i in range(4)]
     expected += [(first[4], first[5] - 1), (first[5], first[6] - 1)]
@@ -167,11 +173,7 @@ def test_a_restore_of_compacted_segments_and_a_slice_reads_as_the_remote_tier(
 ) -> None:
     """The restore (tierflow.restore) takes a slice like any segment: named by its start
     offset, its records exactly the remote tier's, gaps and all."""
-    first = bases(t)
-    path = t.log("changelog", 0).path
-    clean_partition(path, first_uncleanable=first[4])
-    copy(t)
-    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
+    first = merge_across_the_boundary(t)
     copy(t)
     target = tmp_path / "restored"
     restore_partition(t.store, t.rsm, topic="changelog", partition=0, log_dir=target)

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lifecycle.test_compacted_copy import CHANGELOG, bases, copy, finished
-from tests.support.log_cleaner import clean_partition
+from tests.lifecycle.test_compacted_copy import CHANGELOG, finished, merge_across_the_boundary
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -38,11 +37,7 @@ def merged_across_the_boundary(tmp_path: Path) -> tuple[Tiered, list[int]]:
         topics=(CHANGELOG,),
         topic_configs={"changelog": {"cleanup_policy": "compact"}},
     )
-    first, path = bases(t), t.log("changelog", 0).path
-    clean_partition(path, first_uncleanable=first[4])
-    copy(t)
-    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
-    return t, first
+    return t, merge_across_the_boundary(t)
 
 
 def run_copy(t: Tiered, crash_at: str | None) -> subprocess.CompletedProcess:
