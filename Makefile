@@ -43,7 +43,8 @@ java:
 # The servers the test suite starts on loopback: PostgreSQL (the metadata suite runs on it too)
 # and Chromium (the Airflow end-to-end test takes a screenshot of the UI), Debian's packages
 # installed as root when missing; Azurite (Azure Blob Storage) from the npm registry, with
-# Debian's Node.js when there is none. moto_server (S3) and Spark come with the Python packages.
+# Debian's Node.js when there is none. moto_server (S3), the GCS emulator and Spark come with
+# the Python packages.
 AZURITE_VERSION := 3.37.0
 AZURITE := .test-servers/azurite/node_modules/.bin/azurite-blob
 
