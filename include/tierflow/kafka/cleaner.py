@@ -35,6 +35,11 @@ class CleanerState:
         """Offsets below this have been cleaned at least once (0: none)."""
         return self.first_dirty_offset or 0
 
+    def copy_bound(self) -> int:
+        """Offsets below this may be copied: none while a pass swaps segments in, else the
+        cleaned ones (lifecycle/copy/compacted.py's rules 1 and 2)."""
+        return 0 if self.swapping else self.cleaned_below()
+
 
 def cleaner_state(log_: PartitionLog) -> CleanerState:
     """The partition's cleaner checkpoint entry and any pass under way, from one listing."""

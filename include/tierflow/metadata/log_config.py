@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tierflow.metadata.errors import InvalidConfigError
-from tierflow.metadata.tierable import is_compacted
+from tierflow.metadata.tierable import is_compacted, policy_deletes
 
 # -1: unlimited. -2 (local.retention.* only): same as the matching retention.* value.
 UNLIMITED = -1
@@ -170,12 +170,6 @@ def parse_kafka_configs(configs: Mapping[str, str]) -> dict[str, Any]:
             value = _parse_int(name, raw)
         _set_once(out, field, value, name)
     return out
-
-
-def policy_deletes(cleanup_policy: str) -> bool:
-    """Kafka's ``LogConfig.delete``: the list holds ``delete``, so retention.ms and
-    retention.bytes apply."""
-    return "delete" in (p.strip().lower() for p in cleanup_policy.split(","))
 
 
 def _cleanup_policy(raw: str) -> str:

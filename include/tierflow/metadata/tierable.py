@@ -40,7 +40,17 @@ def internal_topic_reason(name: str, *, marked_internal: bool = False) -> str | 
 
 def is_compacted(cleanup_policy: str) -> bool:
     """Kafka's test: the cleanup.policy list contains ``compact`` (compared lower-case)."""
-    return "compact" in (p.strip().lower() for p in cleanup_policy.split(","))
+    return "compact" in _policies(cleanup_policy)
+
+
+def policy_deletes(cleanup_policy: str) -> bool:
+    """Kafka's ``LogConfig.delete``: the list holds ``delete``, so retention.ms and
+    retention.bytes apply."""
+    return "delete" in _policies(cleanup_policy)
+
+
+def _policies(cleanup_policy: str) -> list[str]:
+    return [p.strip().lower() for p in cleanup_policy.split(",")]
 
 
 def refuse_internal_topic(name: str) -> None:

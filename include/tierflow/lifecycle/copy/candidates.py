@@ -80,8 +80,7 @@ def copy_backlog_bytes(
     if high_watermark is None or not segments:
         return 0
     if compacted:
-        cleaner = cleaner_state(log_)
-        high_watermark = 0 if cleaner.swapping else min(high_watermark, cleaner.cleaned_below())
+        high_watermark = min(high_watermark, cleaner_state(log_).copy_bound())
     checkpointed = log_.log_dir.checkpoint(LOG_START_OFFSET_CHECKPOINT).get(log_.key)
     log_start = max(remote_log_start_offset, checkpointed or segments[0].base_offset)
     start = copy_start_offset(highest_remote_offset, log_start)

@@ -46,7 +46,7 @@ def compacted_candidates(
         return CompactedPlan()
     if cleaner.swapping:
         return CompactedPlan(waiting=f"the log cleaner is replacing {', '.join(cleaner.swapping)}")
-    cleaned = [c for c in kafkas if c.next_base_offset <= cleaner.cleaned_below()]
+    cleaned = [c for c in kafkas if c.next_base_offset <= cleaner.copy_bound()]
     chosen = [_sliced(c, from_offset) for c in cleaned]
     if len(cleaned) == len(kafkas):
         return CompactedPlan(chosen)

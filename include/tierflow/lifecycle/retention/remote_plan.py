@@ -47,8 +47,8 @@ from typing import Protocol
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.lifecycle.copy.liveness import copy_attempt_live
 from tierflow.metadata.epochs import epochs_from_segments, lineage, within_lineage
-from tierflow.metadata.log_config import policy_deletes
 from tierflow.metadata.states import RemoteLogSegmentState
+from tierflow.metadata.tierable import policy_deletes
 
 STARTED = RemoteLogSegmentState.COPY_SEGMENT_STARTED.value
 FINISHED = RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value
