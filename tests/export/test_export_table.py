@@ -17,11 +17,11 @@ from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
 from tierflow.export.catalog import IcebergTarget, open_catalog
-from tierflow.export.committed import kafka_python_batches
 from tierflow.export.segment_export import export_partition
 from tierflow.export.table import commit_files, committed_ends, expire_snapshots, topic_table
 from tierflow.export.warehouse import DataFiles, Warehouse
 from tierflow.kafka.log_dir import PartitionLog
+from tierflow.kafka.read_committed import kafka_python_batches
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.segment_refs import remote_segment
 from tierflow.storage.factory import open_object_store

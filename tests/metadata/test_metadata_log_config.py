@@ -94,7 +94,15 @@ INVALID = [
     ),
     ({"tierflow.iceberg.export": "1"}, "tierflow.iceberg.export", "must be true or false"),
     ({"remote.storage.enable": "yes"}, "remote.storage.enable", "must be true or false"),
-    ({"segment.bytes": "1024"}, "segment.bytes", "segment.bytes: unknown topic config"),
+    ({"flush.ms": "1024"}, "flush.ms", "flush.ms: unknown topic config"),
+    ({"segment.bytes": "13"}, "segment.bytes", "segment.bytes=13 must be >= 14"),
+    ({"min.cleanable.dirty.ratio": "1.5"}, "min.cleanable.dirty.ratio", "from 0 to 1"),
+    ({"min.cleanable.dirty.ratio": "half"}, "min.cleanable.dirty.ratio", "is not a number"),
+    (
+        {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"},
+        "min.compaction.lag.ms",
+        "must not exceed max.compaction.lag.ms=5",
+    ),
     (
         {"remote.log.delete.on.disable": "true", "remote.log.disable.policy": "retain"},
         "remote.log.disable.policy",

@@ -13,8 +13,8 @@ from tierflow.metadata import MetadataStore, migrate
 from tierflow.metadata.engine import create_store_engine
 from tierflow.metadata.models import DISKLESS_TABLE_NAMES, TABLE_NAMES, VERSION_TABLE
 
-HEAD = "0005"
-REVISIONS = ["0001", "0002", "0003", "0004", "0005"]
+HEAD = "0006"
+REVISIONS = ["0001", "0002", "0003", "0004", "0005", "0006"]
 
 
 def _tables(engine: sa.Engine) -> set[str]:
@@ -82,6 +82,8 @@ def test_every_revision_steps_up_and_down_keeping_data(store_url: str) -> None:
         assert [e.actor for e in store.events(topic_id=TOPIC_ID)] == ["a", "tierflow"]
         assert not store.topic(TOPIC).iceberg_export, "0004's default for every older topic"
         assert store.topic(TOPIC).cleanup_policy == "delete", "0005's, likewise"
+        assert store.topic(TOPIC).min_cleanable_dirty_ratio == 0.5, "0006's, Kafka's default"
+        assert store.partition(TOPIC_ID, 0).remote_cleaned_offset == -1
     assert migrate.schema_diffs(engine) == []
     engine.dispose()
 

@@ -76,8 +76,8 @@ def test_invalid_change_leaves_the_topic_alone(store_url: str) -> None:
 
 def test_unknown_python_config_name_is_rejected(store_url: str) -> None:
     store = new_store(store_url, with_partition=False)
-    with pytest.raises(InvalidConfigError, match="segment_bytes: unknown topic config"):
-        store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW, segment_bytes=1)
+    with pytest.raises(InvalidConfigError, match="flush_ms: unknown topic config"):
+        store.register_topic(TOPIC, TOPIC_ID, actor="cli", now_ms=NOW, flush_ms=1)
     assert store.topics() == []
 
 

@@ -2,13 +2,9 @@
 
 The batches arrive in offset order with their offsets already injected (``read.inject``), so
 the ``.log`` is byte for byte what a classic segment holds. The builder sees each batch on its
-way to the upload and builds what a broker writes beside it, as Kafka's ``LogSegment.append``
-and ``UnifiedLog.roll`` write them:
+way to the upload and builds what a broker writes beside it:
 
-- ``.index``: an entry (the batch's last offset, the position of its start) once more than
-  ``index.interval.bytes`` were appended since the previous entry;
-- ``.timeindex``: at the same moments, the largest timestamp so far and the last offset of
-  its batch, if that timestamp is larger than the last entry's; and once more at the roll;
+- ``.index`` and ``.timeindex``, as ``kafka.index_builder`` builds them;
 - ``<next offset>.snapshot``: the producer state at the segment's end, which KIP-405 uploads
   with every segment. It is carried from segment to segment (and from the previous tiered
   segment's snapshot), so it holds every producer seen so far, as ProducerStateManager would.
@@ -26,16 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tierflow.diskless.errors import WalFormatError
-from tierflow.kafka.offset_index import OffsetPosition, offset_index_bytes
+from tierflow.kafka.index_builder import INDEX_INTERVAL_BYTES, SegmentIndexBuilder
 from tierflow.kafka.producer_snapshot import (
     ProducerSnapshotEntry,
     producer_snapshot_bytes,
     read_producer_snapshot,
 )
-from tierflow.kafka.time_index import TimeIndexBuilder, time_index_bytes
 from tierflow.rsm import SegmentFiles
 
-INDEX_INTERVAL_BYTES = 4096  # Kafka's index.interval.bytes default
 NO_TXN = -1
 # A v2 batch header up to the record count: base offset, length, partition leader epoch, magic,
 # crc, attributes, last offset delta, base and max timestamp, producer id, epoch, base sequence.
@@ -97,14 +91,13 @@ class SegmentBuilder:
         *,
         index_interval_bytes: int = INDEX_INTERVAL_BYTES,
     ) -> None:
-        self.base_offset = base_offset
         self.next_offset = base_offset
-        self.size_in_bytes = 0
         self.producers = producers
-        self.index_interval_bytes = index_interval_bytes
-        self._since_index_entry = 0
-        self._offsets: list[OffsetPosition] = []
-        self._times = TimeIndexBuilder()
+        self._indexes = SegmentIndexBuilder(base_offset, index_interval_bytes)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self._indexes.size_in_bytes
 
     def append(self, batch: bytes, *, source: str) -> None:
         """One whole v2 batch, whose base offset must be the segment's next offset."""
@@ -118,23 +111,17 @@ class SegmentBuilder:
                 source, 0, f"magic {magic} batch at offset {base}; expected {self.next_offset}"
             )
         last = base + delta
-        self._times.observe(max_ts, last)
-        if self._since_index_entry > self.index_interval_bytes:
-            self._offsets.append(OffsetPosition(last, self.size_in_bytes))
-            self._times.maybe_append()
-            self._since_index_entry = 0
-        self._since_index_entry += len(batch)
-        self.size_in_bytes += len(batch)
+        self._indexes.append(last, max_ts, len(batch))
         self.next_offset = last + 1
         self.producers.append(producer_id, producer_epoch, base_sequence, base, last, max_ts)
 
     def roll(self, leader_epoch_index: bytes) -> SegmentFiles:
         """The files of the rolled segment: the final time-index entry, the indexes, and the
         producer snapshot at the next offset."""
-        self._times.maybe_append()
+        offset_index, time_index = self._indexes.roll()
         return SegmentFiles(
-            offset_index=offset_index_bytes(self.base_offset, self._offsets),
-            time_index=time_index_bytes(self.base_offset, self._times.entries),
+            offset_index=offset_index,
+            time_index=time_index,
             transaction_index=None,  # diskless topics take no transactional batches
             producer_snapshot_index=producer_snapshot_bytes(self.producers.snapshot()),
             leader_epoch_index=leader_epoch_index,

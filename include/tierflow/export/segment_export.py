@@ -17,16 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from tierflow.export.committed import (
+from tierflow.export.rows import Rows, by_day
+from tierflow.export.warehouse import DataFiles
+from tierflow.kafka.read_committed import (
     OpenTransactions,
     aborted_between,
     committed_batches,
-    kafka_python_batches,
 )
-from tierflow.export.rows import Rows, by_day
-from tierflow.export.warehouse import DataFiles
-from tierflow.kafka.txn_index import AbortedTxn, txn_index_entries
-from tierflow.rsm import IndexType, RemoteResourceNotFoundError, RemoteSegment, RemoteStorageManager
+from tierflow.lifecycle.remote_log import remote_aborted, segment_batches
+from tierflow.rsm import RemoteSegment, RemoteStorageManager
 
 
 @dataclass(frozen=True)
@@ -103,8 +102,8 @@ def remote_batches(
     """The segments' batches in offset order, each segment read whole; ``segment_done`` hears
     of each segment (and its bytes) once its last batch has been consumed."""
     for segment in segments:
-        data = b"".join(rsm.iter_log_segment(segment))
-        yield from kafka_python_batches(data)
+        data, batches = segment_batches(rsm, segment)
+        yield from batches
         segment_done(segment, len(data))
 
 
@@ -113,18 +112,3 @@ def write_days(table: object, files: DataFiles, stem: str) -> list[str]:
     return [
         files.write(f"{stem}-{number}.parquet", day) for number, day in enumerate(by_day(table))
     ]
-
-
-def remote_aborted(
-    rsm: RemoteStorageManager, segments: Sequence[RemoteSegment]
-) -> list[AbortedTxn]:
-    """The aborted transactions indexed by the segments (their remote ``.txnindex``): given a
-    segment and every later one, all that a read_committed fetch of the segment needs."""
-    aborted: list[AbortedTxn] = []
-    for segment in segments:
-        try:
-            data = rsm.fetch_index(segment, IndexType.TRANSACTION)
-        except RemoteResourceNotFoundError:
-            continue  # Kafka creates the file lazily: no abort in this segment
-        aborted.extend(txn_index_entries(data, f"{segment.describe()} transaction index"))
-    return aborted

@@ -31,6 +31,12 @@ KAFKA_NAMES: dict[str, str] = {
     "remote.log.disable.policy": "remote_log_disable_policy",
     "remote.log.copy.disable": "remote_log_copy_disable",
     "cleanup.policy": "cleanup_policy",
+    # What a compacted topic's remote compaction honours (issue 21), Kafka's names and defaults.
+    "segment.bytes": "segment_bytes",
+    "delete.retention.ms": "delete_retention_ms",
+    "min.compaction.lag.ms": "min_compaction_lag_ms",
+    "max.compaction.lag.ms": "max_compaction_lag_ms",
+    "min.cleanable.dirty.ratio": "min_cleanable_dirty_ratio",
     # tierflow's own (Kafka has no such configs): the topic's Iceberg export, issue 19.
     "tierflow.iceberg.export": "iceberg_export",
     "tierflow.iceberg.value.format": "iceberg_value_format",
@@ -44,6 +50,9 @@ FIELD_NAMES: dict[str, str] = {field: name for name, field in KAFKA_NAMES.items(
 
 _BOOL_FIELDS = frozenset({"remote_storage_enable", "remote_log_copy_disable", "iceberg_export"})
 _STR_FIELDS = frozenset({"remote_log_disable_policy", "iceberg_value_format"})
+_FLOAT_FIELDS = frozenset({"min_cleanable_dirty_ratio"})
+LONG_MAX = (1 << 63) - 1
+SEGMENT_BYTES_MIN = 14  # Kafka's floor: LegacyRecord.RECORD_OVERHEAD_V0
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,11 @@ class TopicConfig:
     remote_log_disable_policy: str = "retain"
     remote_log_copy_disable: bool = False
     cleanup_policy: str = "delete"  # Kafka's list, normalized: "compact", "compact,delete"...
+    segment_bytes: int = 1 << 30
+    delete_retention_ms: int = 86_400_000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    min_cleanable_dirty_ratio: float = 0.5
     iceberg_export: bool = False
     iceberg_value_format: str = "none"
     iceberg_retention_wait_max_ms: int = UNLIMITED  # how long retention waits for the export
@@ -105,6 +119,7 @@ class TopicConfig:
             )
         self._validate_iceberg()
         _check_cleanup_policy(self.cleanup_policy)
+        self._validate_compaction()
         if not self.remote_storage_enable:
             return
         _check_local_retention("bytes", self.local_retention_bytes, self.retention_bytes)
@@ -121,6 +136,25 @@ class TopicConfig:
                 "tierflow.iceberg.value.format",
                 f"tierflow.iceberg.value.format={self.iceberg_value_format} must be one of "
                 f"{', '.join(VALUE_FORMATS)}",
+            )
+
+    def _validate_compaction(self) -> None:
+        """LogConfig's ranges, and its check that the two compaction lags are in order."""
+        _check_min("segment.bytes", self.segment_bytes, SEGMENT_BYTES_MIN)
+        _check_min("delete.retention.ms", self.delete_retention_ms, 0)
+        _check_min("min.compaction.lag.ms", self.min_compaction_lag_ms, 0)
+        _check_min("max.compaction.lag.ms", self.max_compaction_lag_ms, 1)
+        ratio = self.min_cleanable_dirty_ratio
+        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 <= ratio <= 1:
+            raise InvalidConfigError(
+                "min.cleanable.dirty.ratio",
+                f"min.cleanable.dirty.ratio={ratio!r} must be a number from 0 to 1",
+            )
+        if self.min_compaction_lag_ms > self.max_compaction_lag_ms:
+            raise InvalidConfigError(
+                "min.compaction.lag.ms",
+                f"min.compaction.lag.ms={self.min_compaction_lag_ms} must not exceed "
+                f"max.compaction.lag.ms={self.max_compaction_lag_ms}",
             )
 
     @property
@@ -166,6 +200,8 @@ def parse_kafka_configs(configs: Mapping[str, str]) -> dict[str, Any]:
             value: Any = _parse_bool(name, raw)
         elif field in _STR_FIELDS:
             value = raw.strip()
+        elif field in _FLOAT_FIELDS:
+            value = _parse_float(name, raw)
         else:
             value = _parse_int(name, raw)
         _set_once(out, field, value, name)
@@ -206,6 +242,13 @@ def _parse_int(name: str, raw: str) -> int:
         return int(raw.strip())
     except ValueError:
         raise InvalidConfigError(name, f"{name}={raw} is not an integer") from None
+
+
+def _parse_float(name: str, raw: str) -> float:
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise InvalidConfigError(name, f"{name}={raw} is not a number") from None
 
 
 def _check_type(name: str, value: object, kind: type) -> None:

@@ -79,6 +79,11 @@ class Topic(SQLModel, table=True):
     remote_log_disable_policy: str = Field(default="retain", sa_type=sa.String(16))
     remote_log_copy_disable: bool = Field(default=False, sa_type=sa.Boolean)
     cleanup_policy: str = Field(default="delete", sa_type=sa.String(32))
+    segment_bytes: int = Field(default=1 << 30, sa_type=sa.BigInteger)
+    delete_retention_ms: int = Field(default=86_400_000, sa_type=sa.BigInteger)
+    min_compaction_lag_ms: int = Field(default=0, sa_type=sa.BigInteger)
+    max_compaction_lag_ms: int = Field(default=(1 << 63) - 1, sa_type=sa.BigInteger)
+    min_cleanable_dirty_ratio: float = Field(default=0.5, sa_type=sa.Float)
     iceberg_export: bool = Field(default=False, sa_type=sa.Boolean)
     iceberg_value_format: str = Field(default="none", sa_type=sa.String(16))
     iceberg_retention_wait_max_ms: int = Field(default=-1, sa_type=sa.BigInteger)
@@ -109,6 +114,8 @@ class Partition(SQLModel, table=True):
     lease_expires_ms: int | None = Field(default=None, sa_type=sa.BigInteger)
     # The last offset committed to the topic's Iceberg table (-1: none); retention waits on it.
     iceberg_exported_offset: int = Field(default=-1, sa_type=sa.BigInteger)
+    # The end of the range the remote compaction last compacted (-1: none): its clean section.
+    remote_cleaned_offset: int = Field(default=-1, sa_type=sa.BigInteger)
 
 
 class RemoteLogSegment(SQLModel, table=True):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from tierflow.export.committed import OpenTransactions, committed_batches, kafka_python_batches
 from tierflow.export.rows import Rows, by_day
 from tierflow.kafka.batch_builder import Record, build_batch, build_control_batch
+from tierflow.kafka.read_committed import OpenTransactions, committed_batches, kafka_python_batches
 from tierflow.kafka.txn_index import AbortedTxn
 
 DAY_MS = 86_400_000
