@@ -54,7 +54,7 @@ def clean_partition(
                 latest[record.key] = record.offset
     for group in _groups(cleanable, merge):
         _swap_in(group, latest, index_interval_bytes)
-    _checkpoint(partition, first_uncleanable)
+    mark_cleaned(partition, first_uncleanable)
 
 
 def _raw_batches(segment: LogSegment) -> Iterator[tuple[bytes, DefaultRecordBatch]]:
@@ -120,7 +120,8 @@ def _write_indexes(segment: LogSegment, interval: int) -> None:
     write_time_index(segment.time_index_path, segment.base_offset, times.entries)
 
 
-def _checkpoint(partition: Path, first_uncleanable: int) -> None:
+def mark_cleaned(partition: Path, first_uncleanable: int) -> None:
+    """The cleaner's checkpoint, as a pass that found nothing to remove leaves it."""
     path = partition.parent / CLEANER_OFFSET_CHECKPOINT
     offsets = read_offset_checkpoint(path) if path.exists() else {}
     topic, number = parse_partition_dir(partition.name)

@@ -70,6 +70,7 @@ def build_batch(
     transactional: bool = False,
     log_append_time: int | None = None,
     offset_deltas: Sequence[int] | None = None,
+    require_codec: bool = True,
 ) -> bytes:
     """Encode ``records`` as one broker-shaped batch starting at ``base_offset``.
 
@@ -79,6 +80,7 @@ def build_batch(
     Raises ValueError when a compressed codec was asked for but kafka-python fell back to
     storing the records uncompressed (it does so silently when compression does not shrink
     them); callers that want a given codec on disk must hand over compressible records.
+    ``require_codec`` False takes that fallback (a cleaned batch of a few records).
     """
     if not records:
         raise ValueError("a record batch needs at least one record")
@@ -102,13 +104,20 @@ def build_batch(
         )
     buf = bytearray(builder.build())
     stored_codec = buf[_ATTRIBUTES_AT + 1] & _CODEC_MASK
-    if stored_codec != compression:
+    if stored_codec != compression and require_codec:
         raise ValueError(
             f"{CODEC_NAMES[compression]} did not shrink {len(records)} record(s), so the batch "
             "would be stored uncompressed; use larger or more repetitive records"
         )
+    return _as_broker_wrote_it(buf, base_offset, leader_epoch, log_append_time)
+
+
+def _as_broker_wrote_it(
+    buf: bytearray, base_offset: int, leader_epoch: int, log_append_time: int | None
+) -> bytes:
+    """The broker-owned fields patched in, and the CRC recomputed where they are covered."""
     needs_crc = False
-    if compression == CODEC_GZIP:
+    if buf[_ATTRIBUTES_AT + 1] & _CODEC_MASK == CODEC_GZIP:
         needs_crc = _zero_gzip_mtime(buf)
     if log_append_time is not None:
         _set_attribute_flag(buf, _LOG_APPEND_TIME_FLAG)

@@ -40,22 +40,27 @@ def aborted_between(
 
 def committed_batches(batches: Iterable, aborted: Sequence[AbortedTxn]) -> Iterator:
     """The data batches a read_committed consumer keeps, in offset order."""
+    return (batch for batch, skipped in batch_fates(batches, aborted) if not skipped)
+
+
+def batch_fates(batches: Iterable, aborted: Sequence[AbortedTxn]) -> Iterator[tuple[object, bool]]:
+    """Every batch, with whether a read_committed consumer skips it: the data batches of
+    aborted transactions, and every control batch."""
     pending = [(txn.first_offset, txn.producer_id) for txn in aborted]
     heapq.heapify(pending)
     aborting: set[int] = set()
     for batch in batches:
         if batch.magic < 2:  # a legacy message set: no transactions, no control records
-            yield batch
+            yield batch, False
             continue
         while pending and pending[0][0] <= batch.last_offset:
             aborting.add(heapq.heappop(pending)[1])
         if batch.is_control_batch:
             if is_abort_marker(batch):
                 aborting.discard(batch.producer_id)
+            yield batch, True
             continue
-        if batch.is_transactional and batch.producer_id in aborting:
-            continue
-        yield batch
+        yield batch, batch.is_transactional and batch.producer_id in aborting
 
 
 class OpenTransactions:

@@ -186,6 +186,16 @@ class PartitionRegistry(StoreBase):
                     .values(iceberg_exported_offset=end)
                 )
 
+    def record_remote_cleaned(self, topic_id: str, partition: int, end: int) -> bool:
+        """Raise the partition's remote_cleaned_offset (the end of the range the remote
+        compaction last compacted, its clean section) to ``end``; it never moves back."""
+        conditions = [
+            *partition_key(Partition, topic_id, partition),
+            col(Partition.remote_cleaned_offset) < end,
+        ]
+        with self._write() as connection:
+            return update_one(connection, Partition, conditions, {"remote_cleaned_offset": end})
+
     def advance_log_start_offset(
         self, topic_id: str, partition: int, offset: int, *, actor: str, now_ms: int
     ) -> bool:

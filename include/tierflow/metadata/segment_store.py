@@ -194,6 +194,7 @@ class SegmentStore(StoreBase):
         objects: Iterable[tuple[str, str, int, str]] | None = None,
         only_from: Collection[RemoteLogSegmentState] | None = None,
         lease: Lease | None = None,
+        built: tuple[int, int] | None = None,
     ) -> bool:
         """Move the segment to ``dst``: True if this call did it, False if already there.
 
@@ -203,12 +204,14 @@ class SegmentStore(StoreBase):
         unless it is still the partition's current lease (LeaseLostError). On
         COPY_SEGMENT_FINISHED the ``objects`` (kind, key, size, sha256) are stored and the
         partition's ``highest_remote_offset`` is raised to end_offset if below, in the same
-        transaction.
+        transaction. ``built`` (size in bytes, max timestamp), on COPY_SEGMENT_FINISHED only:
+        what a segment the remote compaction built turned out to be; it was recorded STARTED
+        with its sources' totals, which bound them.
         """
         dst = RemoteLogSegmentState(dst)
         finished_state = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
         finished = dst is finished_state
-        if objects is not None and not finished:
+        if (objects is not None or built is not None) and not finished:
             raise ValueError(
                 f"segment {segment_id}: objects are only stored on {finished_state}, not {dst}"
             )
@@ -223,6 +226,8 @@ class SegmentStore(StoreBase):
             values: dict[str, Any] = {"state": dst.value, "event_timestamp_ms": now_ms}
             if custom_metadata is not None:
                 values["custom_metadata"] = custom_metadata
+            if built is not None:
+                values["segment_size_bytes"], values["max_timestamp_ms"] = built
             move = _Move(current, src, dst, values, object_rows if finished else None)
             if self._apply_move(move, actor=actor, now_ms=now_ms, lease=lease):
                 return True

@@ -58,7 +58,7 @@ from tierflow.metadata.models import Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
-from tierflow.rsm import RemoteSegment, RemoteStorageError, RemoteStorageManager
+from tierflow.rsm import ObjectInfo, RemoteSegment, RemoteStorageError, RemoteStorageManager
 
 log = logging.getLogger(__name__)
 
@@ -449,7 +449,7 @@ def _finish(
             RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
             actor=owner,
             now_ms=clock(),
-            objects=[(_kind(o.key), o.key, o.size, o.sha256) for o in result.objects],
+            objects=object_rows(result.objects),
             lease=lease,
         )
     except (InvalidStateTransition, LeaseLostError):
@@ -557,8 +557,10 @@ def release_taking(store: MetadataStore, lease: Lease) -> None:
     store.release_lease(lease.topic_id, lease.partition, lease.owner, token=lease.token)
 
 
-def _kind(key: str) -> str:
-    return key.rsplit(".", 1)[-1]
+def object_rows(objects: Sequence[ObjectInfo]) -> list[tuple[str, str, int, str | None]]:
+    """A segment's uploaded objects as COPY_SEGMENT_FINISHED stores them: (kind, key, size,
+    sha256), the kind being the key's suffix."""
+    return [(o.key.rsplit(".", 1)[-1], o.key, o.size, o.sha256) for o in objects]
 
 
 def _not_copyable(topic: Topic) -> str | None:

@@ -1,0 +1,294 @@
+"""A partition's remote compaction as state transitions, resumable at every step.
+
+1. ``prepare_compaction`` (Airflow), under the partition's copy lease (one writer of a
+   partition's remote segments at a time, the copy and the diskless merge included):
+   - attempts a killed run left (COPY_SEGMENT_STARTED, DELETE_SEGMENT_STARTED) are deleted or
+     their deletes finished, as the copy does;
+   - segments an interrupted swap already replaced (``supersede``) are deleted: the swap is
+     rolled forward;
+   - the range and its groups are chosen (``rules``), and each group's new segment is recorded
+     COPY_SEGMENT_STARTED.
+2. ``run_compaction_job`` (Spark, or the worker): both passes and the uploads. No state.
+3. ``finalize_compaction`` (Airflow): each new segment is verified and recorded
+   COPY_SEGMENT_FINISHED with the size it turned out to have, the clean section moves to the
+   range's end, and only then do the replaced segments go DELETE_SEGMENT_STARTED, storage
+   delete, DELETE_SEGMENT_FINISHED. A group that failed, would change nothing or came out
+   empty has its new segment deleted instead (an empty group's sources go all the same).
+
+A reader always sees one complete log: while both generations are FINISHED, the new segment
+serves the offsets from its start (Kafka's RLMM replaces a segment at the same start offset);
+wherever a fetch crosses from one generation to the other, the offsets before are from one and
+those after from the other, and each generation holds every key's latest record of its range.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from functools import partial
+from pathlib import Path
+
+from tierflow.faults import crash_point
+from tierflow.ids import new_kafka_uuid
+from tierflow.kafka.producer_snapshot import read_producer_snapshot
+from tierflow.lifecycle.clock import Clock, wall_clock_ms
+from tierflow.lifecycle.compaction.finalize import finalize_compaction
+from tierflow.lifecycle.compaction.job import CompactionGroup, CompactionJob, run_compaction_job
+from tierflow.lifecycle.compaction.report import (
+    CompactionOptions,
+    CompactionPlan,
+    CompactionReport,
+)
+from tierflow.lifecycle.compaction.rules import (
+    CompactionRules,
+    before_open_transaction,
+    cleanable_range,
+    group_by_size,
+    needs_compaction,
+)
+from tierflow.lifecycle.compaction.supersede import superseded
+from tierflow.lifecycle.copy.steps import clean_up_abandoned, release_taking, take_partition_lease
+from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
+from tierflow.metadata.partition_registry import Lease
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.states import TieredState
+from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import IndexType, RemoteSegment, RemoteStorageManager
+from tierflow.segment_refs import remote_segment
+
+log = logging.getLogger(__name__)
+NO_TXN = -1
+
+
+def compactable(topic: Topic) -> str | None:
+    """Why the topic's remote tier is not compacted, or None when it is."""
+    if "compact" not in topic.cleanup_policy.split(","):
+        return f"cleanup.policy={topic.cleanup_policy}: not a compacted topic"
+    if topic.tiered_state != TieredState.ENABLED:
+        return f"tiered state is {topic.tiered_state}"
+    return None
+
+
+def prepare_compaction(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    topic_id: str,
+    partition: int,
+    options: CompactionOptions,
+    *,
+    owner: str,
+    clock: Clock = wall_clock_ms,
+    dry_run: bool = False,
+) -> CompactionPlan:
+    """Clean up, roll an interrupted swap forward, choose the groups, mark them STARTED.
+
+    On success with a job the caller holds the lease until ``finalize_compaction``."""
+    topic = store.topic_by_id(topic_id)
+    plan = CompactionPlan(CompactionReport(topic.name, partition), dry_run=dry_run)
+    if _skip(plan, compactable(topic)) or _skip(plan, _no_partition(store, topic, partition)):
+        return plan
+    if dry_run:
+        for group in _choose(store, rsm, topic, partition, options, plan.report):
+            size = sum(s.segment_size_bytes for s in group)
+            plan.report.pending.append([group[0].start_offset, group[-1].end_offset, size])
+        return plan
+    lease = take_partition_lease(store, topic, partition, owner, options.lease_ttl_s, clock)
+    plan.lease = lease
+    try:
+        topic = store.topic_by_id(topic_id)  # under the lease: the topic may have changed
+        if _skip(plan, compactable(topic)):
+            release_taking(store, lease)
+            return plan
+        plan.report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
+        plan.report.replaced = roll_forward(store, rsm, topic, partition, lease, clock)
+        crash_point("compaction.after_roll_forward")
+        groups = _choose(store, rsm, topic, partition, options, plan.report)
+        if groups:
+            plan.job = _record_started(store, topic, partition, groups, options, lease, clock)
+    except BaseException:
+        release_taking(store, lease)
+        raise
+    return plan
+
+
+def roll_forward(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    topic: Topic,
+    partition: int,
+    lease: Lease,
+    clock: Clock,
+) -> list[str]:
+    """Delete the segments an interrupted swap already replaced."""
+    gone = []
+    for row in superseded(store, topic.topic_id, partition):
+        log.warning(
+            "%s-%d: deleting segment %s (offsets %d-%d): a compaction replaced it",
+            topic.name,
+            partition,
+            row.segment_id,
+            row.start_offset,
+            row.end_offset,
+        )
+        if delete_remote_segment(
+            store, rsm, topic, row, actor=lease.owner, now_ms=clock(), lease=lease
+        ):
+            gone.append(row.segment_id)
+    return gone
+
+
+def _no_partition(store: MetadataStore, topic: Topic, partition: int) -> str | None:
+    if store.partition(topic.topic_id, partition) is None:
+        return "no remote segments"
+    if store.partition_delete(topic.topic_id, partition) is not None:
+        return "the topic was deleted: remote partition removal owns it"
+    return None
+
+
+def _choose(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    topic: Topic,
+    partition: int,
+    options: CompactionOptions,
+    report: CompactionReport,
+) -> list[list[RemoteLogSegment]]:
+    """The groups of the cleanable range, if the range is due (or the run is forced)."""
+    rules = CompactionRules.of(topic)
+    state = store.partition(topic.topic_id, partition)
+    finished = store.segments(topic.topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
+    segments = cleanable_range(
+        finished,
+        local_log_start=state.local_log_start_offset,
+        log_start=state.log_start_offset,
+        now_ms=options.now_ms,
+        min_lag_ms=rules.min_compaction_lag_ms,
+    )
+    due = partial(
+        needs_compaction,
+        cleaned_offset=state.remote_cleaned_offset,
+        rules=rules,
+        now_ms=options.now_ms,
+    )
+    if due(segments) is not None:  # only then is the end of the tiered log worth a read
+        last = max(finished, key=lambda row: row.end_offset)
+        segments = before_open_transaction(segments, _first_open_txn(rsm, topic, last))
+    report.reason = due(segments)
+    if report.reason is None and options.force and segments:
+        report.reason = "asked for"
+    if report.reason is None:
+        report.skipped = _why_not(segments, state)
+        return []
+    return group_by_size(segments, rules.segment_bytes)
+
+
+def _why_not(segments: list[RemoteLogSegment], state: Partition) -> str:
+    if not segments:
+        return "no segment is cleanable (all still local, or younger than min.compaction.lag.ms)"
+    return (
+        f"clean enough: dirty segments after offset {state.remote_cleaned_offset} fall short of "
+        "min.cleanable.dirty.ratio and max.compaction.lag.ms"
+    )
+
+
+def _first_open_txn(rsm: RemoteStorageManager, topic: Topic, last: RemoteLogSegment) -> int | None:
+    """The first offset of a transaction still open at the tiered log's end, from the producer
+    snapshot uploaded with its last segment (Kafka's state at that offset): whether it
+    commits is not known yet."""
+    data = rsm.fetch_index(remote_segment(topic, last), IndexType.PRODUCER_SNAPSHOT)
+    with tempfile.TemporaryDirectory(prefix="tierflow-snapshot-") as tmp:
+        path = Path(tmp) / "last.snapshot"
+        path.write_bytes(data)
+        entries = read_producer_snapshot(path)
+    open_txns = [
+        e.current_txn_first_offset for e in entries if e.current_txn_first_offset != NO_TXN
+    ]
+    return min(open_txns, default=None)
+
+
+def _record_started(
+    store: MetadataStore,
+    topic: Topic,
+    partition: int,
+    groups: list[list[RemoteLogSegment]],
+    options: CompactionOptions,
+    lease: Lease,
+    clock: Clock,
+) -> CompactionJob:
+    """COPY_SEGMENT_STARTED for each group's new segment, with its sources' totals (bounds of
+    what it will be), and the job that writes them."""
+    jobs = []
+    for group in groups:
+        sources = tuple(remote_segment(topic, row) for row in group)
+        first, last = sources[0], sources[-1]
+        new = {"segment_id": new_kafka_uuid(), "end_offset": last.end_offset}
+        target = RemoteSegment(**{**first.identity(), **new})
+        store.add_segment(
+            segment_id=target.segment_id,
+            topic_id=topic.topic_id,
+            partition=partition,
+            start_offset=target.start_offset,
+            end_offset=target.end_offset,
+            max_timestamp_ms=max(row.max_timestamp_ms for row in group),
+            segment_leader_epochs=_epochs_of(group),
+            segment_size_bytes=sum(row.segment_size_bytes for row in group),
+            txn_index_empty=True,
+            actor=lease.owner,
+            now_ms=clock(),
+            lease=lease,
+        )
+        crash_point("compaction.after_started")
+        jobs.append(CompactionGroup(target, sources))
+    rules = CompactionRules.of(topic)
+    end = jobs[-1].target.end_offset
+    later = [
+        remote_segment(topic, row)
+        for row in store.segments(topic.topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
+        if row.start_offset > end and not row.txn_index_empty
+    ]
+    return CompactionJob(
+        topic=jobs[0].target.topic,
+        topic_id=topic.topic_id,
+        partition=partition,
+        groups=tuple(jobs),
+        tombstone_horizon_ms=options.now_ms - rules.delete_retention_ms,
+        segment_bytes=rules.segment_bytes,
+        later=tuple(later),
+    )
+
+
+def _epochs_of(group: list[RemoteLogSegment]) -> list[tuple[int, int]]:
+    """The group's leader-epoch entries, one per epoch change, from its first base offset."""
+    pairs: list[tuple[int, int]] = []
+    for row in group:
+        for epoch, start in row.leader_epochs:
+            if not pairs or pairs[-1][0] != epoch:
+                pairs.append((epoch, start))
+    return pairs
+
+
+def _skip(plan: CompactionPlan, reason: str | None) -> bool:
+    plan.report.skipped = reason
+    return reason is not None
+
+
+def compact_partition(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    topic_id: str,
+    partition: int,
+    options: CompactionOptions,
+    *,
+    owner: str,
+    clock: Clock = wall_clock_ms,
+    dry_run: bool = False,
+) -> CompactionReport:
+    """Prepare, compact in this process, finalize: the whole compaction of one partition."""
+    plan = prepare_compaction(
+        store, rsm, topic_id, partition, options, owner=owner, clock=clock, dry_run=dry_run
+    )
+    results = {}
+    if plan.job is not None:
+        results = {r.segment_id: r for r in run_compaction_job(plan.job, rsm)}
+    return finalize_compaction(plan, results, store, rsm, clock=clock)

@@ -1,0 +1,159 @@
+"""The remote compaction of a compacted topic's tiered segments (issue 21, part 2).
+
+A generated changelog (a few hundred keys, one record in ten a tombstone, transactional
+producers among others, some transactions aborted) is tiered uncleaned, so the remote tier
+holds every update; the broker's local retention then moved the local log start past it. The
+compaction must leave the read_committed view's key -> latest map as it was (minus tombstones
+older than delete.retention.ms), every staying record at its offset and byte-identical, and
+each key once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.log_cleaner import mark_cleaned
+from tests.support.remote_view import RemoteView, read_remote
+from tests.support.tiered import NOW_MS, Tiered, build_tiered
+from tierflow.demo.topics import TopicSpec
+from tierflow.kafka.batch_builder import CODEC_NONE, CODEC_ZSTD
+from tierflow.lifecycle.compaction.report import CompactionOptions
+from tierflow.lifecycle.compaction.swap import compact_partition
+from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.metadata.states import RemoteLogSegmentState as S
+
+DAY_MS = 86_400_000
+CHANGELOG = TopicSpec(
+    name="changelog", partitions=1, segments=6, codecs=(CODEC_NONE, CODEC_ZSTD), transactional=True
+)
+
+
+def tier_uncleaned(t: Tiered, local_start: int | None = None) -> list[int]:
+    """Copy the changelog's rolled segments as the broker's cleaner left them (a pass that
+    removed nothing), then move the local log start to ``local_start`` (by default past them)
+    as local retention would. The segments' base offsets."""
+    log_ = t.log("changelog", 0)
+    bases = [s.base_offset for s in log_.segments()]
+    mark_cleaned(log_.path, bases[-1])
+    copy_partition(log_, t.store, t.rsm, owner="test")
+    topic_id = t.store.topic("changelog").topic_id
+    end = bases[-1] if local_start is None else local_start
+    t.store.advance_local_log_start_offset(topic_id, 0, end, actor="test", now_ms=NOW_MS)
+    return bases
+
+
+def compact(t: Tiered, now_ms: int = NOW_MS + 60_000, **options: object):
+    topic_id = t.store.topic("changelog").topic_id
+    opts = CompactionOptions(now_ms=now_ms, **options)
+    return compact_partition(t.store, t.rsm, topic_id, 0, opts, owner="test")
+
+
+def finished(t: Tiered) -> list:
+    topic_id = t.store.topic("changelog").topic_id
+    return t.store.segments(topic_id, 0, states=[S.COPY_SEGMENT_FINISHED])
+
+
+def cleaned_end(t: Tiered) -> int:
+    """Where the compacted range ended (a transaction open at the tiered log's end stops it)."""
+    return t.store.partition(t.store.topic("changelog").topic_id, 0).remote_cleaned_offset
+
+
+def expected_after(before: RemoteView, horizon_ms: int, end: int) -> dict:
+    """Each key's latest record, but a tombstone in the range older than the horizon goes."""
+    latest = before.latest()
+    return {
+        k: r
+        for k, r in latest.items()
+        if not (r.value is None and r.timestamp < horizon_ms and r.offset <= end)
+    }
+
+
+@pytest.fixture
+def t(tmp_path: Path) -> Tiered:
+    return build_tiered(
+        tmp_path,
+        topics=(CHANGELOG,),
+        topic_configs={"changelog": {"cleanup_policy": "compact", "segment_bytes": 1 << 20}},
+    )
+
+
+def test_compaction_keeps_every_keys_latest_record_byte_for_byte(t: Tiered) -> None:
+    tier_uncleaned(t)
+    before = read_remote(t.store, t.rsm, "changelog")
+    assert before.aborted > 0 and len(before.records) > len(before.latest()), "a real workload"
+    source_bytes = sum(s.segment_size_bytes for s in finished(t))
+    report = compact(t)
+    after = read_remote(t.store, t.rsm, "changelog")
+    assert after.latest() == before.latest(), "tombstones are younger than delete.retention.ms"
+    in_range = [r.key for r in after.records if r.offset <= cleaned_end(t)]
+    assert len(in_range) == len(set(in_range)) > 200, "each key once in the compacted range"
+    by_offset = {r.offset: r for r in before.records}
+    assert all(by_offset[r.offset] == r for r in after.records), "offsets, bytes, timestamps"
+    end = cleaned_end(t)
+    assert [m for m in after.markers if m[0] <= end and m[1] == 0] == [], "ABORT markers go"
+    assert [m for m in after.markers if m[0] <= end] == [
+        m for m in before.markers if m[0] <= end and m[1] == 1
+    ], "COMMIT markers stay"
+    rows = finished(t)
+    assert sum(r.segment_size_bytes for r in rows) < source_bytes
+    assert report.reclaimed_bytes == source_bytes - sum(r.segment_size_bytes for r in rows)
+    assert all(r.segment_size_bytes <= 1 << 20 for r in rows)
+
+
+def test_tombstones_older_than_delete_retention_go(t: Tiered) -> None:
+    tier_uncleaned(t)
+    before = read_remote(t.store, t.rsm, "changelog")
+    now = NOW_MS + 2 * DAY_MS
+    compact(t, now_ms=now)
+    after = read_remote(t.store, t.rsm, "changelog")
+    end = cleaned_end(t)
+    assert after.latest() == expected_after(before, now - DAY_MS, end)
+    in_range = [r for r in after.records if r.offset <= end]
+    assert in_range and all(r.value is not None for r in in_range), "every tombstone expired"
+    assert any(r.value is None and r.offset <= end for r in before.latest().values())
+
+
+def test_a_second_run_finds_the_partition_clean(t: Tiered) -> None:
+    tier_uncleaned(t)
+    compact(t)
+    rows = [(r.segment_id, r.start_offset, r.end_offset) for r in finished(t)]
+    report = compact(t)
+    assert report.skipped and report.skipped.startswith("clean enough"), report
+    forced = compact(t, force=True)
+    assert forced.unchanged == 1 and forced.written == [], "one group, already compact"
+    assert [(r.segment_id, r.start_offset, r.end_offset) for r in finished(t)] == rows
+
+
+def test_young_segments_wait_for_min_compaction_lag(t: Tiered) -> None:
+    tier_uncleaned(t)
+    topic_id = t.store.topic("changelog").topic_id
+    lag = 30 * DAY_MS  # the generated records are at most a few days old
+    t.store.register_topic("changelog", topic_id, actor="t", now_ms=1, min_compaction_lag_ms=lag)
+    report = compact(t)
+    assert report.skipped.startswith("no segment is cleanable"), report
+    assert compact(t, now_ms=NOW_MS + lag).written
+
+
+def test_the_head_still_on_the_broker_is_not_compacted(tmp_path: Path) -> None:
+    t = build_tiered(
+        tmp_path, topics=(CHANGELOG,), topic_configs={"changelog": {"cleanup_policy": "compact"}}
+    )
+    bases = [s.base_offset for s in t.log("changelog", 0).segments()]
+    tier_uncleaned(t, local_start=bases[3])
+    segments = [(r.start_offset, r.end_offset) for r in finished(t)]
+    compact(t)
+    after = [(r.start_offset, r.end_offset) for r in finished(t)]
+    assert after[0] == (bases[0], bases[3] - 1), "one group: 1 GiB of segment.bytes"
+    assert after[1:] == segments[3:], "untouched from the local log start on"
+
+
+def test_an_idle_partition_costs_no_segment_read(t: Tiered) -> None:
+    tier_uncleaned(t)
+    compact(t)
+    reads = []
+    original = t.rsm.iter_log_segment
+    t.rsm.iter_log_segment = lambda segment: reads.append(segment) or original(segment)
+    assert compact(t).skipped.startswith("clean enough")
+    assert reads == []
