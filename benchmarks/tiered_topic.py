@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from big_segments import BuiltPartition, build_partition, build_templates
+from big_segments import BatchTemplates, BuiltPartition, build_partition, build_templates
 
 from tierflow.config import Settings
 from tierflow.ids import new_kafka_uuid
@@ -29,10 +29,15 @@ def tiered_settings(base: Path) -> Settings:
 
 
 def build_topic(
-    settings: Settings, topic: str, partitions: int, segment_bytes: int, segments: int
+    settings: Settings,
+    topic: str,
+    partitions: int,
+    segment_bytes: int,
+    segments: int,
+    templates: BatchTemplates | None = None,
 ) -> list[BuiltPartition]:
     """The topic's partitions written as a broker would, registered for tiering."""
-    templates, topic_id = build_templates(), new_kafka_uuid()
+    templates, topic_id = templates or build_templates(), new_kafka_uuid()
     built = [
         build_partition(
             settings.log_dirs[0],

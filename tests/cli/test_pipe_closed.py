@@ -42,6 +42,7 @@ COMMANDS = (
     ("restore", "orders", "--to", "{restored}", "--dry-run"),
     ("export", "iceberg", "--topic", "orders", "--dry-run"),
     ("export", "status", "--topic", "orders"),
+    ("compact", "--force", "--dry-run", "--json"),
 )
 # What may reach stderr: the progress lines of the long commands (stdout is the report alone).
 PROGRESS = ("copy: ", "verify: ", "reconcile: ")

@@ -106,6 +106,10 @@ NOT_RUN_HERE: dict[str, Elsewhere | Reason] = {
         "tests/unit/cli/test_key_commands.py::test_rotation_and_rewrap_keys_end_to_end",
         ('run("rewrap-keys")',),
     ),
+    ".venv/bin/tierflow compact --dry-run": Elsewhere(
+        "tests/cli/test_compact_command.py::test_dry_run_then_run_then_nothing_left",
+        ('main(["compact", "--dry-run"])', "as the README shows it"),
+    ),
     "tierflow ... \\| head": Elsewhere(
         "tests/unit/cli/test_failure_matrix.py::test_reader_closing_the_pipe_ends_quietly",
         ("head", "BROKEN_PIPE"),

@@ -120,7 +120,9 @@ def test_a_second_run_finds_the_partition_clean(t: Tiered) -> None:
     compact(t)
     rows = [(r.segment_id, r.start_offset, r.end_offset) for r in finished(t)]
     report = compact(t)
-    assert report.skipped and report.skipped.startswith("clean enough"), report
+    assert report.skipped and report.skipped.startswith("the dirty segments wait for the marker"), (
+        report
+    )
     forced = compact(t, force=True)
     assert forced.unchanged == 1 and forced.written == [], "one group, already compact"
     assert [(r.segment_id, r.start_offset, r.end_offset) for r in finished(t)] == rows
@@ -149,11 +151,11 @@ def test_the_head_still_on_the_broker_is_not_compacted(tmp_path: Path) -> None:
     assert after[1:] == segments[3:], "untouched from the local log start on"
 
 
-def test_an_idle_partition_costs_no_segment_read(t: Tiered) -> None:
+def test_a_partition_waiting_for_a_marker_reads_no_segment(t: Tiered) -> None:
     tier_uncleaned(t)
     compact(t)
     reads = []
     original = t.rsm.iter_log_segment
     t.rsm.iter_log_segment = lambda segment: reads.append(segment) or original(segment)
-    assert compact(t).skipped.startswith("clean enough")
+    assert compact(t).skipped.startswith("the dirty segments wait for the marker")
     assert reads == []

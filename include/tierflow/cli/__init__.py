@@ -16,6 +16,7 @@ from tierflow.cli import (
     airflow_commands,
     cluster_commands,
     commands,
+    compaction_commands,
     copy_commands,
     diskless_commands,
     export_commands,
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         diskless_commands,
         cluster_commands,
         export_commands,
+        compaction_commands,
     ):
         module.register(sub)
     add_commands(sub, (airflow_commands.AIRFLOW,))

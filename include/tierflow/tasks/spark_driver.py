@@ -37,6 +37,9 @@ class SparkApp:
     execute: Executor
     # The line summing up the run, from the jobs, all results and the failed ones.
     summary: Callable[[Sequence[Any], list[dict], list[dict]], str]
+    # An app with stages of its own (the compaction's shuffle) runs them on the session;
+    # by default one Spark task per job row runs ``execute``.
+    stages: Callable[[Any, Settings, list[dict], BucketClient | None], list[dict]] | None = None
 
 
 def run_spark_app(app: SparkApp, description: str, argv: list[str] | None = None) -> int:
@@ -68,12 +71,15 @@ def run_spark_app(app: SparkApp, description: str, argv: list[str] | None = None
 def _run_on_spark(
     app: SparkApp, settings: Settings, rows: list[dict], bucket_client: BucketClient | None
 ) -> list[dict]:
-    """One Spark task per job row; the settings and S3 spec travel in the task closure."""
+    """One Spark task per job row (or the app's own stages); the settings and S3 spec travel
+    in the task closure."""
     from pyspark.sql import SparkSession
 
     execute = app.execute
     spark = SparkSession.builder.appName(f"tierflow-{app.name}").getOrCreate()
     try:
+        if app.stages is not None:
+            return app.stages(spark, settings, rows, bucket_client)
         rdd = spark.sparkContext.parallelize(rows, numSlices=max(1, len(rows)))
         return rdd.mapPartitions(lambda part: execute(settings, part, bucket_client)).collect()
     finally:

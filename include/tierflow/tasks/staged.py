@@ -50,7 +50,11 @@ def operation(name: str) -> StagedOperation:
         from tierflow.tasks.diskless_merge import MERGE
 
         return MERGE
-    raise ValueError(f"unknown staged operation {name!r}: expected copy or merge")
+    if name == "compaction":
+        from tierflow.tasks.remote_compaction import COMPACTION
+
+        return COMPACTION
+    raise ValueError(f"unknown staged operation {name!r}: expected copy, merge or compaction")
 
 
 def plan_shards(

@@ -20,6 +20,7 @@ from tierflow.faults import crash_point
 from tierflow.kafka.read_committed import aborted_between
 from tierflow.kafka.txn_index import AbortedTxn
 from tierflow.lifecycle.compaction.offset_map import (
+    KeptOffsets,
     SegmentScan,
     kept_offsets,
     merge_latest,
@@ -59,6 +60,12 @@ class CompactionJob:
     # Later tiered segments with a .txnindex: an ABORT marker after the range may abort
     # records in it (a transaction open at the tiered log's end cuts the range instead).
     later: tuple[RemoteSegment, ...] = ()
+    source_bytes: int = 0
+
+    @property
+    def size_in_bytes(self) -> int:
+        """What the batch is sized by: the sources' bytes (set by prepare)."""
+        return self.source_bytes
 
     @property
     def sources(self) -> list[RemoteSegment]:
@@ -140,7 +147,7 @@ def compact_group(
     group: CompactionGroup,
     scans: dict[str, SegmentScan],
     aborted: Sequence[AbortedTxn],
-    kept: set[int],
+    kept: KeptOffsets,
     rsm: RemoteStorageManager,
 ) -> CompactionResult:
     """Write the group's new segment, unless it would change nothing or hold nothing."""

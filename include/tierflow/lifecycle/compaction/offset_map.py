@@ -13,9 +13,11 @@ and so its key leaves the log, once it is older than ``delete.retention.ms``.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import tee
+from typing import NamedTuple
 
 from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.memory_records import MemoryRecords
@@ -25,9 +27,8 @@ from tierflow.kafka.record_batch import iter_batch_frames
 from tierflow.kafka.txn_index import AbortedTxn
 
 
-@dataclass(frozen=True)
-class Latest:
-    """A key's latest record so far."""
+class Latest(NamedTuple):
+    """A key's latest record so far (a tuple: pass one makes one per record)."""
 
     offset: int
     tombstone: bool
@@ -44,11 +45,11 @@ class SegmentScan:
     dropped: int = 0  # batches or records that go whatever the map says
     markers: int = 0  # COMMIT markers, which stay
 
-    def changed_by(self, kept: set[int]) -> bool:
+    def changed_by(self, kept: KeptOffsets) -> bool:
         """Whether the compaction leaves this segment other than it is."""
         return bool(self.dropped) or any(offset not in kept for offset in self.offsets)
 
-    def keeps_any(self, kept: set[int]) -> bool:
+    def keeps_any(self, kept: KeptOffsets) -> bool:
         return bool(self.markers) or any(offset in kept for offset in self.offsets)
 
 
@@ -107,5 +108,23 @@ def stays(latest: Latest, tombstone_horizon_ms: int) -> bool:
     return not (latest.tombstone and latest.timestamp < tombstone_horizon_ms)
 
 
-def kept_offsets(merged: dict[bytes, Latest], tombstone_horizon_ms: int) -> set[int]:
-    return {latest.offset for latest in merged.values() if stays(latest, tombstone_horizon_ms)}
+class KeptOffsets:
+    """The offsets that stay, as a set and sorted: pass two asks how many of a batch's offsets
+    stay, and a batch none or all of whose records stay needs no decoding at all."""
+
+    def __init__(self, offsets: Iterable[int]) -> None:
+        self._sorted = sorted(offsets)
+        self._set = set(self._sorted)
+
+    def __contains__(self, offset: object) -> bool:
+        return offset in self._set
+
+    def __len__(self) -> int:
+        return len(self._sorted)
+
+    def count_between(self, first: int, last: int) -> int:
+        return bisect_right(self._sorted, last) - bisect_left(self._sorted, first)
+
+
+def kept_offsets(merged: dict[bytes, Latest], tombstone_horizon_ms: int) -> KeptOffsets:
+    return KeptOffsets(r.offset for r in merged.values() if stays(r, tombstone_horizon_ms))

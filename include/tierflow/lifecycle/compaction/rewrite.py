@@ -26,7 +26,7 @@ from tierflow.kafka.index_builder import SegmentIndexBuilder
 from tierflow.kafka.read_committed import aborted_between, is_abort_marker
 from tierflow.kafka.record_batch import iter_batches_in_buffer
 from tierflow.kafka.txn_index import AbortedTxn
-from tierflow.lifecycle.compaction.offset_map import fated_frames
+from tierflow.lifecycle.compaction.offset_map import KeptOffsets, fated_frames
 from tierflow.rsm import (
     IndexType,
     LogSegmentStream,
@@ -43,7 +43,7 @@ class CompactionError(ValueError):
 
 
 def compacted_batches(
-    chunks: Iterable[bytes], aborted: Sequence[AbortedTxn], kept: set[int], source: str
+    chunks: Iterable[bytes], aborted: Sequence[AbortedTxn], kept: KeptOffsets, source: str
 ) -> Iterator[bytes]:
     """The batches of one source ``.log`` that stay, whole or rebuilt, in offset order."""
     for raw, batch, skipped in fated_frames(chunks, aborted, source):
@@ -52,6 +52,12 @@ def compacted_batches(
                 yield raw
             continue
         if skipped:
+            continue
+        count = kept.count_between(batch.base_offset, batch.last_offset)
+        if count == 0:
+            continue  # nothing stays: no need to decode it
+        if batch.magic >= 2 and count == batch.records_count:
+            yield raw  # every record stays: byte for byte
             continue
         records = list(batch)
         staying = [r for r in records if r.offset in kept]
@@ -89,7 +95,7 @@ def group_stream(
     target: RemoteSegment,
     sources: Sequence[RemoteSegment],
     aborted: Sequence[AbortedTxn],
-    kept: set[int],
+    kept: KeptOffsets,
     segment_bytes: int,
 ) -> tuple[LogSegmentStream, SegmentIndexBuilder]:
     """The compacted segment as its upload reads it, and the builder of its indexes (which

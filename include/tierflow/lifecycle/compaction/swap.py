@@ -171,19 +171,25 @@ def _choose(
         rules=rules,
         now_ms=options.now_ms,
     )
+    first_open = None
     if due(segments) is not None:  # only then is the end of the tiered log worth a read
-        last = max(finished, key=lambda row: row.end_offset)
-        segments = before_open_transaction(segments, _first_open_txn(rsm, topic, last))
+        first_open = _first_open_txn(rsm, topic, max(finished, key=lambda row: row.end_offset))
+        segments = before_open_transaction(segments, first_open)
     report.reason = due(segments)
     if report.reason is None and options.force and segments:
         report.reason = "asked for"
     if report.reason is None:
-        report.skipped = _why_not(segments, state)
+        report.skipped = _why_not(segments, state, first_open)
         return []
     return group_by_size(segments, rules.segment_bytes)
 
 
-def _why_not(segments: list[RemoteLogSegment], state: Partition) -> str:
+def _why_not(segments: list[RemoteLogSegment], state: Partition, first_open: int | None) -> str:
+    if first_open is not None:
+        return (
+            f"the dirty segments wait for the marker of a transaction open from offset "
+            f"{first_open}, which is not tiered yet"
+        )
     if not segments:
         return "no segment is cleanable (all still local, or younger than min.compaction.lag.ms)"
     return (
@@ -255,6 +261,7 @@ def _record_started(
         tombstone_horizon_ms=options.now_ms - rules.delete_retention_ms,
         segment_bytes=rules.segment_bytes,
         later=tuple(later),
+        source_bytes=sum(row.segment_size_bytes for group in groups for row in group),
     )
 
 
