@@ -171,6 +171,7 @@ QUICK_RUNS = {
     "copy_throughput.py": "--segment-mib 1 --segments 2",
     "diskless_commit.py": "--objects 2 --batches 10 --partitions 2 --no-postgres",
     "diskless_merge.py": "--help",
+    "remote_compaction.py": "--help",
     "cluster_scale.py": "--help",
     "iceberg_export.py": "--gib 0.03125 --segment-mib 8",
     # 32 MiB restored on Spark once, and a replica over 20 remote segments.
