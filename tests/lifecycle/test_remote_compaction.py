@@ -10,19 +10,25 @@ each key once.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from kafka.record.default_records import DefaultRecordBatch
 
 from tests.support.log_cleaner import mark_cleaned
-from tests.support.remote_view import RemoteView, read_remote
+from tests.support.remote_view import RemoteView, committed_view, read_remote
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.demo.topics import TopicSpec
 from tierflow.kafka.batch_builder import CODEC_NONE, CODEC_ZSTD
+from tierflow.kafka.offset_index import OffsetIndex
+from tierflow.kafka.record_batch import iter_batches
 from tierflow.lifecycle.compaction.report import CompactionOptions
 from tierflow.lifecycle.compaction.swap import compact_partition
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.read.fetch import fetch_remote
+from tierflow.restore.request import restore_partition
 
 DAY_MS = 86_400_000
 CHANGELOG = TopicSpec(
@@ -159,3 +165,32 @@ def test_a_partition_waiting_for_a_marker_reads_no_segment(t: Tiered) -> None:
     t.rsm.iter_log_segment = lambda segment: reads.append(segment) or original(segment)
     assert compact(t).skipped.startswith("the dirty segments wait for the marker")
     assert reads == []
+
+
+def test_compacted_segments_restore_and_fetch_as_any_segment(t: Tiered, tmp_path: Path) -> None:
+    """The restore writes the compacted segments back as broker files, records exactly the
+    remote tier's; each offset index entry names a batch start holding its offset; a fetch at
+    an offset the compaction removed returns the next one, as Kafka does."""
+    tier_uncleaned(t)
+    compact(t)
+    target = tmp_path / "restored"
+    restore_partition(t.store, t.rsm, topic="changelog", partition=0, log_dir=target)
+    rows = finished(t)
+    logs = sorted((target / "changelog-0").glob("*.log"))
+    assert [int(p.stem) for p in logs] == [r.start_offset for r in rows]
+    fetched = []
+    for log_path in logs:
+        data = log_path.read_bytes()
+        starts = {h.position: h for h in iter_batches(log_path)}
+        index = OffsetIndex.read(log_path.with_suffix(".index"), int(log_path.stem))
+        assert all(starts[e.position].last_offset == e.offset for e in index.entries)
+        fetched += [(h.base_offset, data[h.position : h.end_position]) for h in starts.values()]
+    view = read_remote(t.store, t.rsm, "changelog")
+    assert committed_view(fetched).records == view.records
+    offsets = sorted(r.offset for _, raw in fetched for r in DefaultRecordBatch(raw))
+    gap = next(o + 1 for o, after in pairwise(offsets) if after > o + 1)
+    result = fetch_remote(t.store, t.rsm, "changelog", 0, offset=gap, max_bytes=1)
+    returned = [r.offset for raw in result.batches for r in DefaultRecordBatch(raw)]
+    assert min(o for o in returned if o >= gap) == min(o for o in offsets if o > gap), (
+        "the next offset there is"
+    )

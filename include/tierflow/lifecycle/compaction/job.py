@@ -13,7 +13,7 @@ The same inputs always give the same bytes, so a rerun simply compacts again.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 from tierflow.faults import crash_point
@@ -102,20 +102,13 @@ class CompactionResult:
         return cls(**{**raw, "objects": [ObjectInfo(**o) for o in raw["objects"]]})
 
 
-Scanner = Callable[[Sequence[RemoteSegment], Sequence[AbortedTxn]], Iterable[SegmentScan]]
-
-
-def scan_in_order(
-    rsm: RemoteStorageManager,
-) -> Scanner:
-    """Pass one in this process, segment after segment."""
-
-    def scan(sources: Sequence[RemoteSegment], aborted: Sequence[AbortedTxn]):
-        for s in sources:
-            chunks = rsm.iter_log_segment(s)
-            yield scan_segment(s.segment_id, chunks, aborted_in(aborted, s), s.describe())
-
-    return scan
+def scan_sources(
+    rsm: RemoteStorageManager, sources: Sequence[RemoteSegment], aborted: Sequence[AbortedTxn]
+) -> Iterator[SegmentScan]:
+    """Pass one in this process, segment after segment (Spark scans them side by side)."""
+    for s in sources:
+        chunks = rsm.iter_log_segment(s)
+        yield scan_segment(s.segment_id, chunks, aborted_in(aborted, s), s.describe())
 
 
 def aborted_in(aborted: Sequence[AbortedTxn], segment: RemoteSegment) -> list[AbortedTxn]:
@@ -125,13 +118,11 @@ def aborted_in(aborted: Sequence[AbortedTxn], segment: RemoteSegment) -> list[Ab
     return aborted_between(aborted, segment.start_offset, segment.end_offset)
 
 
-def run_compaction_job(
-    job: CompactionJob, rsm: RemoteStorageManager, scanner: Scanner | None = None
-) -> list[CompactionResult]:
+def run_compaction_job(job: CompactionJob, rsm: RemoteStorageManager) -> list[CompactionResult]:
     """Both passes over the job's range; one result per group, failures included."""
     try:
         aborted = remote_aborted(rsm, [*job.sources, *job.later])
-        scans = {s.segment_id: s for s in (scanner or scan_in_order(rsm))(job.sources, aborted)}
+        scans = {s.segment_id: s for s in scan_sources(rsm, job.sources, aborted)}
         merged = merge_latest(scans[s.segment_id].latest for s in job.sources)
         kept = kept_offsets(merged, job.tombstone_horizon_ms)
     except Exception as exc:  # every group fails with it; Airflow discards them

@@ -54,6 +54,7 @@ from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.tierable import is_compacted
 from tierflow.rsm import IndexType, RemoteSegment, RemoteStorageManager
 from tierflow.segment_refs import remote_segment
 
@@ -63,7 +64,7 @@ NO_TXN = -1
 
 def compactable(topic: Topic) -> str | None:
     """Why the topic's remote tier is not compacted, or None when it is."""
-    if "compact" not in topic.cleanup_policy.split(","):
+    if not is_compacted(topic.cleanup_policy):
         return f"cleanup.policy={topic.cleanup_policy}: not a compacted topic"
     if topic.tiered_state != TieredState.ENABLED:
         return f"tiered state is {topic.tiered_state}"
