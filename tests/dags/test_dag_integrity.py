@@ -36,6 +36,7 @@ def test_expected_dags_are_present(dagbag):
         "iceberg_export",
         "index_cache",
         "partition_restore",
+        "remote_compaction",
         "remote_partition_removal",
         "remote_reconcile",
         "retention_expiry",

@@ -66,6 +66,7 @@ DAG_IDS = (
     "iceberg_export",
     "index_cache",
     "partition_restore",
+    "remote_compaction",
     "remote_partition_removal",
     "remote_reconcile",
     "retention_expiry",

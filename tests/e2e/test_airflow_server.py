@@ -66,6 +66,7 @@ def test_every_dag_file_is_expected_to_be_parsed():
             "iceberg_export",
             "index_cache",
             "partition_restore",
+            "remote_compaction",
             "remote_partition_removal",
             "remote_reconcile",
             "retention_expiry",
