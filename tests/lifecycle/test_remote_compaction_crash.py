@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from tests.lifecycle.test_remote_compaction import (
     CHANGELOG,
@@ -31,6 +32,10 @@ from tierflow.rsm import RemoteStorageError
 
 OWNER = "airflow:remote_compaction:changelog-0"
 NOW = datetime.fromtimestamp((NOW_MS + 2 * DAY_MS) / 1000, UTC).isoformat()  # tombstones expire
+# Tombstones still within delete.retention.ms: a reader slower than that may miss one that
+# expires under it (a deleted key then seems alive), in Kafka as here: that is the setting's
+# contract, not the swap's, so the reader test keeps them.
+NOW_KEEPING_TOMBSTONES = datetime.fromtimestamp((NOW_MS + 60_000) / 1000, UTC).isoformat()
 KILL_POINTS = [
     "compaction.after_started#2",  # two of three new segments STARTED
     "compaction.after_scan",  # the offset map built, nothing uploaded
@@ -53,12 +58,14 @@ def world(tmp_path: Path) -> Tiered:
     return t
 
 
-def run_compact(t: Tiered, crash_at: str | None = None) -> subprocess.CompletedProcess:
+def run_compact(
+    t: Tiered, crash_at: str | None = None, now: str = NOW
+) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "TIERFLOW_CRASH_AT"}
     env.update(t.settings.as_env())
     if crash_at:
         env["TIERFLOW_CRASH_AT"] = crash_at
-    command = [sys.executable, "-m", "tierflow.cli", "compact", "--now", NOW, "--owner", OWNER]
+    command = [sys.executable, "-m", "tierflow.cli", "compact", "--now", now, "--owner", OWNER]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -96,31 +103,44 @@ def test_a_killed_compaction_reruns_to_the_uninterrupted_end(tmp_path: Path, kil
 
 
 def test_a_reader_during_a_compaction_sees_one_log(tmp_path: Path) -> None:
+    """The reader reads the whole tier once before the compaction starts, over and over while
+    it runs, and once after it ended; a read that meets a segment deleted under it (or the
+    store busy with the compaction's write) starts again, as a consumer fetches again."""
     t = world(tmp_path)
     before = read_remote(t.store, t.rsm, "changelog")
-    expected = before.live()  # tombstoned keys may be absent or tombstones: both say deleted
-    done, reads, problems = threading.Event(), [], []
+    expected = before.live()
+    first, done, reads, problems = threading.Event(), threading.Event(), [], []
 
     def reader() -> None:
-        while not done.is_set():
+        while True:
+            last = done.is_set()
             try:
                 view = read_remote(t.store, t.rsm, "changelog")
-            except RemoteStorageError:
-                continue  # a segment deleted under the fetch: a consumer fetches again
+            except (RemoteStorageError, OperationalError):
+                continue
+            except Exception as exc:  # anything else is a finding, not a retry
+                problems.append(repr(exc))
+                first.set()
+                return
             offsets = [r.offset for r in view.records]
             if len(offsets) != len(set(offsets)):
                 problems.append("an offset twice")
             if view.live() != expected:
                 problems.append("a key's latest record differs")
             reads.append(len(offsets))
+            first.set()  # the compaction starts after one whole read
+            if last:
+                return
 
     thread = threading.Thread(target=reader)
     thread.start()
+    first.wait()
     try:
-        assert run_compact(t).returncode == 0
+        assert run_compact(t, now=NOW_KEEPING_TOMBSTONES).returncode == 0
     finally:
         done.set()
         thread.join()
     assert problems == [] and len(reads) >= 2, (problems, reads)
     assert reads[-1] < reads[0], "the reader saw the log before and after"
-    assert_as_uninterrupted(t, before)
+    after = read_remote(t.store, t.rsm, "changelog")
+    assert after.latest() == before.latest(), "no tombstone expired"
