@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from big_segments import build_templates
-from local_spark import local_spark
+from local_spark import local_spark, warm
 from tiered_topic import MIB, build_topic, tier, tiered_settings
 
 from tierflow.kafka.batch_builder import Record, build_batch
@@ -100,8 +100,7 @@ def ceiling(job: CompactionJob, settings, scratch: Path, cores: int) -> tuple[fl
 def spark_compaction(settings, jobs: list[CompactionJob], cores: int) -> tuple[float, list[dict]]:
     spark = local_spark(cores, "tierflow-remote-compaction-benchmark")
     try:
-        sc = spark.sparkContext
-        sc.parallelize(range(cores), cores).map(lambda x: x).collect()  # the workers start
+        warm(spark, lambda part: iter(()))  # the Python workers start
         started = time.perf_counter()
         results = stages(spark, settings, [job.as_dict() for job in jobs], None)
         return time.perf_counter() - started, results

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.lifecycle.test_compacted_copy import CHANGELOG, finished, merge_across_the_boundary
+from tests.support.end_state import assert_histories_and_bucket_clean
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.metadata.states import is_valid_segment_transition
 
 OWNER = "airflow:segment_copy.copy_partition:changelog"
 KILL_POINTS = [
@@ -57,16 +57,7 @@ def assert_as_uninterrupted(t: Tiered, first: list[int]) -> None:
     rows = t.store.segments(topic.topic_id, 0)
     live = [r for r in rows if r.state != S.DELETE_SEGMENT_FINISHED]
     assert [r.state for r in live] == [S.COPY_SEGMENT_FINISHED] * 6, "nothing half-done"
-    for row in rows:
-        previous = None
-        for event in t.store.events(segment_id=row.segment_id):
-            assert is_valid_segment_transition(
-                None if previous is None else S(previous), S(event.to_state)
-            )
-            previous = event.to_state
-    keys = {o.key for r in live for o in t.store.segment_objects(r.segment_id)}
-    on_disk = {p.relative_to(t.bucket()).as_posix() for p in t.bucket().rglob("*") if p.is_file()}
-    assert on_disk == keys, "every object belongs to a finished segment"
+    assert_histories_and_bucket_clean(t, rows, live)
     checks = verify_partition(t.log("changelog", 0), topic, t.store, t.rsm)
     assert [c.identical for c in checks][-2:] == [True, True], checks
 

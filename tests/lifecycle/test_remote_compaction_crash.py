@@ -23,11 +23,11 @@ from tests.lifecycle.test_remote_compaction import (
     expected_after,
     tier_uncleaned,
 )
+from tests.support.end_state import assert_histories_and_bucket_clean
 from tests.support.remote_view import RemoteView, read_remote
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.lifecycle.compaction.supersede import covered_pairs
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.metadata.states import is_valid_segment_transition
 from tierflow.rsm import RemoteStorageError
 
 OWNER = "airflow:remote_compaction:changelog-0"
@@ -79,16 +79,7 @@ def assert_as_uninterrupted(t: Tiered, before: RemoteView) -> None:
     live = [r for r in rows if r.state != S.DELETE_SEGMENT_FINISHED]
     assert {r.state for r in live} == {S.COPY_SEGMENT_FINISHED}, "nothing half-done"
     assert covered_pairs(live) == [], "no replaced segment left"
-    for row in rows:
-        previous = None
-        for event in t.store.events(segment_id=row.segment_id):
-            assert is_valid_segment_transition(
-                None if previous is None else S(previous), S(event.to_state)
-            )
-            previous = event.to_state
-    keys = {o.key for r in live for o in t.store.segment_objects(r.segment_id)}
-    on_disk = {p.relative_to(t.bucket()).as_posix() for p in t.bucket().rglob("*") if p.is_file()}
-    assert on_disk == keys, "every object belongs to a finished segment"
+    assert_histories_and_bucket_clean(t, rows, live)
 
 
 @pytest.mark.parametrize("kill_point", KILL_POINTS)

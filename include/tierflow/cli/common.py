@@ -9,6 +9,7 @@ import os
 import socket
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
@@ -77,3 +78,16 @@ def require_existing_store(db_url: str) -> None:
             f"metadata store {database} does not exist (TIERFLOW_DB_URL; a command that only "
             "reads never creates it: `tierflow db upgrade` or a writing command does)"
         )
+
+
+def parse_now(text: str) -> int:
+    """An ISO-8601 instant in epoch milliseconds; without an offset it is UTC."""
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise CommandError(
+            f"--now {text!r}: not an ISO-8601 instant, e.g. 2026-05-01T02:00:00Z"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tierflow.cli.commands import console
-from tierflow.cli.common import as_command_error, cli_actor, print_json
-from tierflow.cli.retention_commands import parse_now
+from tierflow.cli.common import as_command_error, cli_actor, parse_now, print_json
 from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.config import Settings
 from tierflow.lifecycle.clock import wall_clock_ms

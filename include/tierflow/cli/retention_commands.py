@@ -13,12 +13,11 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 
 from rich import box
 from rich.table import Table
 
-from tierflow.cli.common import CommandError
+from tierflow.cli.common import parse_now
 from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.cli.status_tables import console
 from tierflow.config import Settings
@@ -45,19 +44,6 @@ and the others go ahead.
 Exit status: 0 done, 1 some partition failed (each is named on one line on stderr); an
 error that stops the whole run (settings, store) exits as it does for every command.
 """
-
-
-def parse_now(text: str) -> int:
-    """An ISO-8601 instant in epoch milliseconds; without an offset it is UTC."""
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise CommandError(
-            f"--now {text!r}: not an ISO-8601 instant, e.g. 2026-05-01T02:00:00Z"
-        ) from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
 
 
 def retention_command(args: argparse.Namespace) -> int:

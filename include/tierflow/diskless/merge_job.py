@@ -19,7 +19,6 @@ The same inputs always give the same bytes, so a rerun simply builds the segment
 from __future__ import annotations
 
 import logging
-import tempfile
 import traceback
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -193,8 +192,7 @@ def _previous_producers(job: MergeJob, rsm: RemoteStorageManager) -> ProducerSta
     except RemoteResourceNotFoundError:
         log.warning("%s: no producer snapshot; starting from none", job.previous.describe())
         return ProducerState()
-    with tempfile.TemporaryDirectory(prefix="tierflow-snapshot-") as tmp:
-        return ProducerState.from_snapshot(data, Path(tmp) / "previous.snapshot")
+    return ProducerState.from_snapshot(data, f"{job.previous.describe()} producer snapshot")
 
 
 def _describe(exc: BaseException) -> str:

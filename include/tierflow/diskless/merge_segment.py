@@ -26,7 +26,7 @@ from tierflow.kafka.index_builder import INDEX_INTERVAL_BYTES, SegmentIndexBuild
 from tierflow.kafka.producer_snapshot import (
     ProducerSnapshotEntry,
     producer_snapshot_bytes,
-    read_producer_snapshot,
+    producer_snapshot_entries,
 )
 from tierflow.rsm import SegmentFiles
 
@@ -43,14 +43,10 @@ class ProducerState:
     entries: dict[int, ProducerSnapshotEntry] = field(default_factory=dict)
 
     @classmethod
-    def from_snapshot(cls, data: bytes, scratch: Path) -> ProducerState:
-        """The state a previous segment's uploaded snapshot recorded (checked as Kafka reads
-        a snapshot file, through ``scratch``)."""
-        scratch.write_bytes(data)
-        try:
-            entries = read_producer_snapshot(scratch)
-        finally:
-            scratch.unlink(missing_ok=True)
+    def from_snapshot(cls, data: bytes, source: str | Path = "snapshot") -> ProducerState:
+        """The state a previous segment's uploaded snapshot recorded, checked as Kafka reads
+        a snapshot file; ``source`` names it in errors."""
+        entries = producer_snapshot_entries(data, source)
         return cls({entry.producer_id: entry for entry in entries})
 
     def append(

@@ -35,8 +35,13 @@ class ProducerSnapshotEntry:
 
 
 def read_producer_snapshot(path: str | Path) -> list[ProducerSnapshotEntry]:
-    """Entries of a version-1 snapshot, CRC-checked like Kafka's readSnapshot."""
-    data = read_file_bytes(path)
+    """Entries of a version-1 snapshot file, CRC-checked like Kafka's readSnapshot."""
+    return producer_snapshot_entries(read_file_bytes(path), path)
+
+
+def producer_snapshot_entries(data: bytes, path: str | Path) -> list[ProducerSnapshotEntry]:
+    """The same checks on a snapshot's bytes (one fetched from remote storage); ``path``
+    names them in errors."""
     if len(data) < _HEADER.size:
         raise CorruptSnapshotError(path, 0, f"{len(data)} bytes is shorter than the header")
     version, crc, count = _HEADER.unpack_from(data)

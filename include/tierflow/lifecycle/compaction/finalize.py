@@ -105,8 +105,7 @@ class _Swap:
         target = group.target
         if written is not None:
             self.report.written.append([target.start_offset, target.end_offset, written])
-        sizes = (self.store.segment(s.segment_id).segment_size_bytes for s in group.sources)
-        self.report.source_bytes += sum(sizes)
+        self.report.source_bytes += group.source_bytes
 
     def _finish(self, group: CompactionGroup, result: CompactionResult) -> str | None:
         target = group.target
@@ -128,32 +127,27 @@ class _Swap:
         return None
 
     def _discard(self, segment_id: str) -> None:
+        """Delete the new segment of a group that is not replacing its sources."""
+        self._delete(segment_id, abandoned=True)
+
+    def replace(self, group: CompactionGroup) -> None:
+        """Delete the group's sources, now that its new segment (if any) is FINISHED."""
+        for source in group.sources:
+            if self._delete(source.segment_id, abandoned=False):
+                self.report.replaced.append(source.segment_id)
+
+    def _delete(self, segment_id: str, *, abandoned: bool) -> bool:
         row = self.store.segment(segment_id)
-        delete_remote_segment(
+        return delete_remote_segment(
             self.store,
             self.rsm,
             self.topic,
             row,
             actor=self.lease.owner,
             now_ms=self.clock(),
-            abandoned=True,
+            abandoned=abandoned,
             lease=self.lease,
         )
-
-    def replace(self, group: CompactionGroup) -> None:
-        """Delete the group's sources, now that its new segment (if any) is FINISHED."""
-        for source in group.sources:
-            row = self.store.segment(source.segment_id)
-            if delete_remote_segment(
-                self.store,
-                self.rsm,
-                self.topic,
-                row,
-                actor=self.lease.owner,
-                now_ms=self.clock(),
-                lease=self.lease,
-            ):
-                self.report.replaced.append(source.segment_id)
 
 
 def _failure(what: str, state: str, result: CompactionResult | None) -> str | None:

@@ -39,14 +39,15 @@ class CompactionGroup:
 
     target: RemoteSegment
     sources: tuple[RemoteSegment, ...]
+    source_bytes: int  # the sources' sizes, as recorded
 
     def as_dict(self) -> dict:
-        return {"target": asdict(self.target), "sources": [asdict(s) for s in self.sources]}
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, raw: dict) -> CompactionGroup:
         sources = tuple(RemoteSegment(**s) for s in raw["sources"])
-        return cls(RemoteSegment(**raw["target"]), sources)
+        return cls(RemoteSegment(**raw["target"]), sources, int(raw["source_bytes"]))
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,14 @@ class CompactionJob:
     # Later tiered segments with a .txnindex: an ABORT marker after the range may abort
     # records in it (a transaction open at the tiered log's end cuts the range instead).
     later: tuple[RemoteSegment, ...] = ()
-    source_bytes: int = 0
+
+    @property
+    def source_bytes(self) -> int:
+        return sum(group.source_bytes for group in self.groups)
 
     @property
     def size_in_bytes(self) -> int:
-        """What the batch is sized by: the sources' bytes (set by prepare)."""
+        """What the batch is sized by: the sources' bytes."""
         return self.source_bytes
 
     @property
@@ -72,8 +76,7 @@ class CompactionJob:
         return [s for g in self.groups for s in g.sources]
 
     def as_dict(self) -> dict:
-        groups = [g.as_dict() for g in self.groups]
-        return {**asdict(self), "groups": groups, "later": [asdict(s) for s in self.later]}
+        return asdict(self)  # nested segments and groups as plain dicts, for JSON
 
     @classmethod
     def from_dict(cls, raw: dict) -> CompactionJob:

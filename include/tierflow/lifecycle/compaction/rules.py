@@ -38,6 +38,14 @@ class SegmentLike(Protocol):
 S = TypeVar("S", bound=SegmentLike)
 
 
+class PartitionLike(Protocol):
+    """The partition row's offsets the rules read."""
+
+    log_start_offset: int
+    local_log_start_offset: int
+    remote_cleaned_offset: int  # the end of the clean section (-1: none)
+
+
 @dataclass(frozen=True)
 class CompactionRules:
     """A topic's compaction configs (Kafka's names in the comments)."""
@@ -61,16 +69,16 @@ class CompactionRules:
 
 
 def cleanable_range(
-    finished: Sequence[S], *, local_log_start: int, log_start: int, now_ms: int, min_lag_ms: int
+    finished: Sequence[S], state: PartitionLike, rules: CompactionRules, now_ms: int
 ) -> list[S]:
     """The consecutive segments from the remote log's start that a pass may compact."""
     taken: list[S] = []
     for segment in sorted(finished, key=lambda s: s.start_offset):
-        if segment.end_offset < log_start:
+        if segment.end_offset < state.log_start_offset:
             continue  # remote retention is deleting it
-        if segment.end_offset >= local_log_start:
+        if segment.end_offset >= state.local_log_start_offset:
             break  # the head that is still local
-        if segment.max_timestamp_ms > now_ms - min_lag_ms:
+        if segment.max_timestamp_ms > now_ms - rules.min_compaction_lag_ms:
             break  # younger than min.compaction.lag.ms
         if taken and segment.start_offset != taken[-1].end_offset + 1:
             break  # a hole: only a contiguous run is one log
@@ -79,10 +87,10 @@ def cleanable_range(
 
 
 def needs_compaction(
-    segments: Sequence[SegmentLike], *, cleaned_offset: int, rules: CompactionRules, now_ms: int
+    segments: Sequence[SegmentLike], state: PartitionLike, rules: CompactionRules, now_ms: int
 ) -> str | None:
     """Why the range is compacted now (the dirty ratio, or the max lag), or None."""
-    dirty = [s for s in segments if s.start_offset > cleaned_offset]
+    dirty = [s for s in segments if s.start_offset > state.remote_cleaned_offset]
     if not dirty:
         return None
     total = sum(s.segment_size_bytes for s in segments)

@@ -24,13 +24,10 @@ those after from the other, and each generation holds every key's latest record 
 from __future__ import annotations
 
 import logging
-import tempfile
-from functools import partial
-from pathlib import Path
 
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
-from tierflow.kafka.producer_snapshot import read_producer_snapshot
+from tierflow.kafka.producer_snapshot import producer_snapshot_entries
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.compaction.finalize import finalize_compaction
 from tierflow.lifecycle.compaction.job import CompactionGroup, CompactionJob, run_compaction_job
@@ -159,24 +156,13 @@ def _choose(
     rules = CompactionRules.of(topic)
     state = store.partition(topic.topic_id, partition)
     finished = store.segments(topic.topic_id, partition, states=[S.COPY_SEGMENT_FINISHED])
-    segments = cleanable_range(
-        finished,
-        local_log_start=state.local_log_start_offset,
-        log_start=state.log_start_offset,
-        now_ms=options.now_ms,
-        min_lag_ms=rules.min_compaction_lag_ms,
-    )
-    due = partial(
-        needs_compaction,
-        cleaned_offset=state.remote_cleaned_offset,
-        rules=rules,
-        now_ms=options.now_ms,
-    )
+    segments = cleanable_range(finished, state, rules, options.now_ms)
     first_open = None
-    if due(segments) is not None:  # only then is the end of the tiered log worth a read
+    if needs_compaction(segments, state, rules, options.now_ms) is not None:
+        # Only a due range is worth a read of the tiered log's end.
         first_open = _first_open_txn(rsm, topic, max(finished, key=lambda row: row.end_offset))
         segments = before_open_transaction(segments, first_open)
-    report.reason = due(segments)
+    report.reason = needs_compaction(segments, state, rules, options.now_ms)
     if report.reason is None and options.force and segments:
         report.reason = "asked for"
     if report.reason is None:
@@ -203,11 +189,9 @@ def _first_open_txn(rsm: RemoteStorageManager, topic: Topic, last: RemoteLogSegm
     """The first offset of a transaction still open at the tiered log's end, from the producer
     snapshot uploaded with its last segment (Kafka's state at that offset): whether it
     commits is not known yet."""
-    data = rsm.fetch_index(remote_segment(topic, last), IndexType.PRODUCER_SNAPSHOT)
-    with tempfile.TemporaryDirectory(prefix="tierflow-snapshot-") as tmp:
-        path = Path(tmp) / "last.snapshot"
-        path.write_bytes(data)
-        entries = read_producer_snapshot(path)
+    ref = remote_segment(topic, last)
+    data = rsm.fetch_index(ref, IndexType.PRODUCER_SNAPSHOT)
+    entries = producer_snapshot_entries(data, f"{ref.describe()} producer snapshot")
     open_txns = [
         e.current_txn_first_offset for e in entries if e.current_txn_first_offset != NO_TXN
     ]
@@ -246,7 +230,8 @@ def _record_started(
             lease=lease,
         )
         crash_point("compaction.after_started")
-        jobs.append(CompactionGroup(target, sources))
+        size = sum(row.segment_size_bytes for row in group)
+        jobs.append(CompactionGroup(target, sources, size))
     rules = CompactionRules.of(topic)
     end = jobs[-1].target.end_offset
     later = [
@@ -262,7 +247,6 @@ def _record_started(
         tombstone_horizon_ms=options.now_ms - rules.delete_retention_ms,
         segment_bytes=rules.segment_bytes,
         later=tuple(later),
-        source_bytes=sum(row.segment_size_bytes for group in groups for row in group),
     )
 
 

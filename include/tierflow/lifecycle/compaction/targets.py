@@ -42,16 +42,7 @@ def _has_work(
     )
     if covered_pairs(finished):
         return True
-    segments = cleanable_range(
-        finished,
-        local_log_start=state.local_log_start_offset,
-        log_start=state.log_start_offset,
-        now_ms=now_ms,
-        min_lag_ms=rules.min_compaction_lag_ms,
-    )
+    segments = cleanable_range(finished, state, rules, now_ms)
     if force:
         return bool(segments)
-    due = needs_compaction(
-        segments, cleaned_offset=state.remote_cleaned_offset, rules=rules, now_ms=now_ms
-    )
-    return due is not None
+    return needs_compaction(segments, state, rules, now_ms) is not None
