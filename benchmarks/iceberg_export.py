@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from local_spark import local_spark, timed_collect, warm
-from tiered_topic import MIB, build_topic, tier, tiered_settings
+from tiered_topic import MIB, tiered_settings, tiered_topic
 
 from tierflow.export.catalog import settings_target
 from tierflow.export.job import ExportJob, run_job_rows
@@ -38,7 +38,7 @@ from tierflow.export.segment_export import export_partition
 from tierflow.export.table import existing_table
 from tierflow.export.warehouse import DataFiles
 from tierflow.rsm import RemoteSegment
-from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.runtime import open_objects, open_storage
 
 GOAL = 0.6  # the goal: the export at 60 % of the ceiling
 TOPIC = "bench"
@@ -84,12 +84,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tierflow-bench-") as tmp:
         base = Path(tmp)
         settings = tiered_settings(base)
-        segments = max(1, int(args.gib * 1024 / args.segment_mib / args.partitions))
-        print(f"writing {args.partitions} x {segments} segments of {args.segment_mib} MiB ...")
-        build_topic(settings, TOPIC, args.partitions, args.segment_mib * MIB, segments)
-        store, rsm = open_store(settings), open_storage(settings)
-        print("tiering them (zstd + AES-256-GCM, 4 MiB chunks) ...", flush=True)
-        tier(settings, store, rsm, args.cores)
+        store = tiered_topic(settings, TOPIC, args)[1]
         store.register_topic(TOPIC, store.topic(TOPIC).topic_id, actor="bench", now_ms=0,
                              iceberg_export=True)  # fmt: skip
         target = settings_target(settings, open_objects(settings))

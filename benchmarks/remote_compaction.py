@@ -33,7 +33,7 @@ from pathlib import Path
 
 from big_segments import build_templates
 from local_spark import local_spark, warm
-from tiered_topic import MIB, build_topic, tier, tiered_settings
+from tiered_topic import MIB, tiered_settings, tiered_topic
 
 from tierflow.kafka.batch_builder import Record, build_batch
 from tierflow.kafka.read_committed import kafka_python_batches
@@ -41,7 +41,7 @@ from tierflow.lifecycle.compaction.finalize import finalize_compaction
 from tierflow.lifecycle.compaction.job import CompactionJob, CompactionResult
 from tierflow.lifecycle.compaction.report import CompactionOptions
 from tierflow.lifecycle.compaction.swap import prepare_compaction
-from tierflow.runtime import open_storage, open_store
+from tierflow.runtime import open_storage
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spark_apps"))
 from compact_segments import stages
@@ -114,13 +114,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tierflow-bench-") as tmp:
         base = Path(tmp)
         settings = tiered_settings(base)
-        segments = max(1, int(args.gib * 1024 / args.segment_mib / args.partitions))
-        print(f"writing {args.partitions} x {segments} segments of {args.segment_mib} MiB ...")
         templates = build_templates(records_per_batch=RECORDS_PER_BATCH, make=changelog_record)
-        build_topic(settings, TOPIC, args.partitions, args.segment_mib * MIB, segments, templates)
-        store, rsm = open_store(settings), open_storage(settings)
-        print("tiering them (zstd + AES-256-GCM, 4 MiB chunks) ...", flush=True)
-        tier(settings, store, rsm, args.cores)
+        _, store, rsm = tiered_topic(settings, TOPIC, args, templates)
         plans, prepare_s = prepare(store, rsm, args.segment_mib)
         jobs = [plan.job for plan in plans]
         print("ceiling (one partition, one core) ...", flush=True)

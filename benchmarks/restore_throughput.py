@@ -45,7 +45,7 @@ from pathlib import Path
 
 from big_segments import BuiltPartition
 from local_spark import local_spark, timed_collect, warm
-from tiered_topic import CHUNK, MIB, build_topic, tier, tiered_settings
+from tiered_topic import CHUNK, MIB, build_topic, tier, tiered_settings, tiered_topic
 
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import LogDir
@@ -149,12 +149,7 @@ def compare(built: list[BuiltPartition], target: Path) -> int:
 
 def throughput(args: argparse.Namespace, base: Path) -> None:
     settings = tiered_settings(base / "throughput")
-    segments = max(1, int(args.gib * 1024 / args.segment_mib / args.partitions))
-    print(f"writing {args.partitions} x {segments} segments of {args.segment_mib} MiB ...")
-    built = build_topic(settings, "bench", args.partitions, args.segment_mib * MIB, segments)
-    store, rsm = open_store(settings), open_storage(settings)
-    print("tiering them (zstd + AES-256-GCM, 4 MiB chunks) ...", flush=True)
-    tier(settings, store, rsm, args.cores)
+    built, store, rsm = tiered_topic(settings, "bench", args)
     print("decode ceiling ...", flush=True)
     ceiling = decode_ceiling(built[0].segments[0].log_path, args.cores)
     target = base / "restored"

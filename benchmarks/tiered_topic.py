@@ -1,9 +1,11 @@
 """Helper, not a benchmark: a topic of broker-shaped segments (big_segments' templates),
 tiered by tierflow's copy into the chunked layout (4 MiB chunks, zstd + AES-256-GCM), for the
-benchmarks that read tiered data back (restore_throughput.py, iceberg_export.py)."""
+benchmarks that read tiered data back (restore_throughput.py, iceberg_export.py,
+remote_compaction.py)."""
 
 from __future__ import annotations
 
+from argparse import Namespace
 from pathlib import Path
 
 from big_segments import BatchTemplates, BuiltPartition, build_partition, build_templates
@@ -14,7 +16,7 @@ from tierflow.lifecycle.copy.batch import BatchCopy, copy_partitions
 from tierflow.lifecycle.copy.rewrite_pool import rewrite_jobs
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
-from tierflow.runtime import open_store, partition_logs
+from tierflow.runtime import open_storage, open_store, partition_logs
 from tierflow.transform.keyring import KeyRing
 
 MIB = 1 << 20
@@ -66,3 +68,18 @@ def tier(settings: Settings, store: MetadataStore, rsm: RemoteStorageManager, co
     failed = [o.error for o in outcomes if o.error]
     if failed:
         raise RuntimeError(f"copy failed: {failed[0]}")
+
+
+def tiered_topic(
+    settings: Settings, topic: str, args: Namespace, templates: BatchTemplates | None = None
+) -> tuple[list[BuiltPartition], MetadataStore, RemoteStorageManager]:
+    """``args.gib`` GiB in ``args.partitions`` partitions of ``args.segment_mib`` MiB segments,
+    written and tiered, as each benchmark's set-up; says what it is doing, as it takes a while."""
+    segments = max(1, int(args.gib * 1024 / args.segment_mib / args.partitions))
+    print(f"writing {args.partitions} x {segments} segments of {args.segment_mib} MiB ...")
+    size = args.segment_mib * MIB
+    built = build_topic(settings, topic, args.partitions, size, segments, templates)
+    store, rsm = open_store(settings), open_storage(settings)
+    print("tiering them (zstd + AES-256-GCM, 4 MiB chunks) ...", flush=True)
+    tier(settings, store, rsm, args.cores)
+    return built, store, rsm
