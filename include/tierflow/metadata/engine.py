@@ -17,6 +17,8 @@ being echoed, because SQLAlchemy would read the password's tail as the host and 
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -127,10 +129,25 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(cursor)
         cursor.execute("PRAGMA foreign_keys = ON")
         # WAL makes NORMAL durable against application crashes; only power loss can drop
         # the last transactions, which the lifecycle's idempotent retries tolerate.
         cursor.execute("PRAGMA synchronous = NORMAL")
     finally:
         cursor.close()
+
+
+def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
+    """Switching a new file to WAL takes an exclusive lock, and SQLite answers "database is
+    locked" at once, without waiting out busy_timeout, when waiting could deadlock (processes
+    opening a new store together): so wait here, as long as busy_timeout would."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
