@@ -9,10 +9,14 @@ store, as Airflow 3 requires. Development machinery: it runs from a checkout, ne
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -50,6 +54,30 @@ def prepare_airflow_db(env: Mapping[str, str], settings_file: Path, log: IO[str]
         subprocess.run(command, env=dict(env), stdout=log, stderr=subprocess.STDOUT, check=True)
 
 
+@functools.cache
+def _migrated_database(project: Path) -> Path:
+    """An empty Airflow database migrated once per process, in a home of its own.
+
+    Each DAG test gets a fresh AIRFLOW_HOME; copying this file into it costs nothing, where
+    `airflow db migrate` costs seconds a run. Nothing of the tests' is in it: no connection,
+    no secret (those live in airflow.cfg, which each home writes for itself).
+    """
+    home = Path(tempfile.mkdtemp(prefix="tierflow-airflow-db-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    env = {**os.environ, **airflow_env(project, home)}
+    migrate = [sys.executable, "-m", "airflow", "db", "migrate"]
+    subprocess.run(migrate, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+    return home / "airflow.db"
+
+
+def migrated_home(project: Path, airflow_home: Path) -> None:
+    """Give ``airflow_home`` a migrated database, unless it has one from an earlier run."""
+    airflow_home.mkdir(parents=True, exist_ok=True)
+    database = airflow_home / "airflow.db"
+    if not database.exists():
+        shutil.copyfile(_migrated_database(project), database)
+
+
 def test_dag(
     dag_id: str,
     dags_folder: Path,
@@ -84,13 +112,13 @@ def run_dag_in_subprocess(
     logical_date: datetime | None = None,
     timeout_s: float = 600,
 ) -> str:
-    """Migrate a private Airflow DB, apply settings, run the DAG; Airflow's output goes to log_file.
+    """Run the DAG in a private AIRFLOW_HOME (migrated once); Airflow's output goes to log_file.
 
     A subprocess keeps Airflow's global configuration (read once, at import) out of the caller.
     dag.test() waits out retry delays of failing tasks, so a run that takes longer than
     timeout_s is stopped and reported rather than left hanging.
     """
-    airflow_home.mkdir(parents=True, exist_ok=True)
+    migrated_home(project, airflow_home)
     env = {**os.environ, **airflow_env(project, airflow_home), **extra_env}
     # `airflow test-dag` runs this module's test_dag(): the checkout must be importable.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(project), env.get("PYTHONPATH")]))
@@ -107,8 +135,6 @@ def run_dag_in_subprocess(
     if logical_date is not None:
         command += ["--logical-date", logical_date.isoformat()]
     with open(log_file, "w") as out:
-        migrate = [sys.executable, "-m", "airflow", "db", "migrate"]
-        subprocess.run(migrate, env=env, stdout=out, stderr=subprocess.STDOUT, check=True)
         try:
             done = subprocess.run(
                 command, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout_s
