@@ -75,8 +75,13 @@ demo: $(RUNTIME_STAMP) java
 	$(PY) -m tierflow.cli demo
 	$(PY) -m tierflow.cli diskless demo
 
+# Two workers (pytest-xdist), each running whole test files: most tests wait on a subprocess
+# or a server, so two at once take about half the time on two cores. Each worker starts the
+# servers it needs. TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= 2
+
 test: $(DEV_STAMP) java test-servers
-	$(PY) -m pytest
+	$(PY) -m pytest --numprocesses $(TEST_WORKERS) --dist loadfile
 
 # Lint, then the unit tests: those of tests/unit need no PostgreSQL, S3, Spark or Airflow (SQLite
 # and a local bucket at most), so they run on a fresh checkout without the servers. make test

@@ -18,6 +18,9 @@ from tests.support.azurite import azure_container, azurite  # noqa: F401
 # make demo's log dir, generated once for the session.
 from tests.support.demo_data import demo_log_dir  # noqa: F401
 
+# The cases each property-based test passed, summed over the workers and printed at the end.
+from tests.support.fuzz_report import pytest_runtest_logreport, pytest_terminal_summary  # noqa: F401
+
 # The session's GCS emulator (the JSON API on loopback) and a fresh bucket.
 from tests.support.gcs_emulator import gcs_bucket, gcs_emulator, service_account  # noqa: F401
 

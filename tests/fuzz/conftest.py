@@ -9,11 +9,14 @@ with any failure. ``HYPOTHESIS_PROFILE`` picks the profile.
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.fuzz.support import CASES
+from tests.support.fuzz_report import FUZZ_CASES
 
 # Properties generate whole files; hypothesis' health check would call some of them too slow.
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -37,12 +40,14 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """One line per property with the cases it passed, so "fuzz cases run" can be quoted."""
-    if not CASES:
-        return
-    profile = settings.get_current_profile_name()
-    terminalreporter.section(f"fuzz cases run (hypothesis profile {profile!r})")
-    for name, count in sorted(CASES.items()):
-        terminalreporter.write_line(f"{count:>8,}  {name}")
-    terminalreporter.write_line(f"{sum(CASES.values()):>8,}  total in {len(CASES)} properties")
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    """Each property's report carries the cases it passed: the session's summary
+    (tests.support.fuzz_report) counts them where the reports arrive, which under
+    pytest-xdist is the controller, not the worker that ran the property."""
+    outcome = yield
+    if call.when == "call" and CASES:
+        outcome.get_result().user_properties.append((FUZZ_CASES, dict(CASES)))
+        CASES.clear()
