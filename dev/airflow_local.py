@@ -66,7 +66,9 @@ def _migrated_database(project: Path) -> Path:
     atexit.register(shutil.rmtree, home, ignore_errors=True)
     env = {**os.environ, **airflow_env(project, home)}
     migrate = [sys.executable, "-m", "airflow", "db", "migrate"]
-    subprocess.run(migrate, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+    done = subprocess.run(migrate, env=env, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise RuntimeError(f"airflow db migrate failed: {done.stderr.strip()[-2000:]}")
     return home / "airflow.db"
 
 
