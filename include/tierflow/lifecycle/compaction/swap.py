@@ -215,6 +215,7 @@ def _record_started(
         first, last = sources[0], sources[-1]
         new = {"segment_id": new_kafka_uuid(), "end_offset": last.end_offset}
         target = RemoteSegment(**{**first.identity(), **new})
+        size = sum(row.segment_size_bytes for row in group)
         store.add_segment(
             segment_id=target.segment_id,
             topic_id=topic.topic_id,
@@ -223,14 +224,13 @@ def _record_started(
             end_offset=target.end_offset,
             max_timestamp_ms=max(row.max_timestamp_ms for row in group),
             segment_leader_epochs=_epochs_of(group),
-            segment_size_bytes=sum(row.segment_size_bytes for row in group),
+            segment_size_bytes=size,
             txn_index_empty=True,
             actor=lease.owner,
             now_ms=clock(),
             lease=lease,
         )
         crash_point("compaction.after_started")
-        size = sum(row.segment_size_bytes for row in group)
         jobs.append(CompactionGroup(target, sources, size))
     rules = CompactionRules.of(topic)
     end = jobs[-1].target.end_offset
