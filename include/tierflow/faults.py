@@ -3,7 +3,9 @@
 Lifecycle code calls ``crash_point("copy.after_started")`` at every step boundary. When the
 environment variable TIERFLOW_CRASH_AT names that point, the process kills itself with SIGKILL,
 exactly like an OOM kill or a lost worker would. ``name#3`` kills at the third time the point is
-reached, so a test can stop a run in the middle of its third segment.
+reached, so a test can stop a run in the middle of its third segment. TIERFLOW_CRASH_SIGNAL=INT
+sends SIGINT instead, an operator's Ctrl-C: Python raises KeyboardInterrupt there, so whatever
+the code does on the way out (finally blocks, lease releases) runs as it would for a person.
 
 TIERFLOW_CRASH_TRACE names a file to which every point reached is appended, one line each
 (``pid<TAB>name#n<TAB>hit|kill``), written before any kill: the crash-injection harness runs an
@@ -20,6 +22,7 @@ from collections import Counter
 
 ENV_CRASH_AT = "TIERFLOW_CRASH_AT"
 ENV_CRASH_TRACE = "TIERFLOW_CRASH_TRACE"
+ENV_CRASH_SIGNAL = "TIERFLOW_CRASH_SIGNAL"
 
 _reached: Counter[str] = Counter()
 
@@ -36,7 +39,13 @@ def crash_point(name: str) -> None:
     if trace:
         append_trace(trace, f"{os.getpid()}\t{name}#{hit}\t{'kill' if kill else 'hit'}\n")
     if kill:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), _signal())
+
+
+def _signal() -> signal.Signals:
+    """SIGKILL, or the signal TIERFLOW_CRASH_SIGNAL names (INT, TERM)."""
+    name = os.environ.get(ENV_CRASH_SIGNAL, "KILL").upper().removeprefix("SIG")
+    return signal.Signals[f"SIG{name}"]
 
 
 def append_trace(path: str, line: str) -> None:

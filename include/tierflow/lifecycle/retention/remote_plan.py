@@ -25,6 +25,14 @@ docs/kafka-behaviours.md):
 
 Where Kafka leaks, tierflow cleans up:
 
+* a segment's bytes count once against retention.bytes (E3b). Kafka counts a finished segment
+  below the log start offset in the size total when its epoch is the lineage's first (E9 lets
+  any offset through there), deletes it for the log-start breach and keeps its bytes in the
+  total, so the size rule deletes as many bytes again: after a DeleteRecords, or after a run
+  killed once it had moved the log start, Kafka's rules delete data retention.bytes keeps.
+  Here a log-start breach takes its bytes off what is still over the limit, as the time rule
+  does;
+
 * every DELETE_SEGMENT_STARTED row is retried, first, wherever it lies (Kafka retries it only
   if the scan reaches it);
 * a COPY_SEGMENT_STARTED row older than the grace period while nobody holds an unexpired copy
@@ -334,6 +342,8 @@ def _scan(
             and row.end_offset < log_start_offset
         ):
             draft.add(segment, RetentionReason.LOG_START_OFFSET)  # E5e
+            if row.state == FINISHED and epochs.is_valid(segment):  # its bytes count once
+                remaining = max(0, remaining - row.segment_size_bytes)
             continue
         if not epochs.is_valid(segment):
             continue  # E5g: skipped without stopping; E10 leaves it
