@@ -41,7 +41,8 @@ from tierflow.lifecycle.retention.remote_plan import (
 
 NOW = 2_000_000_000_000
 STEP_MS = 60_000  # between two segments' max timestamps
-THOUSANDS = settings(max_examples=2_000)
+# Pure and quick: thousands of partitions even in make test (make fuzz runs its 10,000).
+THOUSANDS = settings(max_examples=max(2_000, settings.default.max_examples))
 
 
 @dataclass(frozen=True)
