@@ -23,6 +23,7 @@ from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.lifecycle.reconcile import (
     Finding,
+    FindingKind,
     Outcome,
     ReconcilePlan,
     ReconcileReport,
@@ -47,12 +48,17 @@ Compare the bucket with the metadata store and report what does not match:
 
   orphan-object     a key under TIERFLOW_STORAGE_PREFIX that no live segment names (also
                     objects left by deleted segments, and keys outside every registered
-                    partition)
+                    partition); or a file under the Iceberg warehouse (iceberg/) that no
+                    snapshot of its table, nor its metadata log, references
   stale-copy        COPY_SEGMENT_STARTED, no copy lease held, older than
                     TIERFLOW_STALE_COPY_GRACE_S: an abandoned copy
   stale-delete      DELETE_SEGMENT_STARTED older than the same grace: an interrupted delete
   missing-object    a COPY_SEGMENT_FINISHED segment's object is gone
   size-mismatch     ... or has another size than recorded
+  warehouse-unchecked  the Iceberg catalog or one of its tables cannot be read: nothing
+                    under iceberg/ is judged or deleted
+
+Diskless WAL objects (<prefix>diskless/wal/<uuid>) are left to the diskless GC.
 
 Nothing changes unless --apply is given (the default is a dry run). With --apply, orphan
 objects last written longer ago than the grace period (--grace, else
@@ -134,6 +140,8 @@ def _print(plan: ReconcilePlan, report: ReconcileReport | None) -> None:
     for finding, _outcome in rows:
         if finding.data_loss:
             out.print(f"[red]{escape(finding.message)}[/red]")
+        elif finding.kind is FindingKind.WAREHOUSE_UNCHECKED:
+            out.print(f"[yellow]{escape(finding.message)}[/yellow]")
     out.print(_totals(plan, report))
 
 

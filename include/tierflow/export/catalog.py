@@ -67,9 +67,15 @@ def connection_catalog(conn_id: str, file_io: dict[str, str]) -> Catalog:
             catalog.properties.setdefault(key, value)
         catalog.create_namespace_if_not_exists(NAMESPACE)
     except Exception as exc:  # Airflow's, pyiceberg's or the HTTP client's: all say the same
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = error_line(exc)
         raise CatalogUnavailableError(f"{ENV_ICEBERG_CATALOG}={conn_id}: {reason}") from None
     return catalog
+
+
+def error_line(exc: BaseException) -> str:
+    """The first line of an error from pyiceberg or a catalog's client, or its type's name."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class CatalogUnavailableError(ValueError):

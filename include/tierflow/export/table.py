@@ -27,6 +27,7 @@ from tierflow.export.segment_export import ExportedRange
 OFFSETS = "tierflow.offsets"  # {"<partition>": [first, last], ...}: what the commit added
 ENDS = "tierflow.ends"  # {"<partition>": last, ...}: every partition's end after the commit
 RUN = "tierflow.run"  # the export run that made the commit
+TOPIC = "tierflow.topic"  # table property: the Kafka topic the table exports
 # Iceberg's own table properties for snapshot expiry, and their defaults (5 days, keep 1).
 MAX_SNAPSHOT_AGE = ("history.expire.max-snapshot-age-ms", 5 * 86_400_000)
 MIN_SNAPSHOTS = ("history.expire.min-snapshots-to-keep", 1)
@@ -50,7 +51,7 @@ def topic_table(target: IcebergTarget, topic: str, value_json: bool = False) -> 
             schema=iceberg_schema(value_json),
             partition_spec=partition_spec(),
             location=target.warehouse.table_location(*name.split(".")),
-            properties={"tierflow.topic": topic},
+            properties={TOPIC: topic},
         )
     if value_json and VALUE_JSON not in table.schema().column_names:
         with table.update_schema() as update:

@@ -18,9 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.owned_prefixes import WAREHOUSE_DIR
 from tierflow.storage.urls import shown_url
-
-WAREHOUSE_PREFIX = "iceberg"
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ class Warehouse:
     @property
     def location(self) -> str:
         """The catalog's warehouse: where its tables are made."""
-        return f"{self.bucket}/{WAREHOUSE_PREFIX}"
+        return f"{self.bucket}/{WAREHOUSE_DIR.rstrip('/')}"
 
     def table_location(self, namespace: str, name: str) -> str:
         """A table's location, as a SQL catalog would choose it; given to any catalog, so

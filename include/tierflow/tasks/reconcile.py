@@ -20,6 +20,7 @@ import logging
 from typing import Any
 
 from tierflow.config import Settings
+from tierflow.export.referenced import settings_warehouse
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.reconcile import (
@@ -72,6 +73,7 @@ def run_reconcile(
     ``progress`` hears of the planning, the long part (see plan_reconcile)."""
     objects = open_objects(settings)
     store = open_store(settings)
+    warehouse = settings_warehouse(settings)  # the Iceberg catalog, opened if files need it
     try:
         plan = plan_reconcile(
             store,
@@ -81,12 +83,14 @@ def run_reconcile(
             object_grace_ms=object_grace_ms,
             row_grace_ms=settings.stale_copy_grace_s * 1000,
             topics=topics,
+            warehouse=warehouse,
             progress=progress,
         )
         if not apply:
             return plan, None
+        rsm = open_storage(settings)
         report = apply_reconcile(
-            plan, store, open_storage(settings), objects, actor=actor, now_ms=wall_clock_ms()
+            plan, store, rsm, objects, actor=actor, now_ms=wall_clock_ms(), warehouse=warehouse
         )
         return plan, report
     finally:

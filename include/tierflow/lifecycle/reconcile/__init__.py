@@ -2,10 +2,14 @@
 
 Beyond Kafka, which has no such check: it answers the commonest complaint about tiered storage,
 "the bucket holds data nothing points to" (and its worse twin, "metadata points to nothing").
-``plan_reconcile`` (plan.py) only reads; it finds
+``plan_reconcile`` (plan.py) only reads. Each prefix tierflow owns in the bucket
+(storage/owned_prefixes.py) is judged by its own rule; it finds
 
 * ``orphan-object`` (orphans.py): a key under the storage prefix that no live segment row
-  names (rows in COPY_SEGMENT_STARTED, COPY_SEGMENT_FINISHED or DELETE_SEGMENT_STARTED).
+  names (rows in COPY_SEGMENT_STARTED, COPY_SEGMENT_FINISHED or DELETE_SEGMENT_STARTED); or a
+  file under the Iceberg warehouse that no snapshot of its table references (warehouse.py).
+* ``warehouse-unchecked`` (warehouse.py): the Iceberg catalog or a table cannot be read, so
+  nothing under the warehouse is judged. Diskless WAL objects are the diskless GC's.
 * ``stale-copy`` / ``stale-delete`` (segments.py): a copy with no live attempt, or a delete
   started longer ago than the row grace.
 * ``missing-object`` / ``size-mismatch`` (segments.py): a COPY_SEGMENT_FINISHED segment whose

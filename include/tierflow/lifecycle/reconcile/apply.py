@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 
 from tierflow.faults import crash_point
 from tierflow.lifecycle.copy.liveness import copy_attempt_live, copy_lease_live
@@ -21,12 +22,20 @@ from tierflow.lifecycle.reconcile.findings import (
 )
 from tierflow.lifecycle.reconcile.report import Outcome, ReconcileReport, Result, why_kept
 from tierflow.lifecycle.reconcile.segments import LIVE_NAMES, segment_row
+from tierflow.lifecycle.reconcile.warehouse import (
+    TableFiles,
+    WarehouseCatalog,
+    WarehouseUnreadableError,
+    read_tables,
+    still_orphan,
+)
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.owned_prefixes import BucketLayout, Owner
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +52,15 @@ def apply_reconcile(
     *,
     actor: str,
     now_ms: int,
+    warehouse: WarehouseCatalog | None = None,
 ) -> ReconcileReport:
     """Fix the plan's actionable findings; everything else is kept as found.
 
     Never touches missing-object or size-mismatch findings. Each action re-checks its finding
-    first; a storage or store error fails that finding only.
+    first (an orphan in the Iceberg warehouse against ``warehouse``, its catalog, read again
+    once); a storage or store error fails that finding only.
     """
-    fixer = _Fixer(plan, store, rsm, objects, actor, now_ms)
+    fixer = _Fixer(plan, store, rsm, objects, actor, now_ms, warehouse)
     done: dict[int, Outcome] = {}
     for finding in sorted(plan.actionable, key=lambda f: _ORDER.get(f.action, 3)):
         try:
@@ -74,6 +85,7 @@ class _Fixer:
     objects: ObjectStore
     actor: str
     now_ms: int
+    warehouse: WarehouseCatalog | None
 
     def apply(self, finding: Finding) -> tuple[Result, str]:
         if finding.action is Action.DELETE_OBJECT:
@@ -93,13 +105,28 @@ class _Fixer:
         age = object_age(self.now_ms, found.last_modified_ms)
         if not self.plan.past_object_grace(age):
             return Result.SKIPPED, "written again since planning; younger than the grace now"
-        owner = _live_owner(self.store, finding)
-        if owner is not None:
-            return Result.SKIPPED, f"segment {owner} now names it"
+        why_not = self.named_now(finding, key)
+        if why_not is not None:
+            return Result.SKIPPED, why_not
         self.objects.delete([key])
         crash_point("reconcile.after_object_delete")
         log.info("reconcile: deleted orphan object %s (%d bytes)", key, found.size)
         return Result.FIXED, f"deleted {found.size} bytes"
+
+    def named_now(self, finding: Finding, key: str) -> str | None:
+        """Why the orphan is no orphan now, by its owner's rule; None when it still is."""
+        if BucketLayout(self.plan.prefix).owner_of(key) is Owner.ICEBERG_WAREHOUSE:
+            return still_orphan(self.tables_now, key)
+        owner = _live_owner(self.store, finding)
+        return None if owner is None else f"segment {owner} now names it"
+
+    @cached_property
+    def tables_now(self) -> list[TableFiles] | str:
+        """The warehouse's tables read again, once per apply; or why they cannot be read."""
+        try:
+            return read_tables(self.warehouse)
+        except WarehouseUnreadableError as exc:
+            return str(exc)
 
     def delete_stale_row(self, finding: Finding) -> tuple[Result, str]:
         """Finish a stale delete, or delete a stale copy, through the segment state machine."""

@@ -21,6 +21,8 @@ class FindingKind(StrEnum):
     SIZE_MISMATCH = "size-mismatch"
     # Informational: the partition remover owns this partition; nothing in it was checked.
     PARTITION_BEING_REMOVED = "partition-being-removed"
+    # The Iceberg catalog or a table of it cannot be read: nothing in the warehouse was judged.
+    WAREHOUSE_UNCHECKED = "warehouse-unchecked"
 
 
 DATA_LOSS_KINDS = frozenset({FindingKind.MISSING_OBJECT, FindingKind.SIZE_MISMATCH})

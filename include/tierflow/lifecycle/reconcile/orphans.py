@@ -61,17 +61,21 @@ def orphan_place(store: MetadataStore, scan: PartitionScan, key: str) -> Place |
     return Place(scan.name, scan.topic.topic_id, scan.number, why)
 
 
-def add_orphan(plan: ReconcilePlan, objects: ObjectStore, key: str, place: Place) -> None:
+def add_orphan(
+    plan: ReconcilePlan, objects: ObjectStore, key: str, place: Place, *, deletable: bool = True
+) -> None:
+    """``deletable=False``: reported, never deleted, whatever its age (``place.why`` says why)."""
     found = objects.stat(key)
     if found is None:
         return  # deleted between the listing and now: nothing to report
     age = plan.age_of(found.last_modified_ms)
+    note = plan.object_grace_note(age) if deletable else "reported only, never deleted"
     plan.findings.append(
         Finding(
             kind=FindingKind.ORPHAN_OBJECT,
-            action=Action.DELETE_OBJECT,
-            actionable=plan.past_object_grace(age),
-            message=f"{key}: {place.why}; {plan.object_grace_note(age)}",
+            action=Action.DELETE_OBJECT if deletable else Action.REPORT_ONLY,
+            actionable=deletable and plan.past_object_grace(age),
+            message=f"{key}: {place.why}; {note}",
             topic=place.topic,
             topic_id=place.topic_id,
             partition=place.partition,

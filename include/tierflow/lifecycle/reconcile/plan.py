@@ -26,16 +26,16 @@ from tierflow.lifecycle.reconcile.orphans import (
     unregistered_place,
 )
 from tierflow.lifecycle.reconcile.segments import LIVE_STATES, check_recorded, plan_stale_rows
+from tierflow.lifecycle.reconcile.warehouse import WarehouseCatalog, plan_warehouse
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.segment_store import FinishedObject
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
-from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.local import leftover_keys
 from tierflow.storage.object_store import ObjectStore
-from tierflow.storage.wal_keys import is_wal_object_key
+from tierflow.storage.owned_prefixes import BucketLayout, Owner
 
 PENDING_REMOVAL = (
     RemotePartitionDeleteState.DELETE_PARTITION_MARKED,
@@ -52,20 +52,23 @@ def plan_reconcile(
     object_grace_ms: int,
     row_grace_ms: int,
     topics: Iterable[str] | None = None,
+    warehouse: WarehouseCatalog | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> ReconcilePlan:
-    """Compare the bucket under ``prefix`` with the store; change nothing.
+    """Compare the bucket with the store and the Iceberg catalog; change nothing.
 
-    Each registered partition's prefix is listed once (one partition's expected keys in memory
-    at a time); then the whole prefix is listed for keys outside every registered partition,
-    except diskless WAL objects (``<prefix>diskless/wal/<uuid>``): they hold batches of many
-    partitions, and the diskless GC judges them against the coordinator.
-    ``topics`` (Kafka names) narrows both to those topics. ``progress`` hears of the
+    Each owned prefix (storage/owned_prefixes.py) is judged by its own rule. Segments: each
+    registered partition's prefix is listed once (one partition's expected keys in memory at a
+    time); then the whole storage prefix for keys outside every registered partition. The
+    Iceberg warehouse: by ``warehouse``, its catalog (warehouse.py; without one, nothing there is
+    judged). Diskless WAL objects: by the diskless GC, against the coordinator.
+    ``topics`` (Kafka names) narrows all of it to those topics. ``progress`` hears of the
     FINISHED segments' objects checked (segments and recorded bytes), a partition at a time.
     """
     if object_grace_ms < 0 or row_grace_ms < 0:
         raise ValueError("grace periods must not be negative")
-    plan = ReconcilePlan(normalize_prefix(prefix), now_ms, object_grace_ms, row_grace_ms)
+    layout = BucketLayout(prefix)
+    plan = ReconcilePlan(layout.storage_prefix, now_ms, object_grace_ms, row_grace_ms)
     chosen = _chosen_topics(store, topics)
     known: set[str] = set()
     for topic in chosen:
@@ -78,17 +81,33 @@ def plan_reconcile(
     topic_dirs = {topic_dir(plan.prefix, t): t for t in store.topics()}
     for scope in scopes:
         progress.note(f"keys outside the registered partitions, under {scope}")
-        for key in objects.list(scope):
-            if partition_dir(key, plan.prefix) in known:
-                continue  # its partition's scan judged it
-            if is_wal_object_key(key, plan.prefix):
-                continue  # a diskless WAL object: the diskless coordinator and its GC own it
-            plan.objects_listed += 1
-            add_orphan(plan, objects, key, unregistered_place(key, plan.prefix, topic_dirs))
-        for key in leftover_keys(objects, scope):
-            plan.objects_listed += 1
-            add_orphan(plan, objects, key, leftover_place(key, plan.prefix, topic_dirs))
+        _plan_unregistered(plan, objects, layout, scope, known, topic_dirs)
+    plan_warehouse(plan, objects, warehouse, None if topics is None else set(topics), progress)
     return plan
+
+
+def _plan_unregistered(
+    plan: ReconcilePlan,
+    objects: ObjectStore,
+    layout: BucketLayout,
+    scope: str,
+    known: set[str],
+    topic_dirs: dict[str, Topic],
+) -> None:
+    """The segments' rule for keys under ``scope`` outside every registered partition: each an
+    orphan, unless another owner's rule judges it."""
+    for key in objects.list(scope):
+        if partition_dir(key, plan.prefix) in known:
+            continue  # its partition's scan judged it
+        if layout.owner_of(key) is not Owner.SEGMENTS:
+            continue  # a WAL object or a warehouse file: judged by their own rules
+        plan.objects_listed += 1
+        add_orphan(plan, objects, key, unregistered_place(key, plan.prefix, topic_dirs))
+    for key in leftover_keys(objects, scope):
+        if layout.owner_of(key) is Owner.ICEBERG_WAREHOUSE:
+            continue  # the warehouse's leftovers are judged with the warehouse
+        plan.objects_listed += 1
+        add_orphan(plan, objects, key, leftover_place(key, plan.prefix, topic_dirs))
 
 
 def _chosen_topics(store: MetadataStore, names: Iterable[str] | None) -> list[Topic]:

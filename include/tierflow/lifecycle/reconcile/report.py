@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from tierflow.lifecycle.reconcile.findings import Finding, ReconcilePlan
+from tierflow.lifecycle.reconcile.findings import Finding, FindingKind, ReconcilePlan
 
 
 class Result(StrEnum):
@@ -58,6 +58,8 @@ def why_kept(finding: Finding) -> str:
     """Why apply leaves a finding that is not actionable alone."""
     if finding.data_loss:
         return "report only (data loss)"
+    if finding.kind is FindingKind.WAREHOUSE_UNCHECKED:
+        return "report only: nothing in the warehouse is deleted"
     if not finding.is_anomaly:
         return "left to the partition remover"
     if finding.age_ms is None:
