@@ -2,5 +2,7 @@
 
 A local Airflow 3 (``airflow_server``, for ``make airflow``, the end-to-end tests and the
 benchmarks) and DAG runs through ``dag.test()`` (``airflow_local``, for ``make demo`` and the
-DAG tests). ``python -m tierflow.cli`` finds this package when run from the checkout's root.
+DAG tests). The ``tierflow`` commands that need it (``demo``, ``airflow ...``) put the checkout
+tierflow is installed from on ``sys.path``, so the console script finds it as ``python -m
+tierflow.cli`` does, from any directory.
 """

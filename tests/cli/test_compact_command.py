@@ -27,7 +27,7 @@ def test_dry_run_then_run_then_nothing_left(
 
     assert main(["compact", "--dry-run"]) == 0  # as the README shows it
     out = capsys.readouterr().out
-    assert "changelog-0: would compact 3 group(s): 0-1576" in out, out
+    assert "changelog-0: would compact 3 groups: 0-1576" in out, out
     assert t.store.segments(topic_id, 0, states=[S.COPY_SEGMENT_FINISHED]) == sources
 
     assert main(["compact", "--json"]) == 0

@@ -88,10 +88,10 @@ def test_cli_register_produce_fetch_round_trip(
     segment = tmp_path / "00000000000000000000.log"
     classic = _segment_file(segment, 10)
     assert main(["diskless", "produce", "clicks", "--partition", "1", str(segment)]) == 0
-    assert "produced 10 batch(es) in 3 WAL object(s)" in capsys.readouterr().out
+    assert "produced 10 batches in 3 WAL objects" in capsys.readouterr().out
     out = tmp_path / "fetched.bin"
     assert main(["diskless", "fetch", "clicks", "--partition", "1", "--offset", "0"]) == 0
-    assert "10 batch(es), offsets 0-29, 0 from tiered segments" in capsys.readouterr().out
+    assert "10 batches, offsets 0-29, 0 from tiered segments" in capsys.readouterr().out
     fetch = ["diskless", "fetch", "clicks", "--partition", "1", "--offset", "0"]
     assert main([*fetch, "--output", str(out)]) == 0
     # Leader epoch 0 (the partition's), offsets as in the classic segment: same bytes otherwise.
@@ -141,7 +141,7 @@ def test_a_writer_killed_after_its_upload_leaves_garbage_found_only_after_the_gr
         capture_output=True,
         text=True,
     )
-    assert "deleted 1 WAL object(s)" in done.stdout and "(1 never committed)" in done.stdout
+    assert "deleted 1 WAL object," in done.stdout and "(1 never committed)" in done.stdout
     assert not (Path(settings.remote_storage) / orphan.object_key).exists()
     assert coordinator.wal_objects() == []
     # Producing again works and starts at offset 0: the killed attempt assigned nothing.

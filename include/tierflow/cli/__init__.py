@@ -29,10 +29,11 @@ from tierflow.cli import (
     topic_commands,
 )
 from tierflow.cli.common import require_existing_store
-from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for, one_line
+from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for
 from tierflow.cli.spec import add_commands, place_trailing
 from tierflow.config import InvalidSettingError, Settings
 from tierflow.runtime import redact
+from tierflow.units import error_line
 
 # Commands that run Airflow itself, its logging as Airflow sets it up.
 RUNS_AIRFLOW = (
@@ -144,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exit_code_for(exc)
         if code is None or args.verbose:
             raise
-        print(f"tierflow: error: {_redacted(one_line(exc))}", file=sys.stderr)
+        print(f"tierflow: error: {_redacted(error_line(exc))}", file=sys.stderr)
         return code
 
 

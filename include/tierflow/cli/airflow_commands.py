@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -60,7 +61,15 @@ def demo(args: argparse.Namespace) -> int:
 
 @contextmanager
 def _from_checkout(make_target: str) -> Iterator[None]:
-    """Imports of ``dev`` (the local Airflow, dag.test() runs), which is never installed."""
+    """Imports of ``dev`` (the local Airflow, dag.test() runs), which is never installed.
+
+    ``python -m tierflow.cli`` in the checkout's root finds it on sys.path; the ``tierflow``
+    console script does not (its sys.path starts at the venv's bin/), nor does either run from
+    another directory. The checkout this package is installed from is put on the path, last,
+    so that every such run finds the same ``dev``."""
+    root = project_root()
+    if root is not None and str(root) not in sys.path:
+        sys.path.append(str(root))
     try:
         yield
     except ModuleNotFoundError as exc:

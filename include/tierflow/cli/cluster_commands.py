@@ -11,7 +11,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from tierflow.cli.common import CommandError, as_command_error
+from tierflow.cli.common import NotFoundError, as_command_error
 from tierflow.cli.console import stdout_console
 from tierflow.cli.spec import Command, Group, add_commands, arg, flag
 from tierflow.cluster.brokers import BrokerIdError
@@ -48,7 +48,7 @@ def cluster_describe(args: argparse.Namespace) -> int:
     with as_command_error(*errors):
         described = describe_cluster(settings, args.topic)
     if args.topic and not described.partitions:
-        raise CommandError(f"no partition of topic {args.topic!r} in the log dirs")
+        raise NotFoundError(f"no partition of topic {args.topic!r} in the log dirs")
     if args.json:
         print(json.dumps(described.as_json(), indent=2))
         return 0

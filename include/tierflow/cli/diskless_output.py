@@ -16,7 +16,7 @@ from tierflow.diskless.describe import DisklessOverview
 from tierflow.diskless.merge import MergeReport
 from tierflow.diskless.produce import ProduceSummary
 from tierflow.diskless.writer import WalWriter
-from tierflow.units import human_bytes
+from tierflow.units import counted, human_bytes
 
 
 def print_produced(
@@ -37,7 +37,8 @@ def print_produced(
         return
     ranges = ", ".join(f"{topic}-{p}: {a}-{b}" for p, (a, b) in sorted(offsets.items()))
     console.print(
-        f"produced {summary.batches} batch(es) in {writer.stats.objects} WAL object(s), "
+        f"produced {counted(summary.batches, 'batch', 'batches')} in "
+        f"{counted(writer.stats.objects, 'WAL object')}, "
         f"{human_bytes(writer.stats.bytes)}; offsets {ranges or '-'}"
     )
 
@@ -66,8 +67,9 @@ def print_merged(reports: list[MergeReport], dry_run: bool) -> None:
         emptied = sum(len(r.objects_emptied) for r in reports)
         batches = sum(r.dropped_batches + r.healed_batches for r in reports)
         console.print(
-            f"merged {segments} segment(s) over {len(reports)} partition(s); {batches} "
-            f"batch(es) dropped from the WAL, {emptied} WAL object(s) emptied"
+            f"merged {counted(segments, 'segment')} over {counted(len(reports), 'partition')}; "
+            f"{counted(batches, 'batch', 'batches')} dropped from the WAL, "
+            f"{counted(emptied, 'WAL object')} emptied"
         )
 
 
@@ -119,7 +121,7 @@ def print_overview(overview: DisklessOverview, *, show_objects: bool) -> None:
             )
         console.print(objects)
     console.print(
-        f"{overview.awaiting_deletion} emptied WAL object(s), "
+        f"{counted(overview.awaiting_deletion, 'emptied WAL object')}, "
         f"{human_bytes(overview.awaiting_deletion_bytes)}, awaiting the garbage collector"
     )
 

@@ -72,15 +72,16 @@ EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
 
 
 def exit_code_for(exc: BaseException) -> int | None:
-    """The exit code of an expected failure; None for a bug (which keeps its traceback)."""
+    """The exit code of an expected failure; None for a bug (which keeps its traceback).
+    A CommandError made of a not-found (``as_command_error``) is still a not-found: 3."""
+    cause = exc.__cause__
+    if isinstance(exc, CommandError) and cause is not None and _code(cause) == NOT_FOUND:
+        return NOT_FOUND
+    return _code(exc)
+
+
+def _code(exc: BaseException) -> int | None:
     for types, code in EXIT_CODES:
         if isinstance(exc, types):
             return code
     return None
-
-
-def one_line(exc: BaseException) -> str:
-    """The error's message on one line (a KeyError's str() would quote it)."""
-    keyed = isinstance(exc, KeyError) and len(exc.args) == 1
-    message = " ".join((str(exc.args[0]) if keyed else str(exc)).split())
-    return message or type(exc).__name__

@@ -30,7 +30,7 @@ from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_objects, open_storage, open_store
-from tierflow.units import human_bytes
+from tierflow.units import counted, human_bytes
 
 
 def export_iceberg(args: argparse.Namespace) -> int:
@@ -77,7 +77,7 @@ def _dry_run(store: MetadataStore, catalog: Catalog, topics: list[Topic], as_jso
     for p in plans:
         console.print(
             f"{p['topic']}-{p['partition']}: would export from offset {p['from']}, "
-            f"{p['segments']} segments ({human_bytes(p['size_in_bytes'])})",
+            f"{counted(p['segments'], 'segment')} ({human_bytes(p['size_in_bytes'])})",
             highlight=False,
         )
     return 0

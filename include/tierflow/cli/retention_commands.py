@@ -24,7 +24,7 @@ from tierflow.config import Settings
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.tasks.retention import expire_shard, plan_retention_shards, summarize
 from tierflow.tasks.shards import failures_of
-from tierflow.units import human_bytes, iso_utc
+from tierflow.units import counted, human_bytes, iso_utc
 
 EXIT_DONE, EXIT_FAILED = 0, 1
 LOCAL_REPORTED_ONLY = " (local: reported only, TIERFLOW_DELETE_LOCAL_SEGMENTS is off)"
@@ -74,7 +74,8 @@ def retention_command(args: argparse.Namespace) -> int:
         _print(report)
     if failed:
         names = ", ".join(f"{f['label']} ({f['error']})" for f in failed)
-        print(f"tierflow: retention: {len(failed)} partition(s) failed: {names}", file=sys.stderr)
+        failures = counted(len(failed), "partition")
+        print(f"tierflow: retention: {failures} failed: {names}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_DONE
 
@@ -125,7 +126,9 @@ def _print(report: dict) -> None:
     when = f"as of {iso_utc(report['now_ms'])}" + (", dry run" if report["dry_run"] else "")
     plan = report["plan"]
     out.print(_plan_table(plan, f"retention plan, {when}"))
-    out.print(f"plan: {_figures(plan['totals'])} in {plan['totals']['partitions']} partition(s)")
+    out.print(
+        f"plan: {_figures(plan['totals'])} in {counted(plan['totals']['partitions'], 'partition')}"
+    )
     verb = "would delete" if report["dry_run"] else "deleted"
     out.print(_result_table(report["result"], f"retention result: {verb}"))
     local = "" if report["result"]["local_files_deleted"] else LOCAL_REPORTED_ONLY
@@ -168,8 +171,10 @@ def _by_reason(deletions: list[dict]) -> dict[str, tuple[int, int]]:
 
 def _figures(totals: dict) -> str:
     return (
-        f"{totals['remote_segments']} remote segment(s) ({human_bytes(totals['remote_bytes'])}), "
-        f"{totals['local_segments']} local segment(s) ({human_bytes(totals['local_bytes'])})"
+        f"{counted(totals['remote_segments'], 'remote segment')} "
+        f"({human_bytes(totals['remote_bytes'])}), "
+        f"{counted(totals['local_segments'], 'local segment')} "
+        f"({human_bytes(totals['local_bytes'])})"
     )
 
 

@@ -35,7 +35,7 @@ from tierflow.metadata.topic_sync import (
 )
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.tasks.disablement import apply_request, complete_request
-from tierflow.units import human_bytes
+from tierflow.units import counted, human_bytes
 
 ERRORS = (*KNOWN_ERRORS, MetadataError, PartitionRemovalError)
 
@@ -59,7 +59,7 @@ def delete_topic_command(args: argparse.Namespace) -> int:
 def _print_deletion(result: TopicDeletion, *, acted: bool) -> None:
     what = (
         f"{result.topic} ({result.topic_id}): partitions {result.partitions}, "
-        f"{result.remote_segments} remote segment(s), {human_bytes(result.remote_bytes)}"
+        f"{counted(result.remote_segments, 'remote segment')}, {human_bytes(result.remote_bytes)}"
     )
     if not acted:
         state = " (already marked)" if result.already_marked else ""
@@ -100,7 +100,9 @@ def remove_partitions_command(args: argparse.Namespace) -> int:
             grace_ms=settings.removal_grace_s * 1000,
         )
     segments = sum(len(r.deleted) for r in reports)
-    console.print(f"removed {len(reports)} partition(s), {segments} segment(s) deleted")
+    console.print(
+        f"removed {counted(len(reports), 'partition')}, {counted(segments, 'segment')} deleted"
+    )
     return 0
 
 

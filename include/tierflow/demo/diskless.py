@@ -44,6 +44,7 @@ from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_objects, open_storage, open_store, partition_logs
 from tierflow.storage.object_store import ObjectStore
 from tierflow.transform.keyring import KeyRing
+from tierflow.units import counted
 
 DEMO_NOW_MS = 1_790_000_000_000
 FETCH_BYTES = 1 << 20
@@ -129,9 +130,9 @@ def run_diskless_demo(base: Path, say: Say = lambda _line: None) -> DisklessDemo
         )
         demo.merged.append(report)
         say(
-            f"  {report.topic}-{report.partition}: {len(report.merged)} segments, "
-            f"{report.dropped_batches} batches dropped from the WAL, "
-            f"{len(report.objects_emptied)} WAL object(s) emptied"
+            f"  {report.topic}-{report.partition}: {counted(len(report.merged), 'segment')}, "
+            f"{counted(report.dropped_batches, 'batch', 'batches')} dropped from the WAL, "
+            f"{counted(len(report.objects_emptied), 'WAL object')} emptied"
         )
     say("reading every partition back again, now from tiered storage ...")
     demo.tiered_checks = [check_partition(world, log) for log in world.logs]

@@ -19,7 +19,6 @@ The same inputs always give the same bytes, so a rerun simply builds the segment
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ from tierflow.rsm import (
     SegmentFiles,
 )
 from tierflow.storage.object_store import ObjectStore
+from tierflow.units import failure_line
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def run_merge_job(
     try:
         producers = _previous_producers(job, rsm)
     except Exception as exc:  # reported per segment, like every other failure here
-        error = f"{job.topic}-{job.partition}: {_describe(exc)}"
+        error = failure_line(exc, f"{job.topic}-{job.partition}")
         return [RewriteResult(s.rewrite.segment_id, error=error) for s in job.segments[:1]]
     for segment in job.segments:
         result = merge_segment(segment, objects, rsm, producers)
@@ -152,7 +152,7 @@ def merge_segment(
         return RewriteResult(rewrite.segment_id, written)
     except Exception as exc:  # Airflow cleans up and fails the task with this message
         return RewriteResult(
-            rewrite.segment_id, error=f"{rewrite.segment.describe()}: {_describe(exc)}"
+            rewrite.segment_id, error=failure_line(exc, rewrite.segment.describe())
         )
 
 
@@ -193,7 +193,3 @@ def _previous_producers(job: MergeJob, rsm: RemoteStorageManager) -> ProducerSta
         log.warning("%s: no producer snapshot; starting from none", job.previous.describe())
         return ProducerState()
     return ProducerState.from_snapshot(data, f"{job.previous.describe()} producer snapshot")
-
-
-def _describe(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()

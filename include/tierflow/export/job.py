@@ -9,7 +9,6 @@ reported in its result, not raised, so the other partitions' results still come 
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 
@@ -21,6 +20,7 @@ from tierflow.rsm import RemoteSegment, RemoteStorageManager
 from tierflow.storage.factory import settings_object_store
 from tierflow.storage.handover import BucketClient
 from tierflow.storage.object_store import ObjectStore
+from tierflow.units import failure_line
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,7 @@ def run_job(job: ExportJob, rsm: RemoteStorageManager, objects: ObjectStore) -> 
     try:
         exported = export_partition(rsm, segments, job.from_offset, files, job.value_json)
     except Exception as exc:  # reported to the commit, which fails the run naming it
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return {"table": job.table, "partition": job.partition, "error": detail}
+        return {"table": job.table, "partition": job.partition, "error": failure_line(exc)}
     return {"table": job.table, **asdict(exported), "error": None}
 
 

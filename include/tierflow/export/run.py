@@ -37,6 +37,7 @@ from tierflow.rsm import RemoteStorageManager
 from tierflow.segment_refs import remote_segment
 from tierflow.storage.local import leftover_keys
 from tierflow.storage.object_store import ObjectStore
+from tierflow.units import counted
 
 
 class ExportError(RuntimeError):
@@ -87,7 +88,9 @@ def export_topic(
     """Plan, write the Parquet files here, commit: the whole export of one topic in this
     process (the DAG runs the middle step on Spark)."""
     plan = plan_topic(store, target, topic, run=run)
-    progress.add_total(len(plan.jobs), sum(job.size_in_bytes for job in plan.jobs))
+    # A job is one partition; the progress counts segments, as advance() below does.
+    segments = sum(len(job.segments) for job in plan.jobs)
+    progress.add_total(segments, sum(job.size_in_bytes for job in plan.jobs))
     results = []
     for job in plan.jobs:
         results.append(run_job(job, rsm, target.objects))
@@ -138,7 +141,7 @@ def commit_topic(
     if failed:
         raise ExportError(
             f"{report.topic}-{failed[0]['partition']}: {failed[0]['error']}"
-            + (f" (and {len(failed) - 1} more partitions)" if len(failed) > 1 else "")
+            + (f" (and {counted(len(failed) - 1, 'more partition')})" if len(failed) > 1 else "")
         )
     exported = [exported_range(r) for r in results]
     report.partitions = [_describe(e) for e in exported]

@@ -38,11 +38,10 @@ class FinishedSegment(NamedTuple):
 
 
 def finished_segments(store: MetadataStore, topic: str | None = None) -> list[FinishedSegment]:
-    """Every COPY_SEGMENT_FINISHED segment with its manifest's size, by partition."""
+    """Every COPY_SEGMENT_FINISHED segment with its manifest's size, by partition; an unknown
+    ``topic`` is an UnknownTopicError, not an empty list."""
     found = []
-    for row_topic in store.topics():
-        if topic is not None and row_topic.name != topic:
-            continue
+    for row_topic in store.topics() if topic is None else [store.topic(topic)]:
         for partition in store.partitions(row_topic.topic_id):
             rows = store.segments(
                 row_topic.topic_id,

@@ -65,7 +65,7 @@ def test_a_bad_brokers_setting_is_one_line(
 def test_an_unknown_topic_is_one_line(
     three_topics: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli_main(["cluster", "describe", "--topic", "delta", "--json"]) == 2
+    assert cli_main(["cluster", "describe", "--topic", "delta", "--json"]) == 3
     err = capsys.readouterr().err
     assert err == "tierflow: error: no partition of topic 'delta' in the log dirs\n"
 

@@ -59,7 +59,7 @@ def test_merge_command_dry_run_then_merge(
         assert report["dropped_batches"] == 2 * 6, "every batch of its two objects"
         assert world.coordinator.partition_batches(TOPIC_ID, report["partition"]) == []
     assert main([*merge, "--min-age-ms", "0"]) == 0
-    assert "merged 0 segment(s) over 3 partition(s)" in capsys.readouterr().out
+    assert "merged 0 segments over 3 partitions" in capsys.readouterr().out
 
 
 def test_the_diskless_log_start_follows_remote_retention(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def test_dry_run_prints_the_plan_and_deletes_nothing(expiring: Tiered, run: Run)
     assert status == 0 and err == ""
     assert "retention plan" in out and "dry run" in out
     assert "orders-0" in out and "orders-1" in out and "retention.ms" in out
-    assert "would delete: 4 remote segment(s)" in out
+    assert "would delete: 4 remote segments" in out
     assert {r.segment_id: r.state for p in (0, 1) for r in rows(t, "orders", p)} == before
     assert keys and all(k.is_file() for k in keys)
 
@@ -139,7 +139,7 @@ def test_a_failed_partition_is_named_and_the_others_go_ahead(
 
     assert status == 1
     assert err.count("\n") == 1 and "orders-1 (OSError: bucket unreachable)" in err
-    assert "deleted: 2 remote segment(s)" in out
+    assert "deleted: 2 remote segments" in out
 
 
 @pytest.mark.parametrize("text", ["yesterday", "2026-13-01T00:00:00", ""])

@@ -12,7 +12,6 @@ The same inputs always give the same bytes, so a rerun simply compacts again.
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -29,6 +28,7 @@ from tierflow.lifecycle.compaction.offset_map import (
 from tierflow.lifecycle.compaction.rewrite import group_stream
 from tierflow.lifecycle.remote_log import remote_aborted
 from tierflow.rsm import ObjectInfo, RemoteSegment, RemoteStorageManager
+from tierflow.units import failure_line
 
 WRITTEN, UNCHANGED, EMPTY, FAILED = "written", "unchanged", "empty", "failed"
 
@@ -130,7 +130,8 @@ def run_compaction_job(job: CompactionJob, rsm: RemoteStorageManager) -> list[Co
         kept = kept_offsets(merged, job.tombstone_horizon_ms)
     except Exception as exc:  # every group fails with it; Airflow discards them
         return [
-            CompactionResult(g.target.segment_id, FAILED, error=_describe(exc)) for g in job.groups
+            CompactionResult(g.target.segment_id, FAILED, error=failure_line(exc))
+            for g in job.groups
         ]
     crash_point("compaction.after_scan")
     return [compact_group(job, group, scans, aborted, kept, rsm) for group in job.groups]
@@ -157,12 +158,6 @@ def compact_group(
         )
         objects = rsm.copy_log_segment_stream(group.target, stream)
     except Exception as exc:  # Airflow discards the segment and fails the task with this
-        return CompactionResult(
-            target, FAILED, error=f"{group.target.describe()}: {_describe(exc)}"
-        )
+        return CompactionResult(target, FAILED, error=failure_line(exc, group.target.describe()))
     crash_point("compaction.after_upload")
     return CompactionResult(target, WRITTEN, objects, indexes.size_in_bytes, indexes.max_timestamp)
-
-
-def _describe(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()

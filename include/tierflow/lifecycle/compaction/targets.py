@@ -19,8 +19,9 @@ from tierflow.metadata.store import MetadataStore
 def compaction_targets(
     store: MetadataStore, *, now_ms: int, topic: str | None = None, force: bool = False
 ) -> list[tuple[Topic, int]]:
-    """(topic, partition) of every partition with compaction work, in topic order."""
-    topics = [store.topic(topic)] if topic else store.topics()
+    """(topic, partition) of every partition with compaction work, in topic order. A named
+    ``topic`` that is not compacted is a NotCompactedError: the run was asked for in vain."""
+    topics = [_named(store, topic)] if topic else store.topics()
     targets = []
     for each in topics:
         if compactable(each) is not None:
@@ -29,6 +30,18 @@ def compaction_targets(
             if _has_work(store, each, state, now_ms=now_ms, force=force):
                 targets.append((each, state.partition))
     return targets
+
+
+class NotCompactedError(ValueError):
+    """The topic named for compaction has no compacted remote tier (``compactable``)."""
+
+
+def _named(store: MetadataStore, name: str) -> Topic:
+    topic = store.topic(name)
+    reason = compactable(topic)
+    if reason is not None:
+        raise NotCompactedError(f"topic {name}: {reason}; there is nothing to compact")
+    return topic
 
 
 def _has_work(

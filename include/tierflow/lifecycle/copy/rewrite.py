@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from tierflow.rsm import (
     RemoteSegment,
     RemoteStorageManager,
 )
+from tierflow.units import failure_line
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,7 @@ def rewrite_segment(job: RewriteJob, rsm: RemoteStorageManager) -> RewriteResult
     try:
         objects = rsm.copy_log_segment_data(job.segment, job.data)
     except Exception as exc:  # reported to Airflow, which cleans up and fails the task
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return RewriteResult(job.segment_id, error=f"{job.segment.describe()}: {detail}")
+        return RewriteResult(job.segment_id, error=failure_line(exc, job.segment.describe()))
     return RewriteResult(job.segment_id, objects)
 
 
