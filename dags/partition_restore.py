@@ -15,13 +15,17 @@ storage as log directories a Kafka broker of the same version loads: every remot
 **plan_restore** checks every target and lists the segments still missing; a batch of
 `TIERFLOW_SPARK_THRESHOLD_BYTES` or more is written by **restore_with_spark** (one Spark task
 per segment, through `spark_default`), a smaller one by **restore_in_worker**, with the same
-code; neither writes metadata state. **finish_restore** writes each partition's checkpoint
-files and records the restore once every segment is in place.
+code, into each partition's staging directory (`.<topic>-<partition>.restore-staging`), after
+checking every object against what its copy recorded; neither writes metadata state nor
+touches a target. **finish_restore** moves each partition whose segments were all written
+into place, whole, and records it; a partition with a corrupt object fails in one line naming
+the key, its target left as it was.
 
 **Dry run** (on by default): plan_restore's log lists the segments, bytes and target
 directories, and nothing is written. A failed or killed task, cleared, continues where it
-stopped; a finished restore run again changes nothing. Every restore is in the event history,
-with finish_restore's task instance as its actor.
+stopped; a finished restore run again says "already restored" and changes and records
+nothing. Every restore is in the event history, with finish_restore's task instance as its
+actor.
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ from tierflow.airflow_dags.task_helpers import fail_for_good, switch_param
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "restore_segments.py"
 
 
-def _optional(kind: str, title: str, description: str) -> Param:
-    return Param(None, type=["null", kind], title=title, description=description)
+def _optional(kind: str, title: str, description: str, **schema: object) -> Param:
+    return Param(None, type=["null", kind], title=title, description=description, **schema)
 
 
 @tierflow_dag(
@@ -51,14 +55,14 @@ def _optional(kind: str, title: str, description: str) -> Param:
         "partitions": Param(
             [],
             type="array",
-            items={"type": "integer"},
+            items={"type": "integer", "minimum": 0},
             title="Partitions",
             description="Empty: every partition with a segment in remote storage.",
         ),
         "to": Param("", type="string", minLength=1, title="Target log dir"),
-        "to_offset": _optional("integer", "To offset", "End with the batch holding it."),
+        "to_offset": _optional("integer", "To offset", "End with the batch holding it.", minimum=0),
         "to_timestamp": _optional(
-            "integer", "To timestamp (ms)", "Stop with the segment reaching this time."
+            "integer", "To timestamp (ms)", "Stop with the segment reaching this time.", minimum=0
         ),
         "as_topic": _optional("string", "As topic", "Restore a copy under this name."),
         "dry_run": switch_param(

@@ -2,14 +2,15 @@
 
 Input: a JSON-lines file of RestoreSegmentJobs, written by the partition_restore DAG (or
 ``tierflow restore`` above ``TIERFLOW_SPARK_THRESHOLD_BYTES``) once every target directory was
-checked. Each task reads its segment through the ranged-read path (decrypt, decompress), writes
-its indexes, producer snapshot and ``.log`` under temporary names, fsyncs and renames them; a
-segment whose ``.log`` is already complete is skipped, so a retried task or a rerun writes only
-what is missing. Output: a JSON-lines file with one result per segment (its id, whether it was
-written, the error if any).
+checked. Each task checks its segment's objects against the size and sha256 the copy recorded,
+reads it through the ranged-read path (decrypt, decompress) and writes its indexes, producer
+snapshot and ``.log`` into the partition's staging directory under temporary names, fsyncs and
+renames them; a segment whose ``.log`` is already complete there is skipped, so a retried task
+or a rerun writes only what is missing. Output: a JSON-lines file with one result per segment
+(its id, whether it was written, the error if any: one line naming the object).
 
-The job writes no metadata state and reads none: the caller writes each partition's checkpoint
-files and records the restore once every segment is in place.
+The job writes no metadata state, reads none, and never touches a target: the caller moves
+each partition whose segments were all written into place and records the restore.
 
     spark-submit spark_apps/restore_segments.py --jobs jobs.jsonl --results results.jsonl
 """

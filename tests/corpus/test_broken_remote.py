@@ -255,7 +255,7 @@ UPLOAD_CASES = [
         r"$key: size \d+ bytes, uploaded \d+ bytes",
     ),
     UploadCase(
-        "uploaded index missing", "plain", remove_uploaded_index, r"$key: missing right after"
+        "uploaded index missing", "plain", remove_uploaded_index, r"$key: missing \(uploaded"
     ),
     UploadCase(
         "uploaded manifest replaced", ENCRYPTED, corrupt_uploaded_manifest, r"$key: size \d+"

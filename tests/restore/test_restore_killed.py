@@ -1,6 +1,8 @@
 """``tierflow restore`` killed (a real SIGKILL) at each step boundary, then rerun as it was
-given: the partition ends byte-identical to an uninterrupted restore, with no temporary file
-left, and the CLI's dry run and JSON say what it does."""
+given: the log dir ends byte-identical to an uninterrupted restore's (every file: segments,
+indexes, snapshots, partition files, checkpoints), with no temporary or staging file left and
+one event, whether the target was empty or held an earlier restore. The CLI's dry run and JSON
+say what it does."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.restore.test_restore_partition import assert_restored_as_written
+from tests.corpus.damage import digest_tree
+from tests.restore.test_restore_partition import assert_restored_as_written, earlier_restore
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
@@ -25,12 +28,22 @@ from tierflow.kafka.checkpoint import (
 )
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
 
-KILL_POINTS = [  # (where, how many segments were complete then)
-    ("restore.before_log#1", 0),  # the first segment's indexes and snapshot written, no .log
-    ("restore.after_segment#1", 1),  # one segment complete
-    ("restore.before_log#3", 2),  # two complete, the third's indexes written
-    ("restore.before_partition_files", 3),  # every segment complete, no partition file
-    ("restore.before_event", 3),  # the partition's files written, the restore not recorded
+KILL_POINTS = [  # (where, how many segments an earlier run had written by then)
+    ("restore.before_log#1", 0),  # the first segment's indexes and snapshot staged, no .log
+    ("restore.after_segment#1", 1),  # one segment staged
+    ("restore.before_log#3", 2),  # two staged, the third's indexes written
+    ("restore.before_partition_files", 3),  # every segment staged, no partition file
+    ("restore.before_swap", 3),  # the partition staged whole, nothing moved
+    ("restore.swap_begun", 3),  # the swap recorded in the replaced dir, nothing moved
+    ("restore.after_aside", 3),  # the earlier restore moved aside, the target name free
+    ("restore.after_swap", 3),  # the staged partition in place, no checkpoint line
+    ("restore.before_event", 3),  # the checkpoint lines written, the restore not recorded
+    ("restore.after_event", 3),  # recorded, the replaced dir not yet removed
+]
+# (target, the points tried on it): "after_aside" is reached only where there was content.
+CASES = [
+    *(("empty", point, n) for point, n in KILL_POINTS if point != "restore.after_aside"),
+    *(("earlier restore", point, n) for point, n in KILL_POINTS[2:]),
 ]
 
 
@@ -59,19 +72,40 @@ def restores_into(t: Tiered, target: Path) -> list:
     return [e for e in events if json.loads(e.details)["directory"].startswith(str(target))]
 
 
-@pytest.mark.parametrize(("kill_point", "complete"), KILL_POINTS)
+@pytest.fixture(scope="module")
+def uninterrupted(tiered: Tiered, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Each target's log dir after the same restore, not killed: every file's digest."""
+    found = {}
+    for target in ("empty", "earlier restore"):
+        log_dir = tmp_path_factory.mktemp("uninterrupted")
+        if target == "earlier restore":
+            earlier_restore(tiered, log_dir)
+        done = restore(tiered, log_dir, "--partition", "0")
+        assert done.returncode == 0, done.stderr
+        found[target] = digest_tree(log_dir)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("target", "kill_point", "complete"), CASES, ids=[f"{t}-{p}" for t, p, _ in CASES]
+)
 def test_a_killed_restore_rerun_ends_as_an_uninterrupted_one(
-    tiered: Tiered, tmp_path: Path, kill_point: str, complete: int
+    tiered: Tiered, uninterrupted: dict, tmp_path: Path, target: str, kill_point: str, complete: int
 ) -> None:
+    if target == "earlier restore":
+        earlier_restore(tiered, tmp_path)
     killed = restore(tiered, tmp_path, "--partition", "0", crash_at=kill_point)
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     rerun = restore(tiered, tmp_path, "--partition", "0")
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "orders-0: restored 3 segments" in rerun.stdout
-    assert (f"{complete} already there" in rerun.stdout) == (complete > 0), rerun.stdout
+    earlier = f"{complete} of them written by an earlier run"
+    assert (earlier in rerun.stdout) == (complete > 0), rerun.stdout
     assert_restored_as_written(tiered.store, tiered.log("orders", 0), tmp_path)
-    assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".restoring", ".tmp"))]
-    assert len(restores_into(tiered, tmp_path)) == 1, "recorded once, by the run that finished"
+    assert digest_tree(tmp_path) == uninterrupted[target], "every file as an uninterrupted run's"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    here = restores_into(tiered, tmp_path)
+    assert len(here) == 1 + (target == "earlier restore"), "recorded once, by the run that ended"
 
 
 def test_the_cli_dry_run_and_json(tiered: Tiered, tmp_path: Path) -> None:

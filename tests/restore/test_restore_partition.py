@@ -54,6 +54,24 @@ def restore(t: Tiered, log_: PartitionLog, target: Path, **options: object):
     )
 
 
+def earlier_restore(t: Tiered, target: Path) -> None:
+    """What an operator restored into ``target`` before: orders-0 up to the middle of its
+    second segment (two segments, the second cut), recorded as a restore of its own."""
+    rows = finished(t.store, t.log("orders", 0))
+    middle = (rows[1].start_offset + rows[1].end_offset) // 2
+    restore_partition(t.store, t.rsm, topic="orders", partition=0, log_dir=target, to_offset=middle)
+
+
+def files_as_they_are(root: Path) -> dict[Path, tuple[int, bytes]]:
+    """Every file under ``root`` with its modification time and bytes."""
+    return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in root.rglob("*") if p.is_file()}
+
+
+def restore_events(t: Tiered, log_: PartitionLog) -> int:
+    topic_id = find_topic(t.store, log_.topic).topic_id
+    return len(t.store.events(topic_id=topic_id, partition=log_.partition, entity="restore"))
+
+
 def kafka_python_records(data: bytes) -> list[tuple]:
     """Every record as kafka-python reads it: offset, timestamp, key, value, headers."""
     records, found = MemoryRecords(data), []
@@ -102,14 +120,16 @@ def test_every_partition_restores_as_the_broker_wrote_it(tiered: Tiered, tmp_pat
         report = restore(tiered, log_, target)
         assert report.segments == len(finished(tiered.store, log_)) >= 1
         assert_restored_as_written(tiered.store, log_, target)
-        # A rerun of a finished restore keeps everything as it is.
-        before = {p.name: p.stat().st_mtime_ns for p in (target / log_.path.name).iterdir()}
+        assert (report.written_segments, report.unchanged) == (report.segments, False)
+        # A rerun of a finished restore writes nothing, records nothing and says so.
+        before = files_as_they_are(target)
+        events = restore_events(tiered, log_)
         again = restore(tiered, log_, target)
-        assert again.already_restored == again.segments
-        after = {p.name: p.stat().st_mtime_ns for p in (target / log_.path.name).iterdir()}
-        assert {k: v for k, v in after.items() if k.endswith(".log")} == {
-            k: v for k, v in before.items() if k.endswith(".log")
-        }
+        assert (again.unchanged, again.written_segments, again.already_restored) == (True, 0, 0)
+        assert again.describe().startswith(f"{log_.path.name}: already restored, ")
+        assert "nothing written" in again.describe()
+        assert files_as_they_are(target) == before
+        assert restore_events(tiered, log_) == events == 1, "one RESTORED event per restore"
 
 
 def test_a_restore_to_an_offset_ends_with_the_batch_holding_it(
@@ -145,7 +165,11 @@ def test_a_restore_to_an_offset_ends_with_the_batch_holding_it(
     epochs = read_leader_epoch_checkpoint(restored / LEADER_EPOCH_CHECKPOINT)
     assert all(e.start_offset <= holding.last_offset for e in epochs)
     again = restore(tiered, log_, target, to_offset=middle)
-    assert again.already_restored == 2, "the cut segment counts as complete on a rerun"
+    assert again.unchanged, "the cut segment counts as complete on a rerun"
+    # The whole partition over the cut one: the last segment written whole, with its snapshot.
+    whole = restore(tiered, log_, target)
+    assert (whole.unchanged, whole.segments) == (False, len(rows))
+    assert_restored_as_written(tiered.store, log_, target)
 
 
 def test_a_restore_to_a_timestamp_ends_with_the_segment_reaching_it(

@@ -1,8 +1,10 @@
 """``tierflow restore``: partitions rebuilt from the bucket as log directories a broker loads.
 
 A dry run says what would be written (segments, bytes, the directory) and writes nothing; a
-real run shows its progress over bytes, then one line per partition. A restore killed or
-interrupted is rerun as it was given: it keeps the segments already complete.
+real run shows its progress over bytes, then one line per partition. Each partition is built in
+a staging directory and moved into place whole, or not at all. A restore killed or interrupted
+is rerun as it was given: it keeps the segments already written; a finished one rerun says
+"already restored" and writes nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 from pathlib import Path
 
 from tierflow.cli.commands import console, settings_from_env
-from tierflow.cli.common import as_command_error, cli_actor, print_json
+from tierflow.cli.common import CommandError, as_command_error, cli_actor, print_json
 from tierflow.cli.console import airflow_logging_to_stderr
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, OneOf, arg, flag
@@ -38,6 +40,7 @@ from tierflow.tasks.spark_submit import SparkJobFailedError
 
 
 def restore(args: argparse.Namespace) -> int:
+    refuse_negative(args)
     settings = settings_from_env()
     store, rsm = open_store(settings), open_storage(settings)
     if args.aux_state_only:
@@ -67,6 +70,16 @@ def restore(args: argparse.Namespace) -> int:
     for report in reports:
         console.print(report.describe(), highlight=False)
     return 0
+
+
+def refuse_negative(args: argparse.Namespace) -> None:
+    """Offsets, times and partition numbers are never negative: say so, naming the option,
+    before anything is looked up."""
+    given = [("--to-offset", args.to_offset), ("--to-timestamp", args.to_timestamp)]
+    given += [("--partition", partition) for partition in args.partition or ()]
+    for option, value in given:
+        if value is not None and value < 0:
+            raise CommandError(f"{option} {value}: must not be negative")
 
 
 def restore_aux(store: MetadataStore, rsm: RemoteStorageManager, args: argparse.Namespace) -> int:
@@ -106,8 +119,11 @@ COMMANDS = (
         description="Write each partition's remote segments back as the files a broker keeps "
         "(.log, .index, .timeindex, .txnindex, producer snapshots, leader-epoch-checkpoint, "
         "partition.metadata) and its log-start and recovery-point checkpoint entries, under "
-        "DIR/<topic>-<partition>. Refuses a log dir whose .lock a broker holds and a partition "
-        "dir holding files it would not write. A rerun keeps the segments already complete.",
+        "DIR/<topic>-<partition>. Each partition is built in DIR/.<topic>-<partition>"
+        ".restore-staging and moved into place whole once every object read back as recorded; "
+        "a failed one leaves DIR as it was. Refuses a log dir whose .lock a broker holds and a "
+        "partition dir holding files it would not write. A killed restore's rerun keeps the "
+        "segments already written; a finished one's rerun writes and records nothing.",
         args=(
             arg("topic", help="the topic to restore"),
             arg(

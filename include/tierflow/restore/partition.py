@@ -1,39 +1,29 @@
-"""A partition directory rebuilt from remote storage, as a broker of the same version loads it.
-
-Written: every restored segment's files (``segment_files``), ``leader-epoch-checkpoint`` rebuilt
-from the segments' epochs, ``partition.metadata`` with the topic id, and the partition's entries
-in the log directory's ``log-start-offset-checkpoint`` and ``recovery-point-offset-checkpoint``
-(the recovery point after the last restored offset, so the broker does not recover the log).
+"""A partition's restore planned and checked against its target, before anything is written.
 
 A restore never writes where a broker may be: it refuses a log directory whose ``.lock`` is
 held, and a partition directory holding any file a restore of the same segments would not
-write. A restore killed anywhere is rerun as it was asked: the segments already complete are
-kept, the rest written, and a finished restore rerun changes nothing.
+write. It builds the partition in a staging directory (``staging``) and moves it into place
+at the end (``place``, ``swap``): all or nothing. A target that already holds exactly what the
+restore would write is left alone, and nothing is recorded.
 """
 
 from __future__ import annotations
 
 import fcntl
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from tierflow.faults import crash_point
-from tierflow.kafka.checkpoint import (
-    LOG_START_OFFSET_CHECKPOINT,
-    RECOVERY_POINT_OFFSET_CHECKPOINT,
-    read_offset_checkpoint,
-    write_offset_checkpoint,
-)
 from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, write_leader_epoch_checkpoint
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partition_metadata
-from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.store import MetadataStore
 from tierflow.restore.cut import find_cut
 from tierflow.restore.plan import RestoredAs, RestoreError, RestorePlan, find_topic, plan_restore
 from tierflow.restore.segment_files import TEMPORARY_SUFFIX, is_restored, segment_file_names
 from tierflow.restore.segment_job import RestoreSegmentJob
-from tierflow.rsm import RemoteStorageManager
-from tierflow.units import human_bytes
+from tierflow.restore.staging import discard_staging, in_place, prune_staging, staging_dir
+from tierflow.rsm import ObjectInfo, RemoteStorageManager
+from tierflow.units import counted, human_bytes
 
 LOCK_FILE = ".lock"  # what a running broker holds in each of its log directories
 
@@ -43,25 +33,34 @@ class RestoreReport:
     partition: str
     topic_id: str  # the id the restored partition carries
     directory: str
-    segments: int
+    segments: int  # in the partition as restored
     size_in_bytes: int
-    already_restored: int  # segments a previous run had completed
+    already_restored: int  # segments an earlier, killed run had written (kept)
     start_offset: int
     next_offset: int
     dry_run: bool
+    written_segments: int = 0  # segments this run wrote
+    unchanged: bool = False  # the target held this restore already: nothing written or recorded
 
     def as_dict(self) -> dict:
         return asdict(self)
 
     def describe(self, verb: str | None = None) -> str:
         """One line for the CLI and the task log."""
-        verb = verb or ("would restore" if self.dry_run else "restored")
-        kept = f", {self.already_restored} already there" if self.already_restored else ""
-        return (
-            f"{self.partition}: {verb} {self.segments} segments "
-            f"({human_bytes(self.size_in_bytes)}), offsets {self.start_offset}-"
-            f"{self.next_offset - 1}, into {self.directory}{kept}"
+        what = (
+            f"{counted(self.segments, 'segment')} ({human_bytes(self.size_in_bytes)}), "
+            f"offsets {self.start_offset}-{self.next_offset - 1}"
         )
+        if self.unchanged:
+            nothing = "nothing to write" if self.dry_run else "nothing written"
+            return f"{self.partition}: already restored, {what}, in {self.directory}; {nothing}"
+        verb = verb or ("would restore" if self.dry_run else "restored")
+        earlier = (
+            f", {self.already_restored} of them written by an earlier run"
+            if self.already_restored
+            else ""
+        )
+        return f"{self.partition}: {verb} {what}, into {self.directory}{earlier}"
 
 
 @dataclass(frozen=True)
@@ -70,18 +69,21 @@ class PreparedRestore:
 
     plan: RestorePlan
     report: RestoreReport
-    done: list[bool]  # per segment: complete from a previous run
+    done: list[bool]  # per segment: complete in the staging directory (or in place)
+    objects: dict[str, list[ObjectInfo]]  # per segment still to write: what its objects hold
+    in_place: bool = False  # nothing left to do: the target holds this restore
 
     def jobs(self) -> list[RestoreSegmentJob]:
-        """The segments still to write, as jobs for Spark or this process."""
+        """The segments still to write into the staging directory, for Spark or this process."""
         last = len(self.plan.rows) - 1
         rows = zip(self.plan.segments, self.plan.rows, self.done, strict=True)
         return [
             RestoreSegmentJob.build(
                 segment,
                 row.segment_size_bytes,
-                self.plan.directory,
+                staging_dir(self.plan),
                 self.plan.cut if i == last else None,
+                self.objects.get(segment.segment_id, []),
             )
             for i, (segment, row, done) in enumerate(rows)
             if not done
@@ -102,82 +104,91 @@ def prepare_partition(
     to_timestamp: int | None,
     restored_as: RestoredAs | None,
     dry_run: bool,
+    *,
+    swapped: Collection[str] = (),
 ) -> PreparedRestore:
-    """The plan, checked against the target (``refuse_busy``), cut where it ends, and which
-    segments a previous run completed."""
+    """The plan, checked against the target (``refuse_busy``), cut where it ends, and what is
+    left to write: nothing when the target holds it (moved there by this run when its name is
+    in ``swapped``, the swaps it finished for killed runs), else the segments missing from the
+    staging directory."""
     plan = plan_restore(
         store, find_topic(store, topic), partition, log_dir, to_offset, to_timestamp, restored_as
     )
     refuse_busy(plan, log_dir)
-    if to_offset is not None and to_offset < plan.rows[-1].end_offset:
-        last = plan.segments[-1]
-        plan = replace(plan, cut=find_cut(rsm, last, plan.rows[-1].segment_size_bytes, to_offset))
+    plan = _with_cut(rsm, plan, to_offset)
+    if in_place(plan):
+        if not dry_run:
+            discard_staging(plan)  # what a killed restore of another cut left: no longer needed
+        every = [True] * len(plan.rows)
+        moved = plan.name in swapped
+        report = _report(plan, len(plan.rows) if moved else 0, dry_run, unchanged=not moved)
+        return PreparedRestore(plan, report, every, {}, in_place=True)
+    if not dry_run:
+        prune_staging(plan)
     sizes = zip(plan.segments, plan.sizes(), strict=True)
-    done = [is_restored(plan.directory, segment, size) for segment, size in sizes]
-    report = RestoreReport(
+    done = [is_restored(staging_dir(plan), segment, size) for segment, size in sizes]
+    objects = {} if dry_run else _objects(store, plan, done)
+    return PreparedRestore(plan, _report(plan, sum(done), dry_run), done, objects)
+
+
+def _with_cut(rsm: RemoteStorageManager, plan: RestorePlan, to_offset: int | None) -> RestorePlan:
+    """The plan ending inside its last segment, if ``to_offset`` is before that segment's last
+    batch; a cut that keeps the whole segment is none (the segment keeps its snapshot)."""
+    last = plan.rows[-1]
+    if to_offset is None or to_offset >= last.end_offset:
+        return plan
+    cut = find_cut(rsm, plan.segments[-1], last.segment_size_bytes, to_offset)
+    return replace(plan, cut=cut) if cut.size_in_bytes < last.segment_size_bytes else plan
+
+
+def _objects(
+    store: MetadataStore, plan: RestorePlan, done: list[bool]
+) -> dict[str, list[ObjectInfo]]:
+    """The objects of each segment still to write, as its copy uploaded and verified them."""
+    return {
+        row.segment_id: [
+            ObjectInfo(o.key, o.size, o.sha256) for o in store.segment_objects(row.segment_id)
+        ]
+        for row, complete in zip(plan.rows, done, strict=True)
+        if not complete
+    }
+
+
+def _report(
+    plan: RestorePlan, kept: int, dry_run: bool, *, unchanged: bool = False
+) -> RestoreReport:
+    return RestoreReport(
         partition=plan.name,
         topic_id=plan.restored_as.topic_id,
         directory=str(plan.directory),
         segments=len(plan.rows),
         size_in_bytes=plan.size_in_bytes,
-        already_restored=sum(done),
+        already_restored=kept,
         start_offset=plan.start_offset,
         next_offset=plan.next_offset,
         dry_run=dry_run,
+        unchanged=unchanged,
     )
-    return PreparedRestore(plan, report, done)
 
 
-def raise_failures(results: list[dict]) -> None:
-    """RestoreError naming the first segment that failed, and how many did."""
-    failed = [r["error"] for r in results if r["error"]]
-    if failed:
-        more = f" (and {len(failed) - 1} more segments)" if len(failed) > 1 else ""
-        raise RestoreError(f"{failed[0]}{more}; rerun the restore to continue")
+def write_partition_files(plan: RestorePlan, directory: Path) -> None:
+    """What a broker reads beside the segments, in the partition: epochs and topic id."""
+    write_leader_epoch_checkpoint(directory / LEADER_EPOCH_CHECKPOINT, plan.leader_epochs())
+    write_partition_metadata(directory / PARTITION_METADATA, plan.restored_as.topic_id)
 
 
-def finish_partition(store: MetadataStore, prepared: PreparedRestore, actor: str) -> RestoreReport:
-    """Once every segment is in place: the partition's files, and the event."""
-    plan = prepared.plan
-    sizes = zip(plan.segments, plan.sizes(), strict=True)
-    missing = [s.start_offset for s, size in sizes if not is_restored(plan.directory, s, size)]
-    if missing:
-        raise RestoreError(
-            f"{plan.directory}: segment at offset {missing[0]} is not restored; rerun the restore"
-        )
-    crash_point("restore.before_partition_files")
-    write_partition_files(plan, plan.log_dir)
-    crash_point("restore.before_event")
-    report = prepared.report
-    details = {k: v for k, v in report.as_dict().items() if k not in ("partition", "dry_run")}
-    store.record_restore(
-        plan.topic.topic_id, plan.partition, actor=actor, now_ms=wall_clock_ms(), details=details
-    )
-    return report
-
-
-def write_partition_files(plan: RestorePlan, log_dir: Path) -> None:
-    """What a broker reads beside the segments: epochs, topic id, log start, recovery point."""
-    write_leader_epoch_checkpoint(plan.directory / LEADER_EPOCH_CHECKPOINT, plan.leader_epochs())
-    write_partition_metadata(plan.directory / PARTITION_METADATA, plan.restored_as.topic_id)
-    key = (plan.restored_as.name, plan.partition)
-    for name, offset in (
-        (LOG_START_OFFSET_CHECKPOINT, plan.start_offset),
-        (RECOVERY_POINT_OFFSET_CHECKPOINT, plan.next_offset),
-    ):
-        path = log_dir / name
-        offsets = read_offset_checkpoint(path) if path.exists() else {}
-        offsets[key] = offset
-        write_offset_checkpoint(path, offsets)
-
-
-def refuse_busy(plan: RestorePlan, log_dir: Path) -> None:
-    """RestoreError when a broker may be using the log directory or the partition directory."""
+def refuse_locked(log_dir: Path) -> None:
+    """RestoreError when ``log_dir`` is a partition directory, or a broker is using it."""
     if (log_dir / PARTITION_METADATA).exists():
         raise RestoreError(f"{log_dir}: a partition directory; give the log dir that holds it")
     lock = log_dir / LOCK_FILE
     if lock.exists() and _held(lock):
         raise RestoreError(f"{lock}: held by a running broker; stop it or restore elsewhere")
+
+
+def refuse_busy(plan: RestorePlan, log_dir: Path) -> None:
+    """RestoreError when a broker may be using the log directory or the partition directory."""
+    refuse_locked(log_dir)
     if not plan.directory.exists():
         return
     ours = {LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA}

@@ -125,6 +125,11 @@ def plan_restore(
         later = [row for row in rows if row.max_timestamp_ms >= to_timestamp]
         rows = rows[: rows.index(later[0]) + 1] if later else rows
     if to_offset is not None:
+        if rows and to_offset < rows[0].start_offset:
+            raise RestoreError(
+                f"{name}: offset {to_offset} is below remote storage, which starts at offset "
+                f"{rows[0].start_offset}"
+            )
         rows = [row for row in rows if row.start_offset <= to_offset]
         if rows and rows[-1].end_offset < to_offset:
             raise RestoreError(

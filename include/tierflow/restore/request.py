@@ -16,12 +16,13 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.restore.partition import (
     PreparedRestore,
     RestoreReport,
-    finish_partition,
     prepare_partition,
-    raise_failures,
+    refuse_locked,
 )
+from tierflow.restore.place import finish_pending_swaps, place_partitions
 from tierflow.restore.plan import RestoredAs, RestoreError, find_topic
 from tierflow.restore.segment_job import RestoreSegmentJob, restore_segments_here
+from tierflow.restore.staging import discard_staging
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.keys import validate_topic_name
 
@@ -49,18 +50,25 @@ def run_restore(
     writer: SegmentWriter | None = None,
 ) -> list[RestoreReport]:
     """Every partition of the request planned and checked first, then all their missing
-    segments written in one batch (by ``writer``: Spark for a heavy restore, this process by
-    default), then each partition's files and event. A dry run stops after the plans."""
+    segments written into their staging directories in one batch (by ``writer``: Spark for a
+    heavy restore, this process by default), then each partition moved into place and
+    recorded, or, where a segment failed, left as it was. A dry run stops after the plans."""
     prepared = prepare_restore(store, rsm, request)
     if request.dry_run:
         return [p.report for p in prepared]
     progress = request.progress
     progress.advance(sum(sum(p.done) for p in prepared), sum(p.restored_bytes for p in prepared))
     jobs = [job for p in prepared for job in p.jobs()]
+    results: list[dict] = []
     if jobs:
         write = writer or (lambda batch, bar: restore_segments_here(batch, rsm, bar))
-        raise_failures(write(jobs, progress))
-    return [finish_partition(store, p, request.actor) for p in prepared]
+        try:
+            results = write(jobs, progress)
+        except Exception:  # the batch failed as a whole (a Spark job): the log dir as it was
+            for p in prepared:
+                discard_staging(p.plan)
+            raise
+    return place_partitions(store, prepared, results, request.actor)
 
 
 def restore_partition(
@@ -80,9 +88,14 @@ def restore_partition(
 def prepare_restore(
     store: MetadataStore, rsm: RemoteStorageManager, request: RestoreRequest
 ) -> list[PreparedRestore]:
-    """Each partition of the request planned, checked against its target and cut."""
+    """Each partition of the request planned, checked against its target and cut; first,
+    unless it is a dry run, every swap a killed restore began in the log dir is finished."""
     partitions = request.partitions or remote_partitions(store, request.topic)
     restored_as = restored_as_of(store, request.topic, request.as_topic)
+    swapped: set[str] = set()
+    if not request.dry_run:
+        refuse_locked(request.to)
+        swapped = finish_pending_swaps(store, request.to)
     return [
         prepare_partition(
             store,
@@ -94,6 +107,7 @@ def prepare_restore(
             request.to_timestamp,
             restored_as,
             request.dry_run,
+            swapped=swapped,
         )
         for partition in partitions
     ]

@@ -45,6 +45,14 @@ def is_restored(directory: Path, segment: RemoteSegment, size: int) -> bool:
     return path.is_file() and path.stat().st_size == size
 
 
+def clear_segment(directory: Path, segment: RemoteSegment) -> None:
+    """Every file an earlier write of the segment left, complete or not: a segment written
+    again (now cut elsewhere, or not cut) leaves nothing of the other version behind."""
+    for name in segment_file_names(segment):
+        (directory / name).unlink(missing_ok=True)
+        (directory / (name + TEMPORARY_SUFFIX)).unlink(missing_ok=True)
+
+
 def write_segment(
     rsm: RemoteStorageManager,
     segment: RemoteSegment,
@@ -77,7 +85,7 @@ def write_segment(
     if cut is not None:
         chunks, size = cut_log(chunks, cut), cut.size_in_bytes
     write_file(log_path(directory, segment), chunks, expected=size)
-    _fsync_directory(directory)
+    fsync_directory(directory)
 
 
 def _optional_index(
@@ -119,7 +127,8 @@ def _write_behind(out: BinaryIO, chunks: Iterable[bytes]) -> int:
     return size
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make the renames in ``directory`` durable."""
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -1,18 +1,19 @@
 """One segment of a restore as plain JSON-able values: what a Spark task (or the worker) needs
-to write it back, and nothing of the metadata store.
+to write it back into the partition's staging directory, and nothing of the metadata store.
 
 A heavy restore hands its segments to Spark, one task per segment; a small one writes them in
-the process that planned them. Both run ``restore_segment``, which skips a segment whose
-``.log`` is already complete, so a retried Spark task or a rerun of the whole restore writes
-only what is missing. Neither writes metadata state: the partition files and the event are
-written by the caller once every segment is in place.
+the process that planned them. Both run ``restore_segment``: it skips a segment whose ``.log``
+is already complete in the staging directory, so a retried Spark task or a rerun of the whole
+restore writes only what is missing; it checks every object of the segment against the size
+and sha256 its copy recorded before it writes anything of it, so a changed object fails the
+segment naming its key. Neither writes metadata state nor touches the target: the caller moves
+the partition into place once every segment is written (``restore.place``).
 """
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tierflow.config import Settings
@@ -20,24 +21,32 @@ from tierflow.faults import crash_point
 from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.restore.cut import Cut
-from tierflow.restore.segment_files import is_restored, write_segment
-from tierflow.rsm import RemoteSegment, RemoteStorageManager
+from tierflow.restore.segment_files import clear_segment, is_restored, write_segment
+from tierflow.rsm import ObjectInfo, RemoteSegment, RemoteStorageManager
 from tierflow.storage.handover import BucketClient
+from tierflow.units import failure_line
 
 
 @dataclass(frozen=True)
 class RestoreSegmentJob(RemoteSegment):
     """A remote segment (its identity), where it goes and how much of it: a job ending at a
-    ``--to-offset`` cut carries the cut."""
+    ``--to-offset`` cut carries the cut; ``objects`` are its objects as the copy recorded them
+    (key, size, sha256), checked before it is written."""
 
     remote_size_in_bytes: int  # the .log as tiered
     size_in_bytes: int  # the .log as restored: up to the cut, if any
-    directory: str
+    directory: str  # the partition's staging directory
     cut_last_offset: int | None = None
+    objects: list[dict] = field(default_factory=list)
 
     @classmethod
     def build(
-        cls, segment: RemoteSegment, remote_size: int, directory: Path, cut: Cut | None
+        cls,
+        segment: RemoteSegment,
+        remote_size: int,
+        directory: Path,
+        cut: Cut | None,
+        objects: Sequence[ObjectInfo] = (),
     ) -> RestoreSegmentJob:
         return cls(
             **segment.identity(),
@@ -45,6 +54,7 @@ class RestoreSegmentJob(RemoteSegment):
             size_in_bytes=cut.size_in_bytes if cut else remote_size,
             directory=str(directory),
             cut_last_offset=cut.last_offset if cut else None,
+            objects=[{"key": o.key, "size": o.size, "sha256": o.sha256} for o in objects],
         )
 
     @property
@@ -57,23 +67,30 @@ class RestoreSegmentJob(RemoteSegment):
             return None
         return Cut(self.cut_last_offset, self.size_in_bytes)
 
+    @property
+    def expected(self) -> list[ObjectInfo]:
+        return [ObjectInfo(o["key"], o["size"], o["sha256"]) for o in self.objects]
+
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def restore_segment(job: RestoreSegmentJob, rsm: RemoteStorageManager) -> dict:
-    """Write one segment unless it is complete; a failure becomes the result's ``error``, so
-    one bad segment does not take a Spark job's other segments down with it."""
+    """Check and write one segment unless it is complete; a failure becomes the result's
+    ``error``, one line naming the object, so one bad segment does not take a Spark job's
+    other segments down with it."""
     directory = Path(job.directory)
     written = False
     try:
         if not is_restored(directory, job.segment, job.size_in_bytes):
+            if job.objects:  # a segment recorded before objects were: nothing to check against
+                rsm.verify(job.segment, job.expected)
             directory.mkdir(parents=True, exist_ok=True)
+            clear_segment(directory, job.segment)
             write_segment(rsm, job.segment, job.remote_size_in_bytes, directory, job.cut)
             written = True
-    except Exception as exc:  # reported to the caller, which fails the restore naming it
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return {"segment_id": job.segment_id, "error": f"{job.segment.describe()}: {detail}"}
+    except Exception as exc:  # reported to the caller, which fails the partition naming it
+        return {"segment_id": job.segment_id, "error": failure_line(exc, job.segment.describe())}
     return {"segment_id": job.segment_id, "written": written, "error": None}
 
 

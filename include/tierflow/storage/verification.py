@@ -1,4 +1,5 @@
-"""Reading uploaded objects back: the check every storage manager runs before FINISHED."""
+"""Reading uploaded objects back: the check every storage manager runs before FINISHED, and
+the restore before it writes a segment back."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def verify_objects(objects: ObjectStore, expected: Iterable[ObjectInfo]) -> None
     for info in expected:
         found = objects.stat(info.key)
         if found is None:
-            raise VerificationError(info.key, "missing right after upload")
+            raise VerificationError(info.key, f"missing (uploaded {info.size} bytes)")
         if found.size != info.size:
             raise VerificationError(
                 info.key, f"size {found.size} bytes, uploaded {info.size} bytes"

@@ -3,12 +3,13 @@ trigger form, its segments written on Spark or in the worker, then its partition
 
     plan_restore → restore_with_spark | restore_in_worker → finish_restore
 
-The plan checks every target and writes the missing segments as a batch of jobs; a batch of
-``TIERFLOW_SPARK_THRESHOLD_BYTES`` or more goes to Spark (one task per segment), a smaller one
-is written in the worker by the same code. Neither writes metadata state: finish writes each
-partition's files and records the restore once every segment is in place. Each step is
+The plan checks every target and writes the segments missing from each partition's staging
+directory as a batch of jobs; a batch of ``TIERFLOW_SPARK_THRESHOLD_BYTES`` or more goes to
+Spark (one task per segment), a smaller one is written in the worker by the same code. Neither
+writes metadata state nor touches a target: finish moves each partition whose segments were
+all written into place and records it, and leaves each other one as it was. Each step is
 resumable: a cleared or killed task is rerun with the same request and writes only what is
-missing; a finished restore run again changes nothing.
+missing; a finished restore run again changes and records nothing.
 """
 
 from __future__ import annotations
@@ -21,13 +22,8 @@ from pathlib import Path
 from tierflow.config import Settings
 from tierflow.lifecycle.copy.rewrite import read_json_lines
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
-from tierflow.restore.partition import raise_failures
-from tierflow.restore.request import (
-    RestoreRequest,
-    SegmentWriter,
-    prepare_restore,
-    run_restore,
-)
+from tierflow.restore.place import place_partitions
+from tierflow.restore.request import RestoreRequest, SegmentWriter, prepare_restore
 from tierflow.restore.segment_job import RestoreSegmentJob, restore_segments_here
 from tierflow.runtime import open_storage, open_store
 from tierflow.tasks.rewrite_batch import batch_dir, runs_on, write_batch, write_results
@@ -78,24 +74,27 @@ def restore_in_worker(batch: dict, settings: Settings | None = None) -> dict:
 def finish_restore(
     params: dict, batch: dict, *, actor: str, settings: Settings | None = None
 ) -> dict:
-    """Fail naming the first segment the batch could not write; otherwise write each partition's
-    files and record the restore (a segment still missing fails it: rerun the restore)."""
+    """Move each partition whose segments the batch wrote into place and record it; fail at
+    the end naming the first partition that could not be (its target left as it was)."""
     settings = settings or Settings.from_env()
-    results = Path(batch["results_file"])
-    raise_failures(list(read_json_lines(results)) if results.exists() else [])
+    results_file = Path(batch["results_file"])
+    results = list(read_json_lines(results_file)) if results_file.exists() else []
     store, rsm = open_store(settings), open_storage(settings)
-    reports = run_restore(store, rsm, request_of(params, actor=actor), writer=_nothing)
-    # What the plan found complete, not what is there now that the batch has run.
-    before = {p["partition"]: p["already_restored"] for p in batch["partitions"]}
-    reports = [replace(r, already_restored=before[r.partition]) for r in reports]
+    prepared = prepare_restore(store, rsm, request_of(params, actor=actor))
+    reports = place_partitions(store, prepared, results, actor)
+    # What the plan found, not what is there now that the batch has run.
+    planned = {p["partition"]: p for p in batch["partitions"]}
+    reports = [
+        replace(
+            r,
+            already_restored=planned[r.partition]["already_restored"],
+            unchanged=planned[r.partition]["unchanged"],
+        )
+        for r in reports
+    ]
     for report in reports:
         log.info("%s", report.describe())
     return {"dry_run": False, "partitions": [r.as_dict() for r in reports]}
-
-
-def _nothing(jobs: Sequence[RestoreSegmentJob], progress: Progress) -> list[dict]:
-    """Finish writes no segment: the batch did, and one still missing fails the partition."""
-    return []
 
 
 def restore_on_spark(settings: Settings, *, run_key: str) -> SegmentWriter:
