@@ -17,7 +17,14 @@ from tests.support.ports import free_port
 from tests.support.settings_env import use_settings
 from tierflow.cli import main as cli_main
 from tierflow.cluster.describe import describe_cluster
-from tierflow.cluster.leaders import LeaderNotLocalError, leader_log, leader_logs
+from tierflow.cluster.leaders import LeaderNotLocalError, leader_log, leader_logs, leader_scan
+from tierflow.kafka.metadata_log import METADATA_PARTITION_DIR
+from tierflow.kafka.metadata_log.writer import (
+    MetadataLogWriter,
+    partition_record,
+    register_broker_record,
+    topic_record,
+)
 
 TOPIC_ID = "8mDFTHsGQHmq9PGX3TXN3A"
 
@@ -75,6 +82,30 @@ def test_a_partition_without_a_leader_is_not_read(
             leader_log(settings, "orders", 0)
         (described,) = describe_cluster(settings, "orders").partitions[:1]
     assert (described.leader, described.source) == (None, "cluster")
+
+
+def test_the_live_clusters_leaderless_partition_is_not_read_whatever_the_log_dirs_say(
+    tmp_path: Path, two_brokers: dict[int, Path]
+) -> None:
+    """The log dirs' KRaft metadata says the cluster stopped (leader -1, every broker fenced):
+    alone, it has the last leader read; but the cluster itself, asked, is live, and its
+    leaderless partition may be electing a leader right now."""
+    writer = MetadataLogWriter(two_brokers[1] / METADATA_PARTITION_DIR)
+    writer.append(*(register_broker_record(b, b, fenced=True) for b in (1, 2)))
+    stopped = [partition_record(TOPIC_ID, p, [1, 2], isr=[1], leader=-1) for p in range(3)]
+    writer.append(topic_record("orders", TOPIC_ID), *stopped)
+    offline = cluster_settings(tmp_path, two_brokers)
+    assert (leader_log(offline, "orders", 0).broker, leader_log(offline, "orders", 0).source) == (
+        1,
+        "last-leader",
+    )
+    with serve(p0=Assignment(leader=-1, leader_epoch=3, replicas=(1, 2), isr=(1,))) as cluster:
+        settings = cluster_settings(tmp_path, two_brokers, kafka_bootstrap=cluster.bootstrap)
+        with pytest.raises(LeaderNotLocalError, match=r"orders-0: has no leader now \(cluster\)"):
+            leader_log(settings, "orders", 0)
+        scan = leader_scan(settings)
+    assert [(u.name, u.leaderless) for u in scan.unread] == [("orders-0", True)]
+    assert {f.source for f in scan.found if f.log.topic == "orders"} == {"cluster"}
 
 
 @pytest.mark.slow  # the client gives up after its 10 s bootstrap timeout

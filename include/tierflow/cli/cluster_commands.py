@@ -30,9 +30,11 @@ id is the node.id/broker.id of its meta.properties) and, per partition:
 
   leader     the broker whose replica tierflow reads, and its leader epoch
   source     how the leader was found: cluster (Metadata API, TIERFLOW_KAFKA_BOOTSTRAP),
-             kraft (the __cluster_metadata-0 log in a log dir) or inferred (the replica
+             kraft (the __cluster_metadata-0 log in a log dir), inferred (the replica
              with the newest epoch in its leader-epoch-checkpoint, then the highest log end
-             offset, then the lowest broker id)
+             offset, then the lowest broker id) or last-leader (a stopped cluster's
+             partition, which the KRaft log leaves leaderless: the same inference among the
+             replicas Kafka would elect first)
   replicas   the brokers whose log dirs hold the partition's directory
   isr        the in-sync replicas, when the cluster or the KRaft log says
   diverged   followers whose leader-epoch lineage is not a prefix of the leader's (after an

@@ -96,9 +96,13 @@ def topics_register(args: argparse.Namespace) -> int:
     return 0
 
 
+# What reading the brokers' leaders may raise that the operator fixes (settings, log dirs).
+CLUSTER_ERRORS = (ClusterMetadataError, BrokerIdError, DuplicateReplicaError)
+
+
 def leader_partition_logs(settings: Settings) -> list[PartitionLog]:
     """Every partition's leader replica (tierflow.cluster): the one copy and verify read."""
-    with as_command_error(ClusterMetadataError, BrokerIdError, DuplicateReplicaError):
+    with as_command_error(*CLUSTER_ERRORS):
         return [found.log for found in leader_logs(settings)]
 
 

@@ -43,6 +43,7 @@ from tierflow.cli.status_tables import (
     table,
     topic_table,
 )
+from tierflow.cluster.unread import named, why_unread
 from tierflow.config import Settings
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.operator_view.model import OperatorSnapshot, PartitionPage
@@ -73,6 +74,8 @@ def status_command(args: argparse.Namespace) -> int:
     for found in tables_before(snapshot):
         out.print(found)
     out.print(partitions_line(snapshot.partition_page))
+    for line in leaderless_lines(snapshot):
+        out.print(line)
     for found in tables_after(snapshot):
         out.print(found)
     return 0
@@ -101,6 +104,23 @@ def partitions_line(page: PartitionPage) -> str:
     if page.page < page.pages:
         line += f"; --page {page.page + 1} for the next"
     return line
+
+
+def leaderless_lines(snapshot: OperatorSnapshot) -> list[str]:
+    """Partitions the metadata gives no leader, counted per topic; those no replica is read
+    of, and why. Nothing when every partition has its leader."""
+    lines = []
+    counted = ", ".join(f"{t.topic} {t.leaderless}" for t in snapshot.topics if t.leaderless)
+    if counted:
+        line = (
+            f"leaderless partitions (no leader in the metadata; a stopped cluster's are shown "
+            f"from their last leader's replica): {counted}"
+        )
+        shown = [f"{p.topic}-{p.partition}" for p in snapshot.partitions if p.leaderless]
+        lines.append(line + (f"; on this page: {named(shown)}" if shown else ""))
+    if snapshot.unread:
+        lines.append(f"not read: {why_unread(snapshot.unread)}")
+    return lines
 
 
 def tables_after(snapshot: OperatorSnapshot) -> list[Table]:

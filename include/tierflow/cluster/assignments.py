@@ -21,18 +21,28 @@ PartitionKey = tuple[str, int]
 CLUSTER = "cluster"
 KRAFT = "kraft"
 INFERRED = "inferred"
+LAST_LEADER = "last-leader"  # a stopped cluster's partition, read from its last leader
 NO_LEADER = -1  # Kafka's LeaderConstants.NO_LEADER
 
 
 @dataclass(frozen=True)
 class Assignment:
-    """One partition's state as recorded by Kafka; ``leader`` is None when it has none."""
+    """One partition's state as recorded by Kafka; ``leader`` is None when it has none.
+
+    ``stopped``: the KRaft metadata, read offline, gives the partition no leader and none of
+    its replicas is on a broker the controller could elect (every one fenced, in controlled
+    shutdown or unregistered), as a cleanly stopped cluster leaves it. ``elr`` and
+    ``last_known_elr`` are KIP-966's (Kafka 4), empty without them.
+    """
 
     leader: int | None
     leader_epoch: int | None
     replicas: tuple[int, ...]
     isr: tuple[int, ...] | None
     source: str
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
+    stopped: bool = False
 
 
 def known_assignments(
@@ -66,7 +76,17 @@ def _kraft_assignments(
         p = image.partitions.get(key)
         if p is not None:
             leader = None if p.leader < 0 else p.leader
-            found[key] = Assignment(leader, p.leader_epoch, tuple(p.replicas), tuple(p.isr), KRAFT)
+            stopped = leader is None and not any(image.broker_active(b) for b in p.replicas)
+            found[key] = Assignment(
+                leader,
+                p.leader_epoch,
+                tuple(p.replicas),
+                tuple(p.isr),
+                KRAFT,
+                elr=tuple(p.elr),
+                last_known_elr=tuple(p.last_known_elr),
+                stopped=stopped,
+            )
     return found
 
 

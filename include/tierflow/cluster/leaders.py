@@ -6,21 +6,26 @@ a diverged one holds records the leader never had. The leader is what the cluste
 (TIERFLOW_KAFKA_BOOTSTRAP), else what the KRaft metadata log in a log dir says, else it is
 inferred from the replicas' leader-epoch checkpoints (``tierflow.cluster.inference``). A
 partition whose leader is none of the configured brokers, or that has no leader now, is not
-read here.
+read here; ``leader_scan`` says why (``tierflow.cluster.unread``). The one exception is a
+partition of a stopped cluster, which the KRaft metadata leaves leaderless: its last leader
+stands in, and every pass over the leaders warns once, naming them. A live cluster's leaderless
+partition (the cluster's word, or a replica on a broker the metadata has active) is never read:
+a leader may be being elected, and its log may change under the copy.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from tierflow.cluster.assignments import INFERRED, known_assignments
+from tierflow.cluster.assignments import INFERRED, LAST_LEADER, known_assignments
 from tierflow.cluster.brokers import Broker, SnapshotLogDir, cluster_brokers
 from tierflow.cluster.divergence import diverged_replicas, replica_epochs
 from tierflow.cluster.inference import LeaderChoice, choose_leader
 from tierflow.cluster.replicas import open_log_dirs, replicas_of
 from tierflow.cluster.scan import PartitionState, scan_cluster
+from tierflow.cluster.unread import UnreadPartition, last_leader_warning, unread_partition
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.runtime import UnknownPartitionError, shared
@@ -46,16 +51,39 @@ class LeaderLog:
     leader_epoch: int | None = None
 
 
+@dataclass(frozen=True)
+class LeaderScan:
+    """Every partition in the log dirs: its leader replica, or why none is read."""
+
+    found: list[LeaderLog] = field(default_factory=list)  # sorted by topic and partition
+    unread: list[UnreadPartition] = field(default_factory=list)
+
+
 def leader_logs(settings: Settings) -> list[LeaderLog]:
     """Every partition's leader replica, sorted by topic and partition."""
-    found = []
+    return leader_scan(settings).found
+
+
+def leader_scan(settings: Settings) -> LeaderScan:
+    """Every partition's leader replica, and the partitions none is read of; warns once for
+    the stopped partitions read from their last leader."""
+    scan = LeaderScan()
     for view in scan_cluster(settings).partitions:
         if view.choice.replica is not None:
-            found.append(_leader_log(view.choice))
+            scan.found.append(_leader_log(view.choice))
             _warn_diverged(view)
         else:
-            log.info("%s-%s: %s", view.topic, view.partition, _not_local(view.choice))
-    return found
+            unread = unread_partition(view.topic, view.partition, view.choice)
+            log.info("%s: %s", unread.name, unread.reason)
+            scan.unread.append(unread)
+    last = [
+        (f"{f.log.topic}-{f.log.partition}", f.broker)
+        for f in scan.found
+        if f.source == LAST_LEADER
+    ]
+    if last:
+        log.warning("%s", last_leader_warning(last))
+    return scan
 
 
 def leader_log(settings: Settings, topic: str, partition: int) -> LeaderLog:
@@ -71,7 +99,10 @@ def leader_log(settings: Settings, topic: str, partition: int) -> LeaderLog:
     known = known_assignments(settings, _all_dirs(brokers), [(topic, partition)])
     choice = choose_leader(replicas, known.get((topic, partition)))
     if choice.replica is None:
-        raise LeaderNotLocalError(f"{topic}-{partition}: {_not_local(choice)}")
+        unread = unread_partition(topic, partition, choice)
+        raise LeaderNotLocalError(f"{unread.name}: {unread.reason}")
+    if choice.source == LAST_LEADER:  # the pass that planned the run warned
+        log.info("%s-%d: read from its last leader, broker %d", topic, partition, choice.leader)
     return _leader_log(choice)
 
 
@@ -107,12 +138,6 @@ def _opened_log_dirs(settings: Settings) -> tuple[list[Broker], dict[int, list[S
 def _leader_log(choice: LeaderChoice) -> LeaderLog:
     assert choice.replica is not None
     return LeaderLog(choice.replica.broker, choice.replica.log, choice.source, choice.leader_epoch)
-
-
-def _not_local(choice: LeaderChoice) -> str:
-    if choice.leader is None:
-        return f"has no leader now ({choice.source})"
-    return f"its leader, broker {choice.leader} ({choice.source}), is not a configured broker"
 
 
 def _all_dirs(brokers: list[Broker]) -> list[Path]:

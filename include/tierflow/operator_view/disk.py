@@ -5,7 +5,9 @@ a ``stat`` per segment in every section, or a root checkpoint file parsed again 
 partition (each parse reads one line per partition, so the page would be quadratic). Here:
 
 * every partition's leader replica comes from ``tierflow.cluster.leaders`` (the broker it is
-  on), with its log dir's checkpoints read at most once per snapshot;
+  on), with its log dir's checkpoints read at most once per snapshot; a stopped cluster's
+  leaderless partition is its last leader's replica, marked ``leaderless``, and the partitions
+  no replica is read of come with why;
 * a partition's segments are listed with one ``scandir`` and their ``.log`` sizes kept, so the
   figures, the chart and the copy lag all see the same listing.
 """
@@ -17,7 +19,9 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tierflow.cluster.leaders import leader_logs
+from tierflow.cluster.assignments import LAST_LEADER
+from tierflow.cluster.leaders import LeaderScan, leader_scan
+from tierflow.cluster.unread import UnreadPartition
 from tierflow.config import Settings
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.log_dir import LogDir, PartitionLog
@@ -68,25 +72,40 @@ class ListedLog(PartitionLog):
 class Leader:
     broker: int
     log: PartitionLog  # checkpoints read once; segments listed afresh (retention planning)
+    leaderless: bool = False  # no leader in the metadata: the stopped cluster's last leader
+
+
+@dataclass(frozen=True)
+class LocalLeaders:
+    """The leader replicas by partition, and the partitions none is read of, with why."""
+
+    leaders: dict[PartitionName, Leader]
+    unread: list[UnreadPartition]
 
 
 def read_leaders(settings: Settings) -> dict[PartitionName, Leader]:
+    """Every partition's leader replica (see read_local_leaders)."""
+    return read_local_leaders(settings).leaders
+
+
+def read_local_leaders(settings: Settings) -> LocalLeaders:
     """Every partition's leader replica; none (with a warning) when a log dir cannot be read,
     so that the page still shows the store's figures."""
     present = tuple(Path(d) for d in settings.log_dirs if Path(d).is_dir())
     try:
-        found = leader_logs(replace(settings, log_dirs=present))
+        scan = leader_scan(replace(settings, log_dirs=present))
     except (KafkaFormatError, ValueError) as exc:
         log.warning("operator view without local figures: %s", exc)
-        return {}
+        scan = LeaderScan()
     dirs: dict[Path, ReadOnceLogDir] = {}
     leaders = {}
-    for leader in found:
+    for leader in scan.found:
         old = leader.log.log_dir
         shared = dirs.get(old.path) or dirs.setdefault(old.path, ReadOnceLogDir(old.path))
         found_log = PartitionLog(leader.log.topic, leader.log.partition, leader.log.path, shared)
-        leaders[leader.log.key] = Leader(leader.broker, found_log)
-    return leaders
+        last = leader.source == LAST_LEADER
+        leaders[leader.log.key] = Leader(leader.broker, found_log, leaderless=last)
+    return LocalLeaders(leaders, scan.unread)
 
 
 def segment_sizes(log_: PartitionLog) -> list[SegmentSize]:

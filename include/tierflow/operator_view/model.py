@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tierflow.cluster.unread import UnreadPartition
 from tierflow.export.status import PartitionLag
 from tierflow.metrics import PartitionMetrics, SummedMetrics, TopicMetrics
 from tierflow.tasks.attribution import TaskInstanceRef
@@ -30,13 +31,18 @@ class TopicView(TopicMetrics):
     local_retention_bytes: int = -2
     effective_local_retention_ms: int = -1  # what local retention applies
     effective_local_retention_bytes: int = -1
+    # Partitions the metadata gives no leader: a stopped cluster's (figures from their last
+    # leader's replica), or ones no replica is read of (in ``OperatorSnapshot.unread``).
+    leaderless: int = 0
 
 
 @dataclass
 class PartitionView(PartitionMetrics):
-    """A partition's gauges and the broker holding its leader replica (None: on no broker)."""
+    """A partition's gauges and the broker holding its leader replica (None: on no broker);
+    ``leaderless``: the metadata gives it none, and ``broker`` holds its last leader's."""
 
     broker: int | None = None
+    leaderless: bool = False
 
 
 @dataclass
@@ -174,6 +180,8 @@ class OperatorSnapshot:
     history: list[HistoryPoint] | None = None  # None: not asked for
     # Exported topics' partitions: how far each Iceberg table is behind the tiered data.
     export_lag: list[PartitionLag] = field(default_factory=list)
+    # Partitions of the topics shown that are in the log dirs but whose leader is not read.
+    unread: list[UnreadPartition] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -9,8 +9,10 @@ cover one page of a topic's partitions; stuck segments and events are bounded li
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import fields
 
+from tierflow.cluster.unread import UnreadPartition
 from tierflow.config import Settings
 from tierflow.export.status import export_lags
 from tierflow.metadata.models import Topic
@@ -18,10 +20,16 @@ from tierflow.metadata.store import MetadataStore, wall_clock_ms
 from tierflow.metrics import compute_metrics
 from tierflow.operator_view.aggregate import Aggregates, aggregate
 from tierflow.operator_view.collector import collector_paused
-from tierflow.operator_view.disk import Leader, PartitionName, listed_log, read_leaders
+from tierflow.operator_view.disk import (
+    Leader,
+    LocalLeaders,
+    PartitionName,
+    listed_log,
+    read_local_leaders,
+)
 from tierflow.operator_view.events import count_events, latest_events
 from tierflow.operator_view.history import remote_history
-from tierflow.operator_view.model import HistoryPoint, OperatorSnapshot, PartitionView
+from tierflow.operator_view.model import HistoryPoint, OperatorSnapshot, PartitionView, TopicView
 from tierflow.operator_view.options import ViewOptions
 from tierflow.operator_view.paging import partition_page
 from tierflow.operator_view.retention_preview import next_retention_run_ms, preview_retention
@@ -42,15 +50,22 @@ def _build(
     store: MetadataStore, settings: Settings, *, now_ms: int, options: ViewOptions
 ) -> OperatorSnapshot:
     topics = [store.topic(options.topic)] if options.topic else store.topics()
-    leaders = read_leaders(settings)
+    local = read_local_leaders(settings)
+    leaders = local.leaders
     totals = aggregate(store, topics, leaders, partition=options.partition)
     page, shown = partition_page(totals.keys, options)
     stuck_after_s = (
         settings.stale_copy_grace_s if options.stuck_after_s is None else options.stuck_after_s
     )
+    unread = [
+        u
+        for u in local.unread
+        if u.topic in {t.name for t in topics}
+        and (options.partition is None or u.partition == options.partition)
+    ]
     return OperatorSnapshot(
         generated_ms=now_ms,
-        topics=topic_views(topics, totals.topics),
+        topics=_leaderless_counted(topic_views(topics, totals.topics), local, unread, options),
         brokers=[totals.brokers[b] for b in sorted(totals.brokers, key=_broker_order)],
         partition_page=page,
         partitions=_partition_rows(store, settings, options, totals, leaders, shown, topics),
@@ -73,7 +88,24 @@ def _build(
         events_total=count_events(store, topics, partition=options.partition),
         history=_history(store, topics, totals, options, now_ms) if options.history else None,
         export_lag=export_lags(store, [t for t in topics if t.iceberg_export], options.partition),
+        unread=unread,
     )
+
+
+def _leaderless_counted(
+    views: list[TopicView], local: LocalLeaders, unread: list[UnreadPartition], options: ViewOptions
+) -> list[TopicView]:
+    """Each topic's partitions without a leader in the metadata: read from their last leader,
+    or not read at all."""
+    counts = Counter(u.topic for u in unread if u.leaderless)
+    counts.update(
+        name
+        for (name, number), leader in local.leaders.items()
+        if leader.leaderless and (options.partition is None or number == options.partition)
+    )
+    for view in views:
+        view.leaderless = counts[view.topic]
+    return views
 
 
 def _partition_rows(
@@ -102,6 +134,7 @@ def _partition_rows(
         PartitionView(
             **{f.name: getattr(m, f.name) for f in fields(m)},
             broker=leaders[key].broker if key in leaders else None,
+            leaderless=key in leaders and leaders[key].leaderless,
         )
         for m in metrics
         if (key := (m.topic, m.partition)) in wanted

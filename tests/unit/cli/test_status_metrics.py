@@ -64,7 +64,9 @@ def test_json_matches_compute_metrics(partly: Tiered, run_status, topic: str) ->
     assert status == 0
     report = json.loads(out)
     expected = compute_metrics(partly.store, partly.settings.log_dirs, topic=topic)
-    assert report["partitions"] == [{**m.as_dict(), "broker": 0} for m in expected]
+    assert report["partitions"] == [
+        {**m.as_dict(), "broker": 0, "leaderless": False} for m in expected
+    ]
     assert [t["topic"] for t in report["topics"]] == [topic]
 
 

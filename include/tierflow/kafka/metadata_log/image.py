@@ -19,6 +19,10 @@ class PartitionImage:
     partition_epoch: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
+    # KIP-966 (Kafka 4): replicas that may still lead with the ISR empty, and the last leader
+    # the controller remembers once the partition lost every one of them.
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,12 @@ class MetadataImage:
     configs: dict[str, dict[str, str]]
     brokers: dict[int, BrokerImage] = field(default_factory=dict)
     end_offset: int = 0
+
+    def broker_active(self, broker_id: int) -> bool:
+        """Whether the controller may elect the broker (ClusterControlManager.isActive):
+        registered, unfenced and not in controlled shutdown."""
+        broker = self.brokers.get(broker_id)
+        return broker is not None and not broker.fenced and not broker.in_controlled_shutdown
 
     def topic_partitions(self, topic: str) -> list[PartitionImage]:
         """A topic's partitions by partition number."""

@@ -33,6 +33,8 @@ class _Partition:
     partition_epoch: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass
@@ -58,7 +60,15 @@ class ReplayState:
         for (topic_id, index), p in self.partitions.items():
             name = self.topic_names[topic_id]
             partitions[(name, index)] = PartitionImage(
-                name, index, p.leader, p.leader_epoch, p.partition_epoch, p.replicas, p.isr
+                name,
+                index,
+                p.leader,
+                p.leader_epoch,
+                p.partition_epoch,
+                p.replicas,
+                p.isr,
+                p.elr,
+                p.last_known_elr,
             )
         configs = {name: dict(values) for name, values in self.configs.items() if values}
         return MetadataImage(topics, partitions, configs, dict(self.brokers), end_offset)
@@ -78,6 +88,8 @@ def _partition(state: ReplayState, record: ApiData) -> None:
         partition_epoch=record.partition_epoch,
         replicas=tuple(record.replicas),
         isr=tuple(record.isr),
+        elr=tuple(record.eligible_leader_replicas or ()),  # null before v2: none
+        last_known_elr=tuple(record.last_known_elr or ()),
     )
 
 
@@ -103,6 +115,10 @@ def _partition_change(state: ReplayState, record: ApiData) -> None:
         changed.replicas = tuple(record.replicas)
     if record.isr is not None:
         changed.isr = tuple(record.isr)
+    if record.eligible_leader_replicas is not None:
+        changed.elr = tuple(record.eligible_leader_replicas)
+    if record.last_known_elr is not None:
+        changed.last_known_elr = tuple(record.last_known_elr)
     state.partitions[key] = changed
 
 

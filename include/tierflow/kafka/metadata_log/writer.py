@@ -44,8 +44,11 @@ def partition_record(
     leader_epoch: int = 0,
     partition_epoch: int = 0,
     version: int = 2,
+    elr: Sequence[int] | None = None,
+    last_known_elr: Sequence[int] | None = None,
 ) -> ApiData:
-    """A new partition: the ISR defaults to all replicas and the leader to the first one."""
+    """A new partition: the ISR defaults to all replicas and the leader to the first one;
+    ``elr`` and ``last_known_elr`` (KIP-966, v2) are not written when None."""
     return r.PartitionRecord(
         **_partition_key(topic_id, partition, version),
         replicas=list(replicas),
@@ -56,6 +59,7 @@ def partition_record(
         leader_epoch=leader_epoch,
         partition_epoch=partition_epoch,
         directories=[UNASSIGNED_DIRECTORY] * len(replicas),
+        **_elr_fields(elr, last_known_elr),
     )
 
 
@@ -67,6 +71,8 @@ def partition_change(
     isr: Sequence[int] | None = None,
     replicas: Sequence[int] | None = None,
     version: int = 2,
+    elr: Sequence[int] | None = None,
+    last_known_elr: Sequence[int] | None = None,
 ) -> ApiData:
     """A delta: fields left at None (and ``leader`` at NO_LEADER_CHANGE) are not written."""
     return r.PartitionChangeRecord(
@@ -74,7 +80,16 @@ def partition_change(
         leader=leader,
         isr=None if isr is None else list(isr),
         replicas=None if replicas is None else list(replicas),
+        **_elr_fields(elr, last_known_elr),
     )
+
+
+def _elr_fields(elr: Sequence[int] | None, last_known: Sequence[int] | None) -> dict[str, object]:
+    """KIP-966's tagged fields, as lists (None: not written, which reads as unchanged/none)."""
+    return {
+        "eligible_leader_replicas": None if elr is None else list(elr),
+        "last_known_elr": None if last_known is None else list(last_known),
+    }
 
 
 def _partition_key(topic_id: str, partition: int, version: int) -> dict[str, object]:
@@ -103,6 +118,24 @@ def register_broker_record(broker_id: int, broker_epoch: int, *, fenced: bool = 
         features=[],
         rack=None,
         fenced=fenced,
+    )
+
+
+def broker_change_record(
+    broker_id: int,
+    broker_epoch: int,
+    *,
+    fenced: bool | None = None,
+    in_controlled_shutdown: bool = False,
+) -> ApiData:
+    """BrokerRegistrationChangeRecord v1: fence (True), unfence (False) or neither (None), and
+    whether the broker entered controlled shutdown."""
+    return r.BrokerRegistrationChangeRecord(
+        version=1,
+        broker_id=broker_id,
+        broker_epoch=broker_epoch,
+        fenced=0 if fenced is None else (1 if fenced else -1),
+        in_controlled_shutdown=1 if in_controlled_shutdown else 0,
     )
 
 
@@ -217,6 +250,8 @@ def _snapshot_partition(topic_id: str, p: PartitionImage) -> ApiData:
         leader=p.leader,
         leader_epoch=p.leader_epoch,
         partition_epoch=p.partition_epoch,
+        elr=p.elr or None,
+        last_known_elr=p.last_known_elr or None,
     )
 
 
