@@ -57,7 +57,7 @@ def assert_consistent(o: Overlap) -> None:
 def cli_busy_partitions(run: Run) -> set[str]:
     """Partitions the CLI reported as held by another copy's lease."""
     return {
-        line.split(":", 1)[0].strip()
+        line.removeprefix("tierflow: error: ").split(":", 1)[0].strip()
         for line in run.output().splitlines()
         if BUSY in line and ":" in line
     }

@@ -201,12 +201,16 @@ def test_abandoned_attempt_is_deleted_before_copying(tiered: Tiered):
 
 
 def test_a_live_lease_of_another_owner_blocks_until_it_expires(tiered: Tiered):
+    """Expired as the copy's TTL (TIERFLOW_COPY_LEASE_TTL_S) judges it from the lease's
+    taking, whatever TTL its holder had."""
     topic = tiered.store.topic("payments")
     tiered.store.ensure_partition(topic.topic_id, 0, log_start_offset=0, local_log_start_offset=0)
     assert tiered.store.acquire_lease(topic.topic_id, 0, "other", now_ms=NOW_MS, ttl_ms=60_000)
     with pytest.raises(PartitionBusyError, match="other"):
-        copy(tiered, "payments", 0, clock=lambda: NOW_MS + 1_000)
-    report = copy(tiered, "payments", 0, clock=lambda: NOW_MS + 61_000)
+        copy(tiered, "payments", 0, clock=lambda: NOW_MS + 1_000, lease_ttl_s=60)
+    with pytest.raises(PartitionBusyError, match="other"):
+        copy(tiered, "payments", 0, clock=lambda: NOW_MS + 61_000, lease_ttl_s=900)
+    report = copy(tiered, "payments", 0, clock=lambda: NOW_MS + 61_000, lease_ttl_s=60)
     assert report.copied
 
 

@@ -39,7 +39,7 @@ def test_a_killed_worker_fails_its_segments_and_the_rerun_copies_them(tmp_path: 
     # segment not yet back fails, is removed by finalize, and its partition is named.
     crashed = copy(t, "--workers", "2", crash_at="copy.rewrite_worker")
     assert crashed.returncode == 1, crashed.stderr + crashed.stdout
-    assert "the process rewriting it died" in crashed.stdout
+    assert "the process rewriting it died" in crashed.stderr
     assert "failed: orders-" in crashed.stdout.splitlines()[-1]
     rerun = copy(t, "--workers", "2")
     assert rerun.returncode == 0, rerun.stderr + rerun.stdout

@@ -5,11 +5,14 @@ A plain module rather than a conftest so that 'spawn' children can import the wo
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tierflow.metadata import MetadataStore, RemoteLogSegmentState
+from tierflow.metadata.lease_holder import LeaseHolder
 
 if TYPE_CHECKING:
     import pytest
@@ -50,6 +53,15 @@ def new_store(url: str, *, with_partition: bool = True) -> MetadataStore:
             TOPIC_ID, PARTITION, log_start_offset=0, local_log_start_offset=0, now_ms=NOW
         )
     return store
+
+
+def dead_holder() -> LeaseHolder:
+    """A process of this host that ran and is gone (killed, reaped): a killed run's."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    holder = LeaseHolder.of(child.pid)
+    child.kill()
+    child.wait()
+    return holder
 
 
 def add_segment(
@@ -98,7 +110,10 @@ RACES: dict[str, RemoteLogSegmentState | None] = {
     "copy_finished": RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
     "delete_started": RemoteLogSegmentState.DELETE_SEGMENT_STARTED,
     "lease": None,  # acquire_lease of one partition per item
+    "takeover": None,  # take_lease over a gone process's lease of one partition per item
 }
+# The takeover race's partitions: their leases are held by a process that is gone.
+TAKEOVER_PARTITIONS = range(RACE_ITEMS, 2 * RACE_ITEMS)
 CLAIMED_RANGE = (300, 399)  # the offsets of the segment the copy_started race adds
 
 
@@ -127,6 +142,13 @@ def _attempt(store: MetadataStore, worker: int, race: str, item: int) -> object:
     try:
         if race == "lease":
             return store.acquire_lease(TOPIC_ID, item, f"owner-{worker}", now_ms=NOW, ttl_ms=60_000)
+        if race == "takeover":
+            here = LeaseHolder.this_process()  # each worker is a live process of this host
+            partition, owner = TAKEOVER_PARTITIONS[item], f"rerun-{worker}"
+            taken = store.take_lease(
+                TOPIC_ID, partition, owner, now_ms=NOW, ttl_ms=60_000, holder=here
+            )
+            return taken is not None
         if race == "copy_started":
             return _claim_copy(store, worker, item)
         target = RACES[race]

@@ -17,9 +17,11 @@ from tests.metadata.metadata_support import (
     CLAIMED_RANGE,
     RACE_ITEMS,
     RACES,
+    TAKEOVER_PARTITIONS,
     TOPIC_ID,
     add_segment,
     backend_url,
+    dead_holder,
     new_store,
     race_all,
     race_migrate,
@@ -57,6 +59,10 @@ def raced(race_url: str) -> Iterator[Raced]:
         store.transition_segment(
             race_segment_id("delete_started", item), S.COPY_SEGMENT_FINISHED, actor="c", now_ms=1
         )
+    gone = dead_holder()
+    for partition in TAKEOVER_PARTITIONS:
+        store.ensure_partition(TOPIC_ID, partition, log_start_offset=0, local_log_start_offset=0)
+        store.take_lease(TOPIC_ID, partition, "killed", now_ms=1, ttl_ms=10**12, holder=gone)
 
     per_worker = run_race(race_all, [(race_url, i) for i in range(WORKERS)])
 
@@ -119,6 +125,15 @@ def test_racing_lease_has_exactly_one_owner(raced: Raced) -> None:
     store, by_race = raced
     for item, winner in enumerate(_winners(by_race["lease"])):
         assert store.partition(TOPIC_ID, item).lease_owner == f"owner-{winner}"
+
+
+def test_racing_reruns_take_a_gone_process_lease_once(raced: Raced) -> None:
+    """Every worker sees the killed run's process gone; the first takeover wins, and the
+    others then find a live process of this host holding the lease."""
+    store, by_race = raced
+    for item, winner in enumerate(_winners(by_race["takeover"])):
+        row = store.partition(TOPIC_ID, TAKEOVER_PARTITIONS[item])
+        assert row.lease_owner == f"rerun-{winner}"
 
 
 def test_history_ids_follow_each_segments_transitions(raced: Raced) -> None:

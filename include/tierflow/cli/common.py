@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -45,8 +46,19 @@ def stream_json(head: dict, key: str, items: Iterable[object]) -> None:
 
 
 def cli_actor() -> str:
-    """Who acts, in the store's events and leases: this host and process."""
+    """Who acts, in the store's events and leases: this host and process. Per process, so a
+    run started beside a live one never takes its lease; a rerun takes over the lease of a run
+    whose process is gone instead (metadata.lease_holder)."""
     return f"cli:{socket.gethostname()}:{os.getpid()}"
+
+
+def partition_failed(label: str, message: str) -> None:
+    """One line on stderr for a partition that failed while the others went on, naming the
+    partition once (the library's message may start with it already)."""
+    text = " ".join(message.split())
+    if not text.startswith(f"{label}:"):
+        text = f"{label}: {text}"
+    print(f"tierflow: error: {text}", file=sys.stderr)
 
 
 def parse_config(item: str) -> tuple[str, str]:

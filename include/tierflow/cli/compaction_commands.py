@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 
 from tierflow.cli.commands import console
-from tierflow.cli.common import as_command_error, cli_actor, parse_now, print_json
-from tierflow.cli.spec import Command, add_commands, arg, flag
+from tierflow.cli.common import (
+    as_command_error,
+    cli_actor,
+    parse_now,
+    partition_failed,
+    print_json,
+)
+from tierflow.cli.spec import OWNER, Command, add_commands, arg, flag
 from tierflow.config import Settings
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.compaction.report import (
@@ -15,11 +21,12 @@ from tierflow.lifecycle.compaction.report import (
     CompactionReport,
 )
 from tierflow.lifecycle.compaction.swap import compact_partition
-from tierflow.lifecycle.compaction.targets import compaction_targets
-from tierflow.lifecycle.copy.steps import PartitionBusyError
+from tierflow.lifecycle.compaction.targets import NotCompactedError, compaction_targets
+from tierflow.lifecycle.copy.lease import PartitionBusyError
 from tierflow.metadata.errors import MetadataError
+from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.runtime import open_storage, open_store
-from tierflow.units import human_bytes
+from tierflow.units import counted, error_line, human_bytes
 
 ERRORS = (CompactionFailedError, PartitionBusyError, MetadataError)
 
@@ -36,9 +43,13 @@ at its offset; tombstones older than delete.retention.ms go, and so do aborted t
 Consecutive segments up to segment.bytes become one new segment; the segments it replaces
 are deleted only once it is verified and COPY_SEGMENT_FINISHED.
 
-A killed run is finished by the next one (the same --owner takes its lease over at once).
+A killed or interrupted run is finished by the next one: a plain rerun on this host takes
+over the lease of a run whose process is gone (the same --owner takes it over at once). A
+partition whose lease another run holds is named on stderr with who holds it, since and until
+when (TIERFLOW_COPY_LEASE_TTL_S from its taking), and how to take it.
 
-Exit status: 0 done, 1 some partition failed (each is named on one line on stderr).
+Exit status: 0 done, 1 some partition failed (each is named on one line on stderr), 2 --topic
+names a topic that is not compacted, 3 --topic names no known topic.
 """
 
 
@@ -47,9 +58,12 @@ def compact_command(args: argparse.Namespace) -> int:
     store, rsm = open_store(settings), open_storage(settings)
     now_ms = wall_clock_ms() if args.now is None else parse_now(args.now)
     options = CompactionOptions(
-        now_ms=now_ms, force=args.force, lease_ttl_s=settings.copy_lease_ttl_s
+        now_ms=now_ms,
+        force=args.force,
+        lease_ttl_s=settings.copy_lease_ttl_s,
+        holder=LeaseHolder.this_process(),
     )
-    with as_command_error(*ERRORS):
+    with as_command_error(*ERRORS, NotCompactedError):
         targets = compaction_targets(store, now_ms=now_ms, topic=args.topic, force=args.force)
     reports: list[CompactionReport] = []
     failed = 0
@@ -68,7 +82,7 @@ def compact_command(args: argparse.Namespace) -> int:
             )
         except ERRORS as exc:
             failed += 1
-            console.print(f"[red]{topic.name}-{partition}: {exc}[/red]", highlight=False)
+            partition_failed(f"{topic.name}-{partition}", error_line(exc))
     if args.json:
         print_json({"dry_run": args.dry_run, "partitions": [r.as_dict() for r in reports]})
     else:
@@ -84,12 +98,14 @@ def describe(report: CompactionReport, dry_run: bool) -> str:
         return f"{label}: skipped, {report.skipped}"
     if dry_run:
         groups = ", ".join(f"{s}-{e} ({human_bytes(b)})" for s, e, b in report.pending)
-        return f"{label}: would compact {len(report.pending)} group(s): {groups} ({report.reason})"
+        count = counted(len(report.pending), "group")
+        return f"{label}: would compact {count}: {groups} ({report.reason})"
     written = sum(w[2] for w in report.written)
     return (
-        f"{label}: {len(report.replaced)} segment(s), {human_bytes(report.source_bytes)}, "
+        f"{label}: {counted(len(report.replaced), 'segment')}, {human_bytes(report.source_bytes)}, "
         f"compacted into {len(report.written)} of {human_bytes(written)}"
-        f" ({report.unchanged} group(s) already compact; {report.reason or 'finishing a swap'})"
+        f" ({counted(report.unchanged, 'group')} already compact; "
+        f"{report.reason or 'finishing a swap'})"
     )
 
 
@@ -98,7 +114,7 @@ def totals_line(reports: list[CompactionReport], partitions: int, dry_run: bool)
         return "no partition has compaction work"
     verb = "would compact" if dry_run else "reclaimed"
     reclaimed = human_bytes(sum(r.reclaimed_bytes for r in reports))
-    return f"{partitions} partition(s); {verb}" + ("" if dry_run else f" {reclaimed}")
+    return f"{counted(partitions, 'partition')}; {verb}" + ("" if dry_run else f" {reclaimed}")
 
 
 COMPACT = Command(
@@ -115,7 +131,7 @@ COMPACT = Command(
             metavar="ISO",
             help="judge lags and tombstones as of this ISO-8601 instant [the current time]",
         ),
-        arg("--owner", help="the lease owner; a killed run's owner takes its lease over [cli]"),
+        OWNER,
         flag("--dry-run", "list the groups each partition would get; change nothing"),
         flag("--json", "print each partition's report as JSON, for scripts"),
     ),

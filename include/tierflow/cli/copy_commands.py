@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from rich.markup import escape
-
 from tierflow.cli.commands import console, leader_partition_logs, settings_from_env
-from tierflow.cli.common import NotFoundError, as_command_error, cli_actor, print_json
+from tierflow.cli.common import (
+    NotFoundError,
+    as_command_error,
+    cli_actor,
+    partition_failed,
+    print_json,
+)
 from tierflow.cli.console import airflow_logging_to_stderr
 from tierflow.cli.progress import WorkProgress, work_progress
 from tierflow.cli.report import partition_figures, partition_table
+from tierflow.cli.selection import NothingSelectedError, select_leaders
 from tierflow.cli.spec import OWNER, Command, arg, flag, partition_option
+from tierflow.cluster.unread import UnreadPartition, why_unread
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
@@ -30,12 +37,13 @@ from tierflow.lifecycle.copy.steps import CopiedSegment, PartitionCopyReport
 from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
 from tierflow.lifecycle.progress import Progress
 from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
 from tierflow.tasks.segment_copy import worker_bucket_client
 from tierflow.tasks.spark_submit import SparkJobFailedError, rewrite_on_spark
-from tierflow.units import human_bytes
+from tierflow.units import counted, human_bytes, plural
 
 
 @dataclass
@@ -44,28 +52,43 @@ class CopyRun:
 
     dry_run: bool
     outcomes: list[CopyOutcome] = field(default_factory=list)
+    # Partitions of registered topics the filters match whose leader replica is not read.
+    unread: list[UnreadPartition] = field(default_factory=list)
 
     def failed(self) -> list[CopyOutcome]:
         return [o for o in self.outcomes if o.error is not None]
 
     def as_dict(self) -> dict:
-        return {"dry_run": self.dry_run, "partitions": [o.as_dict() for o in self.outcomes]}
+        return {
+            "dry_run": self.dry_run,
+            "partitions": [o.as_dict() for o in self.outcomes],
+            "unread": [u.as_dict() for u in self.unread],
+        }
 
 
 def copy(args: argparse.Namespace) -> int:
     settings = settings_from_env()
     store, rsm = open_store(settings), open_storage(settings)
-    logs = selected_logs(settings, args.topic, args.partition)
+    try:
+        selection = select_leaders(settings, args.topic, args.partition)
+    except NothingSelectedError as exc:
+        if args.json:
+            exc.print_json()
+        raise
+    registered = {t.name for t in store.topics()}
+    logs = selection.logs
     with work_progress("copy", enabled=not args.json) as progress:
         how = BatchCopy(
             owner=args.owner or cli_actor(),
             lease_ttl_s=settings.copy_lease_ttl_s,
+            holder=LeaseHolder.this_process(),
             rewrite=_rewrite(settings, args),
             dry_run=args.dry_run,
             progress=progress,
             on_copied=None if args.json else _print_copied,
         )
         run = CopyRun(args.dry_run, copy_partitions(logs, store, rsm, how))
+    run.unread = [u for u in selection.unread if u.topic in registered]
     if args.json:
         print_json(run.as_dict())
         return 1 if run.failed() else 0
@@ -105,33 +128,13 @@ def _print_copied(topic: str, partition: int, s: CopiedSegment) -> None:
     )
 
 
-def selected_logs(
-    settings: Settings, topic: str | None, partition: int | None
-) -> list[PartitionLog]:
-    """The leader replicas the filters select; none at all is a not-found error naming them."""
-    logs = [
-        log_
-        for log_ in leader_partition_logs(settings)
-        if (topic is None or log_.topic == topic)
-        and (partition is None or log_.partition == partition)
-    ]
-    if not logs:
-        wanted = " ".join(
-            f"--{name} {value}"
-            for name, value in (("topic", topic), ("partition", partition))
-            if value is not None
-        )
-        raise NotFoundError(f"no partition in the log dirs matches {wanted or 'anything'}")
-    return logs
-
-
 def _print_outcome(outcome: CopyOutcome, dry_run: bool) -> None:
     label = f"{outcome.topic}-{outcome.partition}"
     report = outcome.report
     if report is not None:
         _print_report(label, report, dry_run)
     if outcome.error is not None:
-        console.print(f"[red]{escape(label)}: failed: {escape(outcome.error)}[/red]")
+        partition_failed(label, outcome.error)
 
 
 def _print_report(label: str, report: PartitionCopyReport, dry_run: bool) -> None:
@@ -140,7 +143,8 @@ def _print_report(label: str, report: PartitionCopyReport, dry_run: bool) -> Non
     elif dry_run and report.pending:
         offsets = ", ".join(str(offset) for offset in report.pending)
         count = f"{_segments(len(report.pending))} ({human_bytes(report.pending_bytes)})"
-        console.print(f"{label}: would copy {count} at base offsets {offsets}")
+        where = plural(len(report.pending), "base offset")
+        console.print(f"{label}: would copy {count} at {where} {offsets}")
     if report.held_back:
         console.print(f"{label}: {report.held_back}, later segments stay local")
     if report.waiting:
@@ -159,7 +163,7 @@ def copy_summary(run: CopyRun) -> str:
     if not run.outcomes:
         text = "nothing to copy: no partition in the log dirs belongs to a registered topic"
     elif not copying:
-        text = f"nothing to copy: {checked}, every eligible segment is already remote"
+        text = _nothing_copied(run, checked)
     elif run.dry_run:
         size = human_bytes(sum(r.pending_bytes for r in copying))
         text = (
@@ -172,15 +176,33 @@ def copy_summary(run: CopyRun) -> str:
     if failed:
         names = ", ".join(f"{o.topic}-{o.partition}" for o in failed)
         text += f"; {_partitions(len(failed))} failed: {names}"
+    if run.unread:
+        text += f"; not read: {why_unread(run.unread)}"
     return text + ("; dry run, nothing written" if run.dry_run else "")
 
 
+def _nothing_copied(run: CopyRun, checked: str) -> str:
+    """What a run that copied nothing found, each partition counted once: skipped (by why),
+    failed (said after), the others already remote."""
+    skipped = Counter(
+        o.report.skipped for o in run.outcomes if o.report and o.report.skipped and not o.error
+    )
+    if not skipped and not run.failed():
+        return f"nothing to copy: {checked}, every eligible segment is already remote"
+    said = [f"{_partitions(n)} skipped ({why})" for why, n in skipped.items()]
+    remote = len(run.outcomes) - sum(skipped.values()) - len(run.failed())
+    if remote:
+        said.append(f"every eligible segment of the other {remote} is already remote")
+    prefix = "nothing to copy" if run.dry_run else "nothing copied"
+    return f"{prefix}: {'; '.join(said)}" if said else prefix
+
+
 def _segments(n: int) -> str:
-    return f"{n} segment" + ("" if n == 1 else "s")
+    return counted(n, "segment")
 
 
 def _partitions(n: int) -> str:
-    return f"{n} partition" + ("" if n == 1 else "s")
+    return counted(n, "partition")
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -260,7 +282,10 @@ COMMANDS = (
         help="copy eligible segments now (what the segment_copy DAG does)",
         description="Copy every eligible segment of tiered partitions (rolled, below the last "
         "stable offset, not yet remote), reading each partition's leader replica. Safe to "
-        "interrupt and rerun: abandoned attempts are cleaned up first.",
+        "interrupt and rerun: abandoned attempts are cleaned up first, and a plain rerun takes "
+        "over the lease of a run on this host whose process is gone. A partition whose lease "
+        "another run holds fails on one line on stderr saying who holds it, since and until "
+        "when; the others go on (exit 1).",
         args=(
             arg("--topic", help="only this topic [every registered topic]"),
             partition_option("only this partition number (with or without --topic)"),

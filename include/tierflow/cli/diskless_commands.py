@@ -18,6 +18,7 @@ from tierflow.cli.common import (
     as_command_error,
     cli_actor,
     parse_config,
+    partition_failed,
     print_json,
 )
 from tierflow.cli.console import data_console
@@ -53,6 +54,7 @@ from tierflow.diskless.writer import WalWriter
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import MetadataError
+from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.log_config import parse_kafka_configs
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore
@@ -66,7 +68,7 @@ from tierflow.read.dump_format import (
 )
 from tierflow.read.fetch import RemoteFetchError
 from tierflow.runtime import open_objects, open_storage, open_store
-from tierflow.units import human_bytes
+from tierflow.units import counted, error_line, human_bytes
 
 ERRORS = (*KNOWN_ERRORS, DisklessError, MetadataError, RemoteFetchError, ValueError, OSError)
 
@@ -96,7 +98,7 @@ def register_command(args: argparse.Namespace) -> int:
         )
     merged = store.topic(args.topic).remote_storage_enable
     console.print(
-        f"{args.topic} ({topic_id}): diskless, {args.partitions} partition(s), "
+        f"{args.topic} ({topic_id}): diskless, {counted(args.partitions, 'partition')}, "
         f"{args.timestamp_type}, "
         + ("merged into tiered storage" if merged else "WAL only (remote.storage.enable=false)")
     )
@@ -183,9 +185,10 @@ def fetch_command(args: argparse.Namespace) -> int:
                 out.print(line)
     tiered = len(result.tiered.batches) if result.tiered else 0
     console.print(
-        f"{len(result.batches)} batch(es), offsets {result.first_offset}-"
+        f"{counted(len(result.batches), 'batch', 'batches')}, offsets {result.first_offset}-"
         f"{result.next_offset - 1}, {tiered} from tiered segments; "
-        f"{result.ranged_gets} ranged GET(s) of WAL objects, {human_bytes(result.bytes_read)}; "
+        f"{counted(result.ranged_gets, 'ranged GET')} of WAL objects, "
+        f"{human_bytes(result.bytes_read)}; "
         f"high watermark {result.high_watermark}"
     )
     return 0
@@ -212,6 +215,7 @@ def merge_command(args: argparse.Namespace) -> int:
         min_age_ms=args.min_age_ms,
         segment_bytes=args.segment_bytes,
         max_segments=args.max_segments,
+        holder=LeaseHolder.this_process(),
     )
     owner = args.owner or cli_actor()
     with as_command_error(*ERRORS):
@@ -236,8 +240,7 @@ def merge_command(args: argparse.Namespace) -> int:
             )
         except ERRORS as exc:
             failures += 1
-            label = f"{store.topic_by_id(target_topic).name}-{partition}"
-            console.print(f"[red]{label}: {exc}[/red]", highlight=False)
+            partition_failed(f"{store.topic_by_id(target_topic).name}-{partition}", error_line(exc))
     if args.json:
         print(json.dumps([r.as_dict() for r in reports]))
     else:
@@ -283,7 +286,8 @@ def gc_command(_args: argparse.Namespace) -> int:
             uncommitted_grace_ms=settings.diskless.uncommitted_grace_ms,
         )
     console.print(
-        f"deleted {len(report.deleted)} WAL object(s), {human_bytes(report.bytes_deleted)} "
+        f"deleted {counted(len(report.deleted), 'WAL object')}, "
+        f"{human_bytes(report.bytes_deleted)} "
         f"({len(report.abandoned)} never committed)"
     )
     return 0
@@ -366,7 +370,10 @@ ACTIONS = (
         description="For each partition of the consolidated diskless topics: the batches "
         "committed at least --min-age-ms ago, rolled into segments at --segment-bytes, go "
         "through the copy lifecycle (COPY_SEGMENT_STARTED, upload, verify, FINISHED) and are "
-        "then dropped from the WAL. A rerun with the same --owner resumes a killed merge.",
+        "then dropped from the WAL. A plain rerun on this host resumes a killed or interrupted "
+        "merge (it takes over the lease of a run whose process is gone), as does a rerun with "
+        "the same --owner. A partition whose lease another run holds is named on stderr with "
+        "who holds it and until when; the others go on (exit 1).",
         args=(
             arg("--topic", help="only this topic [every consolidated diskless topic]"),
             arg(

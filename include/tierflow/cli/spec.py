@@ -137,5 +137,10 @@ def config_option(help: str) -> Arg:
     return arg("--config", action="append", default=[], metavar="KEY=VALUE", help=help)
 
 
-OWNER = arg("--owner", help="lease owner; a rerun with the same owner resumes at once")
+OWNER = arg(
+    "--owner",
+    help="the partition leases' owner [cli:<host>:<pid>]; a plain rerun on this host takes "
+    "over the lease of a run whose process is gone, and the same --owner takes it over at once "
+    "(from a live run too, which then can write nothing more)",
+)
 KEYRING = arg("--keyring", type=Path, help="key ring file [TIERFLOW_KEYRING]", default=None)

@@ -56,6 +56,7 @@ from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
+from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
 from tierflow.lifecycle.copy.steps import (
     CopiedSegment,
@@ -63,10 +64,9 @@ from tierflow.lifecycle.copy.steps import (
     PartitionCopyReport,
     clean_up_abandoned,
     finalize_copy,
-    release_taking,
-    take_partition_lease,
 )
 from tierflow.metadata.epochs import epochs_from_segments
+from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
@@ -92,6 +92,8 @@ class MergeOptions:
     segment_bytes: int = KAFKA_SEGMENT_BYTES
     max_segments: int | None = None  # per partition and run; None: every batch below the cutoff
     lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+    # The process holding the lease from prepare to finalize (a CLI run; copy/lease.py).
+    holder: LeaseHolder | None = None
 
     @classmethod
     def from_settings(
@@ -101,6 +103,7 @@ class MergeOptions:
         min_age_ms: int,
         segment_bytes: int = KAFKA_SEGMENT_BYTES,
         max_segments: int | None = None,
+        holder: LeaseHolder | None = None,
     ) -> MergeOptions:
         """A run over the batches committed ``min_age_ms`` ago or earlier, with the configured
         grace and lease (the DAG's and the CLI's); ``max_segments`` 0 or None: no limit."""
@@ -110,6 +113,7 @@ class MergeOptions:
             segment_bytes=segment_bytes,
             max_segments=max_segments or None,
             lease_ttl_s=settings.copy_lease_ttl_s,
+            holder=holder,
         )
 
 
@@ -206,11 +210,7 @@ def prepare_merge(
     if _skip(plan, mergeable(topic)):
         return plan
     if dry_run:
-        highest = store.partition(topic_id, partition)
-        start = -1 if highest is None else highest.highest_remote_offset
-        for segment in _choose(coordinator, topic_id, partition, start, options):
-            report.pending.append([segment.start_offset, segment.end_offset, segment.size_in_bytes])
-        return plan
+        return _dry_run(coordinator, store, topic_id, partition, options, plan)
 
     # The classic partition row holds the lease and the highest remote offset; for a diskless
     # partition its "local" log is the WAL.
@@ -222,10 +222,12 @@ def prepare_merge(
         local_log_start_offset=wal.diskless_start_offset,
     )
     crash_point("merge.before_lease")
-    lease = take_partition_lease(store, topic, partition, owner, options.lease_ttl_s, clock)
+    lease = take_partition_lease(
+        store, topic, partition, owner, options.lease_ttl_s, clock, options.holder
+    )
     plan.copy.lease = lease  # finalize_copy writes under it and releases it by its token
-    crash_point("merge.after_lease")
     try:
+        crash_point("merge.after_lease")
         topic = store.topic_by_id(topic_id)  # under the lease: tiering may have changed
         if _skip(plan, mergeable(topic)):
             release_taking(store, lease)
@@ -241,6 +243,22 @@ def prepare_merge(
     except BaseException:
         release_taking(store, lease)
         raise
+    return plan
+
+
+def _dry_run(
+    coordinator: DisklessCoordinator,
+    store: MetadataStore,
+    topic_id: str,
+    partition: int,
+    options: MergeOptions,
+    plan: MergePlan,
+) -> MergePlan:
+    """The segments a merge would write, in ``plan.report.pending``; nothing recorded."""
+    highest = store.partition(topic_id, partition)
+    start = -1 if highest is None else highest.highest_remote_offset
+    for s in _choose(coordinator, topic_id, partition, start, options):
+        plan.report.pending.append([s.start_offset, s.end_offset, s.size_in_bytes])
     return plan
 
 
@@ -306,8 +324,15 @@ def merge_partition(
     plan = prepare_merge(coordinator, store, rsm, topic_id, partition, options, **run)
     results: dict[str, RewriteResult] = {}
     if plan.job is not None:
-        for result in run_merge_job(plan.job, objects, rsm):
-            results[result.segment_id] = result
+        try:
+            for result in run_merge_job(plan.job, objects, rsm):
+                results[result.segment_id] = result
+        except BaseException:
+            # Ctrl-C or a bug: give the lease back, so no other owner waits out its TTL; the
+            # next run removes the STARTED segments as a killed run's.
+            if plan.copy.lease is not None:
+                release_taking(store, plan.copy.lease)
+            raise
     return finalize_merge(
         plan,
         results,

@@ -111,7 +111,12 @@ class Partition(SQLModel, table=True):
     local_log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
     highest_remote_offset: int = Field(default=-1, sa_type=sa.BigInteger)
     lease_owner: str | None = Field(default=None, sa_type=ACTOR_TYPE)
+    # The taking's token: its expiry as the taker's TTL had it (partition_registry).
     lease_expires_ms: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # When the lease was taken: other owners judge it with the TTL configured when they look.
+    lease_taken_ms: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # The CLI process holding it (metadata.lease_holder.LeaseHolder as JSON); None: a task's.
+    lease_holder: str | None = Field(default=None, sa_type=sa.Text)
     # The last offset committed to the topic's Iceberg table (-1: none); retention waits on it.
     iceberg_exported_offset: int = Field(default=-1, sa_type=sa.BigInteger)
     # The end of the range the remote compaction last compacted (-1: none): its clean section.

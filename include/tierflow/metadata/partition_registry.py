@@ -5,19 +5,28 @@ cleared or later run replaces a killed one). Each taking gets a token, the lease
 is never the same twice for one owner: writes that name the token (``Lease``) are fenced, so an
 attempt whose lease was taken over, though still alive, can no longer write.
 
+Another owner may take the lease once it is expired: the TTL is counted from when it was taken,
+with the TTL the taker has configured, so TIERFLOW_COPY_LEASE_TTL_S applies to leases already
+held (lowered after a kill, it frees them sooner; raised for long runs, it protects them
+longer). Fencing, not the TTL, keeps the data safe: an expired holder that is taken over can no
+longer write. A CLI run also records its process, and a rerun takes over a lease whose process
+is provably gone (metadata.lease_holder).
+
 Codes like L6 and E6 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
-from sqlalchemy import Connection, case, insert, or_, update
+from sqlalchemy import ColumnElement, Connection, and_, case, insert, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from tierflow.metadata.errors import LeaseLostError, MetadataError
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
+from tierflow.metadata.lease_holder import HolderState, LeaseHolder
 from tierflow.metadata.models import Partition
 from tierflow.metadata.store_base import (
     MAX_ATTEMPTS,
@@ -28,8 +37,12 @@ from tierflow.metadata.store_base import (
     wall_clock_ms,
 )
 
+log = logging.getLogger(__name__)
+
 PARTITION_REGISTERED = "REGISTERED"
 PARTITION_OFFSETS_ADVANCED = "OFFSETS_ADVANCED"
+# What a release clears: the lease and everything recorded with its taking.
+LEASE_COLUMNS = ("lease_owner", "lease_expires_ms", "lease_taken_ms", "lease_holder")
 
 
 class Lease(NamedTuple):
@@ -58,6 +71,39 @@ def hold_lease(connection: Connection, lease: Lease) -> None:
             f"partition {lease.topic_id}-{lease.partition}: the lease of {lease.owner!r} was "
             "taken over by another attempt (a cleared or later run) or expired; not writing"
         )
+
+
+class _Taking(NamedTuple):
+    """Who takes a lease, when, for how long, and the process that will hold it (if any)."""
+
+    owner: str
+    now_ms: int
+    ttl_ms: int
+    holder: LeaseHolder | None
+
+
+def _free_or_ours(taking: _Taking) -> ColumnElement[bool]:
+    """The lease is free, expired by ``taking.ttl_ms`` from when it was taken (by its stored
+    expiry if it was taken before that was recorded), or held by ``taking.owner``."""
+    taken = col(Partition.lease_taken_ms)
+    expires = col(Partition.lease_expires_ms)
+    return or_(
+        col(Partition.lease_owner).is_(None),
+        expires.is_(None),
+        and_(taken.is_not(None), taken <= taking.now_ms - taking.ttl_ms),
+        and_(taken.is_(None), expires <= taking.now_ms),
+        col(Partition.lease_owner) == taking.owner,
+    )
+
+
+def lease_until_ms(row: Partition, ttl_ms: int) -> int | None:
+    """When another owner may take the row's lease, judged with ``ttl_ms`` as take_lease
+    judges it; None when no lease is held."""
+    if row.lease_owner is None:
+        return None
+    if row.lease_taken_ms is not None:
+        return row.lease_taken_ms + ttl_ms
+    return row.lease_expires_ms
 
 
 class PartitionRegistry(StoreBase):
@@ -117,43 +163,74 @@ class PartitionRegistry(StoreBase):
         return self.take_lease(topic_id, partition, owner, now_ms=now_ms, ttl_ms=ttl_ms) is not None
 
     def take_lease(
-        self, topic_id: str, partition: int, owner: str, *, now_ms: int, ttl_ms: int
+        self,
+        topic_id: str,
+        partition: int,
+        owner: str,
+        *,
+        now_ms: int,
+        ttl_ms: int,
+        holder: LeaseHolder | None = None,
     ) -> Lease | None:
         """Take the partition's lease like ``acquire_lease``; the Lease, or None if another
-        owner holds it. Its token differs from every earlier taking by ``owner``."""
+        owner holds it. Its token differs from every earlier taking by ``owner``.
+
+        Another owner's lease is expired once ``ttl_ms`` (the TTL configured now, not the one
+        its holder had) has passed since it was taken. ``holder``: the calling process, which
+        holds the lease for as long as it lives (a CLI run); it also takes over at once a lease
+        whose recorded process is provably gone (lease_holder), in one conditional UPDATE on
+        the lease it saw, so of two reruns only one gets it."""
         if ttl_ms <= 0:
             raise ValueError(f"lease ttl_ms must be positive, got {ttl_ms}")
-        expires = now_ms + ttl_ms
+        taking = _Taking(owner, now_ms, ttl_ms, holder)
+        lease = self._take(topic_id, partition, taking, _free_or_ours(taking))
+        if lease is not None or holder is None:
+            return lease
+        held = self._require_partition(topic_id, partition)
+        gone = LeaseHolder.from_json(held.lease_holder)
+        if held.lease_owner is None or gone is None or gone.state() is not HolderState.GONE:
+            return None
+        log.warning(
+            "partition %s-%d: taking the lease of %r over: its process (%s) is gone",
+            *(topic_id, partition, held.lease_owner, gone.describe()),
+        )
+        seen = (
+            col(Partition.lease_owner) == held.lease_owner,
+            col(Partition.lease_expires_ms) == held.lease_expires_ms,
+        )
+        return self._take(topic_id, partition, taking, and_(*seen))
+
+    def _take(
+        self, topic_id: str, partition: int, taking: _Taking, condition: ColumnElement[bool]
+    ) -> Lease | None:
+        """One conditional UPDATE taking the lease where ``condition`` holds; its token read
+        back in the same transaction, so no takeover comes in between."""
         where = partition_key(Partition, topic_id, partition)
         current = col(Partition.lease_expires_ms)
-        ours = col(Partition.lease_owner) == owner
+        ours = col(Partition.lease_owner) == taking.owner
+        expires = taking.now_ms + taking.ttl_ms
+        holder = taking.holder
         with self._write() as connection:
             result = connection.execute(
                 update(Partition)
-                .where(
-                    *where,
-                    or_(
-                        col(Partition.lease_owner).is_(None),
-                        current.is_(None),
-                        current <= now_ms,
-                        ours,
-                    ),
-                )
+                .where(*where, condition)
                 .values(
-                    lease_owner=owner,
+                    lease_owner=taking.owner,
                     # A takeover within the old lease's time still gets a new token.
                     lease_expires_ms=case(
                         (ours & (current >= expires), current + 1), else_=expires
                     ),
+                    lease_taken_ms=taking.now_ms,
+                    lease_holder=None if holder is None else holder.to_json(),
                 )
             )
             token = None
-            if result.rowcount == 1:  # read inside the transaction: no takeover in between
+            if result.rowcount == 1:
                 token = connection.execute(select(current).where(*where)).scalar_one()
         if token is None:
             self._require_partition(topic_id, partition)
             return None
-        return Lease(topic_id, partition, owner, int(token))
+        return Lease(topic_id, partition, taking.owner, int(token))
 
     def release_lease(
         self, topic_id: str, partition: int, owner: str, *, token: int | None = None
@@ -167,9 +244,7 @@ class PartitionRegistry(StoreBase):
         if token is not None:
             conditions.append(col(Partition.lease_expires_ms) == token)
         with self._write() as connection:
-            return update_one(
-                connection, Partition, conditions, {"lease_owner": None, "lease_expires_ms": None}
-            )
+            return update_one(connection, Partition, conditions, dict.fromkeys(LEASE_COLUMNS))
 
     def record_iceberg_export(self, topic_id: str, ends: dict[int, int]) -> None:
         """Raise each partition's iceberg_exported_offset to the end committed to its table;

@@ -164,7 +164,7 @@ def test_a_failed_copy_is_said_once(untiered: Tiered) -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert output.count(segment.name) == 1, output
-    assert "orders-0: failed: " in done.stdout
+    assert "tierflow: error: orders-0: " in done.stderr, "on stderr, the partition named once"
     assert "1 partition failed: orders-0" in done.stdout.splitlines()[-1]
 
 

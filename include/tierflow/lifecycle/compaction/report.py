@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 
 from tierflow.config import DEFAULT_LEASE_TTL_S
 from tierflow.lifecycle.compaction.job import CompactionJob
+from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.partition_registry import Lease
 
 
@@ -14,6 +15,8 @@ class CompactionOptions:
     now_ms: int
     force: bool = False  # compact whatever the dirty ratio says (a run asked for by hand)
     lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+    # The process holding the lease from prepare to finalize (a CLI run; copy/lease.py).
+    holder: LeaseHolder | None = None
 
 
 @dataclass

@@ -44,7 +44,8 @@ from tierflow.lifecycle.compaction.rules import (
     needs_compaction,
 )
 from tierflow.lifecycle.compaction.supersede import superseded
-from tierflow.lifecycle.copy.steps import clean_up_abandoned, release_taking, take_partition_lease
+from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
+from tierflow.lifecycle.copy.steps import clean_up_abandoned
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.partition_registry import Lease
@@ -91,7 +92,9 @@ def prepare_compaction(
             size = sum(s.segment_size_bytes for s in group)
             plan.report.pending.append([group[0].start_offset, group[-1].end_offset, size])
         return plan
-    lease = take_partition_lease(store, topic, partition, owner, options.lease_ttl_s, clock)
+    lease = take_partition_lease(
+        store, topic, partition, owner, options.lease_ttl_s, clock, options.holder
+    )
     plan.lease = lease
     try:
         topic = store.topic_by_id(topic_id)  # under the lease: the topic may have changed
@@ -282,5 +285,12 @@ def compact_partition(
     )
     results = {}
     if plan.job is not None:
-        results = {r.segment_id: r for r in run_compaction_job(plan.job, rsm)}
+        try:
+            results = {r.segment_id: r for r in run_compaction_job(plan.job, rsm)}
+        except BaseException:
+            # Ctrl-C or a bug: give the lease back, so no other owner waits out its TTL; the
+            # next run removes the STARTED segments as a killed run's.
+            if plan.lease is not None:
+                release_taking(store, plan.lease)
+            raise
     return finalize_compaction(plan, results, store, rsm, clock=clock)

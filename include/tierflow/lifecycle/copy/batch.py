@@ -25,8 +25,10 @@ from tierflow.lifecycle.copy.steps import (
 )
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
+from tierflow.units import error_line
 
 log = logging.getLogger(__name__)
 
@@ -62,24 +64,36 @@ class BatchCopy:
     progress: Progress = NO_PROGRESS
     # Told of each segment once FINISHED, with its topic and partition.
     on_copied: Callable[[str, int, CopiedSegment], None] | None = None
+    # The process holding the leases from prepare to finalize (a CLI run; lease.py).
+    holder: LeaseHolder | None = None
 
 
 def copy_partitions(
     logs: Sequence[PartitionLog], store: MetadataStore, rsm: RemoteStorageManager, how: BatchCopy
 ) -> list[CopyOutcome]:
     """Prepare every partition, rewrite all their segments at once, finalize each. Partitions
-    of topics that are not registered are left out: tierflow does not tier them."""
-    prepared = [_prepare(log_, store, rsm, how) for log_ in logs]
-    outcomes = [outcome for outcome, _plan in filter(None, prepared)]
-    plans = [plan for _outcome, plan in filter(None, prepared) if plan is not None]
-    if how.dry_run:
-        return outcomes
-    jobs = [job for plan in plans for job in plan.jobs]
-    how.progress.add_total(len(jobs), sum(job.size_in_bytes for job in jobs))
-    results = _rewritten(jobs, how, plans, store)
-    for outcome, plan in filter(None, prepared):
-        if plan is not None:
-            _finalize(outcome, plan, results, store, rsm, how)
+    of topics that are not registered are left out: tierflow does not tier them.
+
+    If the batch as a whole breaks (Ctrl-C, Spark cannot start), every lease still held is
+    given back first, so a rerun by another owner does not wait out their TTL."""
+    prepared: list[tuple[CopyOutcome, CopyPlan | None] | None] = []
+    try:
+        prepared.extend(_prepare(log_, store, rsm, how) for log_ in logs)
+        outcomes = [outcome for outcome, _plan in filter(None, prepared)]
+        plans = [plan for _outcome, plan in filter(None, prepared) if plan is not None]
+        if how.dry_run:
+            return outcomes
+        jobs = [job for plan in plans for job in plan.jobs]
+        how.progress.add_total(len(jobs), sum(job.size_in_bytes for job in jobs))
+        results = {result.segment_id: result for result in how.rewrite(jobs, how.progress)}
+        for outcome, plan in filter(None, prepared):
+            if plan is not None:
+                _finalize(outcome, plan, results, store, rsm, how)
+    except BaseException:
+        for _outcome, plan in filter(None, prepared):
+            if plan is not None:  # a finalized plan's release changes nothing
+                release_plan(store, plan, how.owner)
+        raise
     return outcomes
 
 
@@ -95,27 +109,15 @@ def _prepare(
             owner=how.owner,
             lease_ttl_s=how.lease_ttl_s,
             dry_run=how.dry_run,
+            holder=how.holder,
         )
     except UnknownTopicError:
         return None
     except Exception as exc:  # this partition alone fails; the batch goes on
-        outcome.error = _one_line(exc)
+        outcome.error = error_line(exc)
         return outcome, None
     outcome.report = plan.report
     return outcome, (None if how.dry_run or plan.report.skipped else plan)
-
-
-def _rewritten(
-    jobs: list[RewriteJob], how: BatchCopy, plans: list[CopyPlan], store: MetadataStore
-) -> dict[str, RewriteResult]:
-    """Every job's result; if the rewrite as a whole breaks (Spark cannot start), the leases
-    are given back first, so a rerun does not wait out their TTL."""
-    try:
-        return {result.segment_id: result for result in how.rewrite(jobs, how.progress)}
-    except BaseException:
-        for plan in plans:
-            release_plan(store, plan, how.owner)
-        raise
 
 
 def _finalize(
@@ -138,8 +140,4 @@ def _finalize(
             on_copied=None if told is None else lambda s: told(outcome.topic, outcome.partition, s),
         )
     except Exception as exc:
-        outcome.error = _one_line(exc)
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+        outcome.error = error_line(exc)

@@ -49,11 +49,14 @@ from tierflow.lifecycle.copy.candidates import (
     copy_start_offset,
 )
 from tierflow.lifecycle.copy.compacted import compacted_candidates
+from tierflow.lifecycle.copy.lease import PartitionBusyError as PartitionBusyError
+from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
 from tierflow.lifecycle.copy.segment_facts import SegmentFacts, checked_segments
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
+from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.models import Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
@@ -71,10 +74,6 @@ UNFINISHED = (
     RemoteLogSegmentState.COPY_SEGMENT_STARTED,
     RemoteLogSegmentState.DELETE_SEGMENT_STARTED,
 )
-
-
-class PartitionBusyError(RuntimeError):
-    """Another live attempt holds the partition's copy lease."""
 
 
 class TopicIdMismatchError(ValueError):
@@ -140,12 +139,14 @@ def prepare_copy(
     dry_run: bool = False,
     max_segments: int | None = None,
     actor: str | None = None,
+    holder: LeaseHolder | None = None,
 ) -> CopyPlan:
     """Clean up, choose and check segments, and mark them COPY_SEGMENT_STARTED.
 
     On success the caller holds the partition lease until ``finalize_copy`` releases it.
     ``actor`` is recorded as who started each segment (default: ``owner``); an Airflow task
     names its task instance there, since the lease owner must stay the same across runs.
+    ``holder``: the process that holds the lease until finalize (a CLI run; lease.py).
     """
     plan = CopyPlan(PartitionCopyReport(log_.topic, log_.partition))
     topic = store.topic(log_.topic)
@@ -168,10 +169,10 @@ def prepare_copy(
 
     crash_point("copy.before_lease")
     plan.lease = lease = take_partition_lease(
-        store, topic, log_.partition, owner, lease_ttl_s, clock
+        store, topic, log_.partition, owner, lease_ttl_s, clock, holder
     )
-    crash_point("copy.after_lease")
     try:
+        crash_point("copy.after_lease")
         _start_segments(plan, log_, store, rsm, bounds, actor or owner, clock)
     except BaseException:
         release_taking(store, lease)
@@ -552,11 +553,6 @@ def release_plan(store: MetadataStore, plan: CopyPlan, owner: str) -> None:
     store.release_lease(topic.topic_id, plan.report.partition, owner)
 
 
-def release_taking(store: MetadataStore, lease: Lease) -> None:
-    """Give up this taking of the lease; one taken over since is left to its new holder."""
-    store.release_lease(lease.topic_id, lease.partition, lease.owner, token=lease.token)
-
-
 def object_rows(objects: Sequence[ObjectInfo]) -> list[tuple[str, str, int, str | None]]:
     """A segment's uploaded objects as COPY_SEGMENT_FINISHED stores them: (kind, key, size,
     sha256), the kind being the key's suffix."""
@@ -578,22 +574,6 @@ def _check_topic_id(log_: PartitionLog, topic: Topic) -> None:
             f"{log_.path / 'partition.metadata'}: topic id {local_id} differs from "
             f"{topic.topic_id} registered for topic {topic.name}; refusing to copy"
         )
-
-
-def take_partition_lease(
-    store: MetadataStore, topic: Topic, partition: int, owner: str, ttl_s: int, clock: Clock
-) -> Lease:
-    """The partition's copy lease (the diskless merge takes it too: one writer of a partition's
-    remote segments at a time). The Lease returned fences this attempt's writes."""
-    lease = store.take_lease(topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_s * 1000)
-    if lease is None:
-        held = store.partition(topic.topic_id, partition)
-        holder = held.lease_owner if held else "?"
-        raise PartitionBusyError(
-            f"{topic.name}-{partition}: copy lease held by {holder!r}; "
-            "retry after it finishes or its lease expires"
-        )
-    return lease
 
 
 def clean_up_abandoned(
