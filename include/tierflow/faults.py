@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections import Counter
 
 ENV_CRASH_AT = "TIERFLOW_CRASH_AT"
@@ -39,7 +40,12 @@ def crash_point(name: str) -> None:
     if trace:
         append_trace(trace, f"{os.getpid()}\t{name}#{hit}\t{'kill' if kill else 'hit'}\n")
     if kill:
-        os.kill(os.getpid(), _signal())
+        how = _signal()
+        if how == signal.SIGINT and threading.current_thread() is threading.main_thread():
+            # A process started with SIGINT ignored (by a pytest-xdist worker, or nohup) would
+            # not see it; a person's terminal has Python's handler in place: put it back.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.kill(os.getpid(), how)
 
 
 def _signal() -> signal.Signals:

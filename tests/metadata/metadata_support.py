@@ -133,6 +133,9 @@ def race_all(url: str, worker: int, barrier: Any, out: Any) -> None:
         for race in RACES:
             barrier.wait(timeout=60)
             results[race] = [_attempt(store, worker, race, item) for item in range(RACE_ITEMS)]
+        # Every worker lives until all are done: a takeover winner that exited first would be
+        # a gone process whose lease a slower worker may rightly take over in turn.
+        barrier.wait(timeout=60)
     finally:
         store.close()
         out.put((worker, results))
