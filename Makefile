@@ -11,7 +11,7 @@ RUNTIME_STAMP := $(VENV)/.runtime-installed
 DEV_STAMP := $(VENV)/.dev-installed
 PIP_QUIET := --quiet --disable-pip-version-check
 
-.PHONY: demo test check fuzz chaos lint format java test-servers airflow install clean
+.PHONY: demo test check fuzz chaos lint format java test-servers airflow kafka install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,8 +47,10 @@ java:
 # the Python packages.
 AZURITE_VERSION := 3.37.0
 AZURITE := .test-servers/azurite/node_modules/.bin/azurite-blob
+# Apache Kafka (the broker of dev/kafka/pom.xml) and its runtime jars, from Maven Central.
+KAFKA_STAMP := .test-servers/kafka/.installed
 
-test-servers: $(AZURITE)
+test-servers: $(AZURITE) $(KAFKA_STAMP)
 	@missing=""; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
@@ -58,6 +60,19 @@ $(AZURITE):
 	@missing=""; command -v npm >/dev/null || missing="nodejs npm"; \
 	$(call debian_install,$$missing)
 	npm install --prefix .test-servers/azurite --no-audit --no-fund --silent azurite@$(AZURITE_VERSION)
+
+$(KAFKA_STAMP): dev/kafka/pom.xml
+	@missing=""; command -v mvn >/dev/null || missing="maven"; \
+	$(call debian_install,$$missing)
+	rm -rf .test-servers/kafka/libs
+	mvn --batch-mode --quiet --file dev/kafka/pom.xml dependency:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.test-servers/kafka/libs
+	@touch $@
+
+# One Apache Kafka broker (KRaft, broker and controller in one JVM) on loopback, for trying
+# tierflow by hand; it prints the TIERFLOW_* settings that point tierflow at it. Ctrl-C stops it.
+kafka: $(RUNTIME_STAMP) java $(KAFKA_STAMP)
+	$(PY) -m dev.kafka_broker
 
 # Install Debian packages (the list in $(1), which may be empty) as root, or say what to do.
 define debian_install

@@ -15,7 +15,6 @@ before the components start. The components share one process group, so stopping
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import itertools
 import json
 import os
@@ -36,6 +35,7 @@ from typing import Any
 import psutil
 
 from dev.airflow_local import airflow_env, prepare_airflow_db
+from dev.children import set_parent_death_signal
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
 ADMIN = "admin"
@@ -47,7 +47,6 @@ DEFAULT_PORT = 8080
 READY_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 20
 LOG_TAIL_LINES = 40
-_PR_SET_PDEATHSIG = 1
 # Settings the caller's environment may override. The LocalExecutor starts one worker process
 # per slot of [core] parallelism (32 by default), far more than a laptop needs.
 DEFAULTS = {"AIRFLOW__CORE__PARALLELISM": "8"}
@@ -151,15 +150,6 @@ def expected_dag_files(dags_folder: Path) -> set[str]:
         if b"airflow" in text and b"dag" in text:
             found.add(path.relative_to(dags_folder).as_posix())
     return found
-
-
-def _set_parent_death_signal() -> None:
-    """In the child: the kernel sends SIGTERM if the process that started us dies (Linux)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
 
 
 class AirflowApi:
@@ -307,7 +297,7 @@ class LocalAirflow:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 process_group=self._pgid if self.processes else 0,
-                preexec_fn=_set_parent_death_signal,
+                preexec_fn=set_parent_death_signal,
             )
         if not self.processes:
             self._pgid = process.pid  # the first component leads the group

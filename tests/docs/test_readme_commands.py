@@ -77,6 +77,11 @@ NOT_RUN_HERE: dict[str, Elsewhere | Reason] = {
     "make fuzz": Reason("tests/fuzz at 10,000 cases a property (19 min); make test runs 300"),
     "make chaos": Reason("the full harness (53 min); tests/chaos/test_chaos.py runs a sample"),
     "python -m tests.chaos": Reason("what `make chaos` runs; see there"),
+    "make test-servers": Reason("make test runs it first; it installs packages as root"),
+    "make kafka": Elsewhere(
+        "tests/kafka/test_make_kafka.py::test_make_kafka_starts_a_broker_and_ctrl_c_stops_it",
+        ("make", "kafka"),
+    ),
     "make airflow": Elsewhere(
         "tests/e2e/test_airflow_e2e.py::test_servers_listen_on_loopback_only_and_stop_cleanly",
         ("LocalAirflow", "wait_ready"),

@@ -24,6 +24,7 @@ from tierflow.faults import ENV_CRASH_AT
 from tierflow.kafka.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
     read_offset_checkpoint,
 )
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
@@ -45,6 +46,13 @@ CASES = [
     *(("empty", point, n) for point, n in KILL_POINTS if point != "restore.after_aside"),
     *(("earlier restore", point, n) for point, n in KILL_POINTS[2:]),
 ]
+
+# The root checkpoints a restore writes its partitions' lines into.
+RESTORED_CHECKPOINTS = (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +148,7 @@ def test_a_copy_under_a_new_name_sits_beside_the_live_topic(tiered: Tiered, tmp_
     (new_id,) = ids
     assert new_id != tiered.store.topic("orders").topic_id
     for p, data in before.items():
-        if p.name not in (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_OFFSET_CHECKPOINT):
+        if p.name not in RESTORED_CHECKPOINTS:
             assert p.read_bytes() == data, f"{p} changed"
     for partition in (0, 1):
         original = tiered.log("orders", partition)
@@ -148,7 +156,7 @@ def test_a_copy_under_a_new_name_sits_beside_the_live_topic(tiered: Tiered, tmp_
         assert read_partition_metadata(copy / PARTITION_METADATA) == new_id
         for log_file in copy.glob("*.log"):
             assert log_file.read_bytes() == (original.path / log_file.name).read_bytes()
-        for name in (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_OFFSET_CHECKPOINT):
+        for name in RESTORED_CHECKPOINTS:
             now = read_offset_checkpoint(log_dir / name)
             (tmp_path / name).write_bytes(before[log_dir / name])
             was = read_offset_checkpoint(tmp_path / name)

@@ -123,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if not args.verbose:  # kafka-python logs each refused connection it then retries past
+        logging.getLogger("kafka").setLevel(logging.CRITICAL)
     try:
         if args.func not in RUNS_AIRFLOW:
             _airflow_logs_to_stderr(args.verbose)

@@ -20,12 +20,13 @@ from tierflow.cli.common import (
 )
 from tierflow.cli.console import stdout_console
 from tierflow.cli.spec import Command, Group, arg, config_option, flag
-from tierflow.cluster.brokers import META_PROPERTIES, BrokerIdError, read_properties
+from tierflow.cluster.brokers import BrokerIdError
 from tierflow.cluster.leaders import leader_logs
 from tierflow.cluster.replicas import DuplicateReplicaError
 from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.meta_properties import META_PROPERTIES, read_properties
 from tierflow.kafka.uuid import derived_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.steps import (

@@ -56,7 +56,7 @@ def partition_failed(label: str, message: str) -> None:
     """One line on stderr for a partition that failed while the others went on, naming the
     partition once (the library's message may start with it already)."""
     text = " ".join(message.split())
-    if not text.startswith(f"{label}:"):
+    if not text.startswith((f"{label}:", f"{label} ")):
         text = f"{label}: {text}"
     print(f"tierflow: error: {text}", file=sys.stderr)
 

@@ -19,6 +19,7 @@ from tierflow.cli.console import airflow_logging_to_stderr
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, OneOf, arg, flag
 from tierflow.config import Settings
+from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.log_dir import LogDir
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import UnknownTopicError
@@ -45,7 +46,8 @@ def restore(args: argparse.Namespace) -> int:
     store, rsm = open_store(settings), open_storage(settings)
     if args.aux_state_only:
         return restore_aux(store, rsm, args)
-    with as_command_error(RestoreError, UnknownTopicError, InvalidTopicNameError):
+    errors = (RestoreError, UnknownTopicError, InvalidTopicNameError, ClusterMetadataError)
+    with as_command_error(*errors):
         partitions = args.partition or remote_partitions(store, args.topic)
         total = remote_bytes(store, args.topic, partitions)
         enabled = not (args.json or args.dry_run)
@@ -57,6 +59,7 @@ def restore(args: argparse.Namespace) -> int:
                 to_offset=args.to_offset,
                 to_timestamp=args.to_timestamp,
                 as_topic=args.as_topic,
+                bootstrap=settings.kafka_bootstrap,
                 dry_run=args.dry_run,
                 actor=cli_actor(),
                 progress=progress,
@@ -118,7 +121,8 @@ COMMANDS = (
         help="rebuild partitions from remote storage as broker-loadable log dirs",
         description="Write each partition's remote segments back as the files a broker keeps "
         "(.log, .index, .timeindex, .txnindex, producer snapshots, leader-epoch-checkpoint, "
-        "partition.metadata) and its log-start and recovery-point checkpoint entries, under "
+        "partition.metadata) and its log-start, recovery-point and high-watermark checkpoint "
+        "entries, under "
         "DIR/<topic>-<partition>. Each partition is built in DIR/.<topic>-<partition>"
         ".restore-staging and moved into place whole once every object read back as recorded; "
         "a failed one leaves DIR as it was. Refuses a log dir whose .lock a broker holds and a "
@@ -153,8 +157,10 @@ COMMANDS = (
             arg(
                 "--as-topic",
                 metavar="NAME",
-                help="restore as a copy under this topic name, with an id of its own "
-                "(only the directory, partition.metadata and checkpoint lines differ)",
+                help="restore as a copy under this topic name (only the directory, "
+                "partition.metadata and checkpoint lines differ): into a KRaft broker's log "
+                "dir, the topic the cluster has under that name, whose id it takes (create it "
+                "first); elsewhere a copy with an id of its own",
             ),
             flag(
                 "--aux-state-only",

@@ -273,17 +273,20 @@ SYNC = Command(
     topics_sync_command,
     help="register every topic Kafka has, with its configs (rerun to update)",
     description="Register every topic with a partition in the log dirs (all brokers' "
-    "dirs), or, when TIERFLOW_KAFKA_BOOTSTRAP is set, every topic of that cluster. Each "
-    "config is the topic's own override (the KRaft metadata log's ConfigRecords, or the "
-    "cluster's DescribeConfigs), else the --config default, else the value already "
-    "registered (Kafka's default, remote.storage.enable=false, for a new topic): a source "
-    "that says nothing never turns tiering off. An explicit remote.storage.enable=false "
-    "does, and is printed as a warning. A rerun updates what changed, lists each change "
-    "(key: old -> new), and reports each topic as created, updated or unchanged; --dry-run "
-    "shows the same without writing. Like Kafka, it never tiers internal topics "
-    "(__consumer_offsets, __transaction_state, ...) or the metadata topics: those are "
-    "reported as skipped. Unlike Kafka, it tiers compacted topics (cleanup.policy=compact "
-    "or compact,delete), copying what the broker's log cleaner has cleaned.",
+    "dirs), or, when "
+    "TIERFLOW_KAFKA_BOOTSTRAP is set, every topic of that cluster. Each config is Kafka's "
+    "value: from a cluster, what DescribeConfigs says applies to the topic (its override, "
+    "else the broker's default); from the log dirs, the KRaft metadata log's override. Else"
+    " the --config default, else the value already registered (Kafka's default for a new "
+    "topic). The tiering switches (remote.storage.enable, remote.log.copy.disable, "
+    "remote.log.delete.on.disable) count only as a topic's own override, so a source that "
+    "says nothing never turns tiering off. An explicit remote.storage.enable=false does, "
+    "and is printed as a warning. A rerun updates what changed, lists each change (key: old"
+    " -> new), and reports each topic as created, updated or unchanged; --dry-run shows the"
+    " same without writing. Like Kafka, it never tiers internal topics (__consumer_offsets,"
+    " __transaction_state, ...) or the metadata topics: those are reported as skipped. "
+    "Unlike Kafka, it tiers compacted topics (cleanup.policy=compact or compact,delete), "
+    "copying what the broker's log cleaner has cleaned.",
     args=(
         config_option("a default for topics that do not set KEY, e.g. remote.storage.enable=true"),
         flag("--dry-run", "show what would change, write nothing"),

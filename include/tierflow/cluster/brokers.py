@@ -11,11 +11,10 @@ from pathlib import Path
 
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import LogDir
+from tierflow.kafka.meta_properties import META_PROPERTIES, NODE_ID_KEYS, read_properties
 
-META_PROPERTIES = "meta.properties"
 # A log dir without meta.properties (a test, a copy of partition dirs): broker 0.
 DEFAULT_BROKER_ID = 0
-_ID_KEYS = ("node.id", "broker.id")
 
 
 class BrokerIdError(ValueError):
@@ -88,7 +87,7 @@ def _meta_broker_id(path: Path) -> int | None:
     if not path.is_file():
         return None
     properties = read_properties(path)
-    for key in _ID_KEYS:
+    for key in NODE_ID_KEYS:
         raw = properties.get(key)
         if raw is not None:
             try:
@@ -96,19 +95,3 @@ def _meta_broker_id(path: Path) -> int | None:
             except ValueError:
                 raise BrokerIdError(f"{path}: {key}={raw!r} is not a broker id") from None
     return None
-
-
-def read_properties(path: Path) -> dict[str, str]:
-    """Java Properties text as Kafka writes meta.properties: ``key=value``, ``#`` comments.
-
-    Enough for what brokers write there (no line continuations or escapes in ids).
-    """
-    properties: dict[str, str] = {}
-    for raw in path.read_text(encoding="latin-1").splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        key, value = (line[:cut], line[cut + 1 :]) if cut >= 0 else (line, "")
-        properties[key.strip()] = value.strip()
-    return properties

@@ -27,6 +27,7 @@ from tierflow.kafka.checkpoint import (
     write_offset_checkpoint,
 )
 from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.kafka.meta_properties import META_PROPERTIES
 from tierflow.kafka.partition_metadata import write_partition_metadata
 from tierflow.kafka.txn_index import AbortedTxn
 
@@ -38,7 +39,6 @@ __all__ = [
     "generate_log_dir",
 ]
 
-META_PROPERTIES = "meta.properties"
 PARTITION_METADATA = "partition.metadata"
 BROKER_ID = 0
 MIN_SEGMENT_BYTES = 16 * 1024  # the largest demo batch must fit a segment with room to spare

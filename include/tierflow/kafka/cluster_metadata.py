@@ -12,11 +12,12 @@ TOPIC_AUTHORIZATION_FAILED, which raises here rather than passing for a deletion
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import kafka.errors as kafka_errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
@@ -34,6 +35,8 @@ __all__ = [
 ]
 
 CLIENT_ID = "tierflow"
+RETRY_S = 0.25
+_T = TypeVar("_T")
 _UNKNOWN_TOPIC = kafka_errors.UnknownTopicOrPartitionError.errno
 _NOT_AUTHORIZED = kafka_errors.TopicAuthorizationFailedError.errno
 
@@ -59,12 +62,8 @@ def read_cluster_topics(
     for and the absent ones are left out of the answer. ``client_config`` passes further
     ``KafkaAdminClient`` settings (``security_protocol``, ``sasl_*``, ``ssl_*``).
     """
-    timeout_ms = max(1, int(timeout_s * 1000))
-    try:
-        with _admin_client(bootstrap, timeout_ms, client_config or {}) as admin:
-            described = admin.describe_topics(None if topics is None else sorted(set(topics)))
-    except (kafka_errors.KafkaError, OSError, ValueError) as exc:
-        raise ClusterMetadataError(bootstrap, _describe_error(exc, timeout_s)) from exc
+    names = None if topics is None else sorted(set(topics))
+    described = _ask(bootstrap, timeout_s, client_config, lambda a: a.describe_topics(names))
     return _topic_ids(bootstrap, described)
 
 
@@ -97,12 +96,8 @@ def read_cluster_partitions(
     """
     if not topics:
         return {}
-    timeout_ms = max(1, int(timeout_s * 1000))
-    try:
-        with _admin_client(bootstrap, timeout_ms, client_config or {}) as admin:
-            described = admin.describe_topics(sorted(set(topics)))
-    except (kafka_errors.KafkaError, OSError, ValueError) as exc:
-        raise ClusterMetadataError(bootstrap, _describe_error(exc, timeout_s)) from exc
+    names = sorted(set(topics))
+    described = _ask(bootstrap, timeout_s, client_config, lambda a: a.describe_topics(names))
     known = _topic_ids(bootstrap, described)
     return {
         (topic["name"], p["partition_index"]): PartitionMetadata(
@@ -117,6 +112,33 @@ def read_cluster_partitions(
         if topic["name"] in known
         for p in topic.get("partitions") or ()
     }
+
+
+def _ask(
+    bootstrap: str,
+    timeout_s: float,
+    client_config: Mapping[str, Any] | None,
+    question: Callable[[KafkaAdminClient], _T],
+) -> _T:
+    """``question`` asked of the cluster within ``timeout_s``; ClusterMetadataError if not.
+
+    A broker whose JVM just died stays in the metadata the others send until the controller
+    fences it (seconds); a client that picks it gets a refused connection. That, and any other
+    error Kafka calls retriable, is asked again on a new client until the time is up, so one
+    broker down never reads as an unreadable cluster.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        timeout_ms = max(1, int((deadline - time.monotonic()) * 1000))
+        try:
+            with _admin_client(bootstrap, timeout_ms, client_config or {}) as admin:
+                return question(admin)
+        except (kafka_errors.KafkaError, OSError, ValueError) as exc:
+            again = isinstance(exc, OSError) or getattr(exc, "retriable", False)
+            timed_out = isinstance(exc, kafka_errors.KafkaTimeoutError)
+            if not again or timed_out or time.monotonic() + RETRY_S >= deadline:
+                raise ClusterMetadataError(bootstrap, _describe_error(exc, timeout_s)) from exc
+        time.sleep(RETRY_S)
 
 
 @contextmanager
@@ -202,6 +224,9 @@ class TopicConfigs:
     internal: bool  # the broker's is_internal flag (Topic.isInternal)
     overrides: dict[str, str]  # the topic's own configs (source DYNAMIC_TOPIC_CONFIG)
     cleanup_policy: str  # the effective value, whatever its source (broker defaults too)
+    # Every config's effective value, whatever its source: the override, else the broker's
+    # static or dynamic default, else Kafka's own default (what the broker applies).
+    effective: dict[str, str] = field(default_factory=dict)
 
 
 def read_cluster_topic_configs(
@@ -214,16 +239,16 @@ def read_cluster_topic_configs(
     permission), which kafka-python does not report per resource. It raises, as every failure
     here does, rather than pass for "no overrides".
     """
-    timeout_ms = max(1, int(timeout_s * 1000))
-    try:
-        with _admin_client(bootstrap, timeout_ms, client_config or {}) as admin:
-            described = admin.describe_topics(None)
-            ids = _topic_ids(bootstrap, described)
-            names = sorted(ids)
-            resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
-            configs = admin.describe_configs(resources, config_filter="all") if names else {}
-    except (kafka_errors.KafkaError, OSError, ValueError) as exc:
-        raise ClusterMetadataError(bootstrap, _describe_error(exc, timeout_s)) from exc
+
+    def question(admin: KafkaAdminClient) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        described = admin.describe_topics(None)
+        names = sorted(_topic_ids(bootstrap, described))
+        resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
+        return described, admin.describe_configs(resources, config_filter="all") if names else {}
+
+    described, configs = _ask(bootstrap, timeout_s, client_config, question)
+    ids = _topic_ids(bootstrap, described)
+    names = sorted(ids)
     internal = {t["name"] for t in described if t.get("is_internal")}
     by_topic = configs.get("topic", {})
     found = []
@@ -236,6 +261,7 @@ def read_cluster_topic_configs(
             for key, entry in entries.items()
             if entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG" and entry["value"] is not None
         }
-        policy = (entries.get("cleanup.policy") or {}).get("value") or "delete"
-        found.append(TopicConfigs(name, ids[name], name in internal, overrides, policy))
+        effective = {k: e["value"] for k, e in entries.items() if e["value"] is not None}
+        policy = effective.get("cleanup.policy") or "delete"
+        found.append(TopicConfigs(name, ids[name], name in internal, overrides, policy, effective))
     return found

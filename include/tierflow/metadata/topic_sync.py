@@ -1,11 +1,13 @@
 """``tierflow topics sync``: register every topic Kafka has, with the configs Kafka holds.
 
 Topics come from the broker log dirs (names and ids from ``partition.metadata``, configs from the
-KRaft metadata log's ConfigRecords) or from a live cluster (Metadata and DescribeConfigs). Kafka
-records only a topic's explicit overrides, so each config is the override if there is one, else
-the operator's default (``--config``), else what is registered now (Kafka's default for a new
-topic). A source that says nothing never changes a value: an operator may have enabled tiering
-by hand, and a silent source must not start a KIP-950 disablement. An explicit turn-off is
+KRaft metadata log's ConfigRecords) or from a live cluster (Metadata and DescribeConfigs). A live
+cluster describes each config as it applies to the topic, the broker's defaults included, and
+that is taken; the metadata log records only a topic's explicit overrides. So each config is
+Kafka's value if it states one, else the operator's default (``--config``), else what is
+registered now (Kafka's default for a new topic). The tiering switches count only as a topic's
+own overrides. A source that says nothing never changes a value: an operator may have enabled
+tiering by hand, and a silent source must not start a KIP-950 disablement. An explicit turn-off is
 applied but carried as a warning. Topics Kafka never tiers (internal, metadata, compacted) are
 reported as skipped, never registered.
 """
@@ -44,6 +46,10 @@ CREATED, UPDATED, UNCHANGED, SKIPPED, FAILED = (
 _TIERFLOW_CONFIGS = frozenset({*KAFKA_NAMES, DELETE_ON_DISABLE})
 # KIP-950's remote.log.disable.policy and 3.9's boolean that replaced it.
 _DISABLE_POLICY_KEYS = ("remote.log.disable.policy", DELETE_ON_DISABLE)
+# Tiering switches: only a topic's own override says anything (see topics_from_cluster).
+_OVERRIDES_ONLY = frozenset(
+    {"remote.storage.enable", "remote.log.copy.disable", *_DISABLE_POLICY_KEYS}
+)
 
 
 @dataclass(frozen=True)
@@ -112,17 +118,28 @@ def _log_dir_topic(name: str, seen: set[str | None], image: MetadataImage | None
 
 
 def topics_from_cluster(described: Iterable[TopicConfigs]) -> list[KafkaTopic]:
-    """The cluster's answer; its effective cleanup.policy stands in for the override."""
+    """The cluster's answer: each config as the broker applies it to the topic (its override,
+    else the broker's default, which DescribeConfigs gives too), except the tiering switches,
+    which count only as the topic's own overrides (a broker without tiered storage describes
+    remote.storage.enable=false for every topic, and that must not disable tierflow's)."""
     return [
         KafkaTopic(
             t.name,
             t.topic_id,
-            {**t.overrides, CLEANUP_POLICY: t.cleanup_policy},
+            {**_applied(t.effective), **t.overrides, CLEANUP_POLICY: t.cleanup_policy},
             internal=t.internal,
             problem=None if t.topic_id else "the cluster sent no topic id (Kafka before 2.8)",
         )
         for t in described
     ]
+
+
+def _applied(effective: Mapping[str, str]) -> dict[str, str]:
+    return {
+        key: value
+        for key, value in effective.items()
+        if key not in _OVERRIDES_ONLY and not key.startswith("tierflow.")
+    }
 
 
 def desired_config(

@@ -18,8 +18,6 @@ from pathlib import Path
 
 from tierflow.faults import crash_point
 from tierflow.kafka.checkpoint import (
-    LOG_START_OFFSET_CHECKPOINT,
-    RECOVERY_POINT_OFFSET_CHECKPOINT,
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
@@ -28,7 +26,7 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.restore.errors import RestoreError
 from tierflow.restore.partition import PreparedRestore, RestoreReport, write_partition_files
 from tierflow.restore.segment_files import fsync_directory, is_restored
-from tierflow.restore.staging import discard_staging, staging_dir
+from tierflow.restore.staging import discard_staging, restored_checkpoints, staging_dir
 from tierflow.restore.swap import SwapRecord, begin_swap, end_swap, move_in, pending_swaps
 from tierflow.units import counted
 
@@ -124,13 +122,10 @@ def finish_pending_swaps(store: MetadataStore, log_dir: Path) -> set[str]:
 
 
 def write_checkpoint_lines(log_dir: Path, record: SwapRecord) -> None:
-    """The partition's log start and recovery point lines (others' lines kept): the broker
-    starts the log there and does not recover it."""
+    """The partition's lines of the root checkpoints (staging.restored_checkpoints; others'
+    lines kept)."""
     key = (record.topic, record.partition)
-    for name, offset in (
-        (LOG_START_OFFSET_CHECKPOINT, record.start_offset),
-        (RECOVERY_POINT_OFFSET_CHECKPOINT, record.next_offset),
-    ):
+    for name, offset in restored_checkpoints(record.start_offset, record.next_offset):
         path = log_dir / name
         offsets = read_offset_checkpoint(path) if path.exists() else {}
         if offsets.get(key) != offset:

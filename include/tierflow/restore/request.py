@@ -23,6 +23,7 @@ from tierflow.restore.place import finish_pending_swaps, place_partitions
 from tierflow.restore.plan import RestoredAs, RestoreError, find_topic
 from tierflow.restore.segment_job import RestoreSegmentJob, restore_segments_here
 from tierflow.restore.staging import discard_staging
+from tierflow.restore.stray import ClusterView, check_assigned, cluster_topic_id, cluster_view
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.keys import validate_topic_name
 
@@ -38,6 +39,9 @@ class RestoreRequest:
     to_offset: int | None = None
     to_timestamp: int | None = None
     as_topic: str | None = None
+    # The live cluster (TIERFLOW_KAFKA_BOOTSTRAP) whose metadata the restored partitions must
+    # match; without it, the broker's own metadata log in ``to`` (stray.py).
+    bootstrap: str | None = None
     dry_run: bool = False
     actor: str = "tierflow"
     progress: Progress = field(default=NO_PROGRESS, compare=False)
@@ -91,7 +95,11 @@ def prepare_restore(
     """Each partition of the request planned, checked against its target and cut; first,
     unless it is a dry run, every swap a killed restore began in the log dir is finished."""
     partitions = request.partitions or remote_partitions(store, request.topic)
-    restored_as = restored_as_of(store, request.topic, request.as_topic)
+    name = request.as_topic or request.topic
+    view = cluster_view(request.to, [name], request.bootstrap)
+    restored_as = restored_as_of(store, request.topic, request.as_topic, view)
+    for partition in partitions if view is not None else ():
+        check_assigned(view, name, partition)
     swapped: set[str] = set()
     if not request.dry_run:
         refuse_locked(request.to)
@@ -127,12 +135,33 @@ def remote_bytes(store: MetadataStore, topic: str, partitions: list[int]) -> int
     return sum(row.segment_size_bytes for found in rows for row in found)
 
 
-def restored_as_of(store: MetadataStore, topic: str, as_topic: str | None) -> RestoredAs | None:
-    """A new name, and an id derived from the topic's and the name's: every partition of the
-    copy, and every rerun of its restore, carries the same one."""
+def restored_as_of(
+    store: MetadataStore, topic: str, as_topic: str | None, view: ClusterView | None = None
+) -> RestoredAs | None:
+    """The name and id the restored partitions carry; None: the topic's own.
+
+    Into a KRaft broker's log dir, the id is the cluster's for the name (stray.py). Elsewhere a
+    copy gets an id derived from the topic's and the name's: every partition of the copy, and
+    every rerun of its restore, carries the same one."""
+    tiered_id = find_topic(store, topic).topic_id
     if as_topic is None:
+        if view is not None:
+            _same_topic_in_cluster(view, topic, tiered_id)
         return None
     validate_topic_name(as_topic)
-    return RestoredAs(
-        as_topic, derived_kafka_uuid(f"{find_topic(store, topic).topic_id}/{as_topic}")
-    )
+    derived = derived_kafka_uuid(f"{tiered_id}/{as_topic}")
+    if view is None:
+        return RestoredAs(as_topic, derived)
+    create = f"create it first (kafka-topics.sh --create --topic {as_topic})"
+    return RestoredAs(as_topic, cluster_topic_id(view, as_topic, create) or derived)
+
+
+def _same_topic_in_cluster(view: ClusterView, topic: str, tiered_id: str) -> None:
+    again = f"create it again and restore it --as-topic {topic}"
+    current = cluster_topic_id(view, topic, again)
+    if current is not None and current != tiered_id:
+        raise RestoreError(
+            f"{topic}: the cluster has it under topic id {current}, not {tiered_id} whose data "
+            "was tiered (deleted and created again), so the broker would delete the restored "
+            f"partitions as stray; restore it --as-topic {topic} into the topic it has now"
+        )

@@ -15,6 +15,7 @@ from pathlib import Path
 from tierflow.kafka.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
     read_offset_checkpoint,
 )
 from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, leader_epoch_checkpoint_bytes
@@ -85,7 +86,17 @@ def in_place(plan: RestorePlan) -> bool:
 
 def checkpoint_lines(plan: RestorePlan) -> tuple[tuple[str, int], ...]:
     """The log dir's checkpoint files and the partition's offset in each."""
+    return restored_checkpoints(plan.start_offset, plan.next_offset)
+
+
+def restored_checkpoints(start_offset: int, next_offset: int) -> tuple[tuple[str, int], ...]:
+    """Where the broker starts the restored log, that it need not recover it, and its high
+    watermark: every offset restored was committed when it was tiered (a copy never goes past
+    the last stable offset). Without that line a broker that leads the partition alone (a
+    replacement for a dead broker, an RF 1 topic) loads it with a high watermark of 0 and
+    serves no record of it until the next produce."""
     return (
-        (LOG_START_OFFSET_CHECKPOINT, plan.start_offset),
-        (RECOVERY_POINT_OFFSET_CHECKPOINT, plan.next_offset),
+        (LOG_START_OFFSET_CHECKPOINT, start_offset),
+        (RECOVERY_POINT_OFFSET_CHECKPOINT, next_offset),
+        (REPLICATION_OFFSET_CHECKPOINT, next_offset),
     )

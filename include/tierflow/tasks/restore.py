@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 SPARK_APP = "restore_segments.py"
 
 
-def request_of(params: dict, *, actor: str) -> RestoreRequest:
-    """The trigger form's fields as a request."""
+def request_of(params: dict, *, actor: str, bootstrap: str | None = None) -> RestoreRequest:
+    """The trigger form's fields as a request; ``bootstrap``: the live cluster to check the
+    restored partitions against (TIERFLOW_KAFKA_BOOTSTRAP)."""
     return RestoreRequest(
         topic=params["topic"],
         to=Path(params["to"]),
@@ -42,6 +43,7 @@ def request_of(params: dict, *, actor: str) -> RestoreRequest:
         to_offset=params.get("to_offset"),
         to_timestamp=params.get("to_timestamp"),
         as_topic=params.get("as_topic") or None,
+        bootstrap=bootstrap,
         dry_run=bool(params.get("dry_run", True)),
         actor=actor,
     )
@@ -51,7 +53,7 @@ def plan_restore_batch(params: dict, *, run_key: str, settings: Settings | None 
     """Check every partition's target and write the batch of segments still missing; a dry
     run only reports. The batch says whether it goes to Spark."""
     settings = settings or Settings.from_env()
-    request = request_of(params, actor="plan")
+    request = request_of(params, actor="plan", bootstrap=settings.kafka_bootstrap)
     prepared = prepare_restore(open_store(settings), open_storage(settings), request)
     for p in prepared:
         log.info("%s", p.report.describe(None if request.dry_run else "to restore"))
@@ -80,7 +82,8 @@ def finish_restore(
     results_file = Path(batch["results_file"])
     results = list(read_json_lines(results_file)) if results_file.exists() else []
     store, rsm = open_store(settings), open_storage(settings)
-    prepared = prepare_restore(store, rsm, request_of(params, actor=actor))
+    request = request_of(params, actor=actor, bootstrap=settings.kafka_bootstrap)
+    prepared = prepare_restore(store, rsm, request)
     reports = place_partitions(store, prepared, results, actor)
     # What the plan found, not what is there now that the batch has run.
     planned = {p["partition"]: p for p in batch["partitions"]}

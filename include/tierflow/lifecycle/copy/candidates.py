@@ -11,7 +11,7 @@ minus one, not its last record offset.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from tierflow.kafka.checkpoint import LOG_START_OFFSET_CHECKPOINT
@@ -59,6 +59,25 @@ def candidate_segments(
             break
         candidates.append(CopyCandidate(prev, nxt.base_offset))
     return candidates
+
+
+def sliced_from(candidate: CopyCandidate, offset: int) -> CopyCandidate:
+    """The candidate, or its tail from ``offset`` when it starts below it (a slice)."""
+    if candidate.base_offset >= offset:
+        return candidate
+    return replace(candidate, slice_from=offset)
+
+
+def past_the_remote_end(
+    candidates: Sequence[CopyCandidate], highest_remote_offset: int
+) -> list[CopyCandidate]:
+    """No offset copied twice: a candidate holding offsets that are remote already is sliced
+    at the first offset that is not. It happens when the leader changed between two copies and
+    the new leader's replica rolled its segments elsewhere. Kafka copies that segment whole and
+    lets the remote segments overlap (its reads choose by leader epoch); a remote tier without
+    overlaps reads, restores and exports the same records once. Replicas hold the same batches,
+    so the remote end, a segment boundary of the old leader, is a batch boundary here too."""
+    return [sliced_from(c, highest_remote_offset + 1) for c in candidates]
 
 
 def copy_backlog_bytes(

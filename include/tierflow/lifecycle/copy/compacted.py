@@ -23,11 +23,11 @@ The copy then checks that the files it read were not replaced while it read them
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from tierflow.kafka.cleaner import CleanerState
 from tierflow.kafka.segment import LogSegment
-from tierflow.lifecycle.copy.candidates import CopyCandidate, candidate_segments
+from tierflow.lifecycle.copy.candidates import CopyCandidate, candidate_segments, sliced_from
 
 
 @dataclass(frozen=True)
@@ -47,15 +47,8 @@ def compacted_candidates(
     if cleaner.swapping:
         return CompactedPlan(waiting=f"the log cleaner is replacing {', '.join(cleaner.swapping)}")
     cleaned = [c for c in kafkas if c.next_base_offset <= cleaner.copy_bound()]
-    chosen = [_sliced(c, from_offset) for c in cleaned]
+    chosen = [sliced_from(c, from_offset) for c in cleaned]
     if len(cleaned) == len(kafkas):
         return CompactedPlan(chosen)
     first_dirty = kafkas[len(cleaned)].base_offset
     return CompactedPlan(chosen, f"offsets from {first_dirty} wait for the log cleaner's next pass")
-
-
-def _sliced(candidate: CopyCandidate, from_offset: int) -> CopyCandidate:
-    """The candidate, or its tail from ``from_offset`` when it starts below it."""
-    if candidate.base_offset >= from_offset:
-        return candidate
-    return replace(candidate, slice_from=from_offset)

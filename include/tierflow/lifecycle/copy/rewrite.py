@@ -96,9 +96,23 @@ def rewrite_segment(job: RewriteJob, rsm: RemoteStorageManager) -> RewriteResult
     take the other segments of a Spark job down with it."""
     try:
         objects = rsm.copy_log_segment_data(job.segment, job.data)
+    except FileNotFoundError as exc:
+        return RewriteResult(job.segment_id, error=gone_line(job.segment.describe(), exc))
     except Exception as exc:  # reported to Airflow, which cleans up and fails the task
         return RewriteResult(job.segment_id, error=failure_line(exc, job.segment.describe()))
     return RewriteResult(job.segment_id, objects)
+
+
+# A live broker deleted the segment under the copy (its retention, or a DeleteRecords, moved
+# the log start past it): the attempt fails, and the next run copies from there.
+SEGMENT_GONE = (
+    "is gone: the broker deleted the segment while it was copied (retention or "
+    "DeleteRecords); the next run copies from the new log start offset"
+)
+
+
+def gone_line(what: str, exc: FileNotFoundError) -> str:
+    return f"{what}: {exc.filename or exc} {SEGMENT_GONE}"
 
 
 def write_json_lines(path: Path, rows: Iterable[dict]) -> None:

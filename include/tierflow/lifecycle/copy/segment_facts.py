@@ -24,6 +24,7 @@ from tierflow.kafka.segment_slice import SegmentSlice, slice_segment
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.kafka.txn_index import AbortedTxn, read_txn_index, txn_index_entries
 from tierflow.lifecycle.copy.candidates import CopyCandidate
+from tierflow.lifecycle.copy.rewrite import SEGMENT_GONE
 from tierflow.lifecycle.processes import largest_first, workers_for
 from tierflow.rsm import LogSegmentData
 
@@ -154,6 +155,8 @@ def _checked(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts | Kafk
         return inspect_segment(log, candidate)
     except KafkaFormatError as exc:
         return exc
+    except FileNotFoundError as exc:  # listed a moment ago, deleted by the broker since
+        return KafkaFormatError(exc.filename or str(candidate.segment.log_path), None, SEGMENT_GONE)
 
 
 def _candidate_size(candidate: CopyCandidate) -> int:

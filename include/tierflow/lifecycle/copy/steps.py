@@ -47,6 +47,7 @@ from tierflow.lifecycle.copy.candidates import (
     CopyCandidate,
     candidate_segments,
     copy_start_offset,
+    past_the_remote_end,
 )
 from tierflow.lifecycle.copy.compacted import compacted_candidates
 from tierflow.lifecycle.copy.lease import PartitionBusyError as PartitionBusyError
@@ -328,9 +329,10 @@ def _candidates(
         if report.waiting:
             log.info("%s-%d: %s", log_.topic, log_.partition, report.waiting)
     else:
-        candidates = candidate_segments(
+        found = candidate_segments(
             bounds.segments, from_offset=from_offset, upper_bound=bounds.upper_bound
         )
+        candidates = past_the_remote_end(found, state.highest_remote_offset if state else -1)
     return candidates[: bounds.max_segments] if bounds.max_segments else candidates
 
 

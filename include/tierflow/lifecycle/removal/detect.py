@@ -42,6 +42,7 @@ from tierflow.kafka.checkpoint import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.meta_properties import META_PROPERTIES
 from tierflow.kafka.naming import parse_partition_dir
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
 from tierflow.metadata.store import MetadataStore
@@ -65,7 +66,6 @@ Source = Literal["cluster", "log-dirs"]
 ALREADY_MARKED = "already marked for delete (name not retired yet)"
 DirKind = Literal["live", "delete", "future", "stray"]
 
-META_PROPERTIES = "meta.properties"
 BROKER_FILES = frozenset(
     {
         META_PROPERTIES,

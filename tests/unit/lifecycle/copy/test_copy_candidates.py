@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from tierflow.kafka.segment import LogSegment
-from tierflow.lifecycle.copy.candidates import candidate_segments, copy_start_offset
+from tierflow.lifecycle.copy.candidates import (
+    candidate_segments,
+    copy_start_offset,
+    past_the_remote_end,
+)
 
 SEGMENTS = [LogSegment(base, Path("/nonexistent")) for base in (0, 100, 200, 300)]
 
@@ -45,3 +49,16 @@ def test_a_segment_holding_the_start_offset_is_copied_whole():
 def test_nothing_qualifies_with_an_empty_log_or_zero_high_watermark():
     assert bases(0, 0) == []
     assert candidate_segments([], from_offset=0, upper_bound=100) == []
+
+
+def test_offsets_already_remote_are_sliced_off_where_a_new_leader_rolled_elsewhere():
+    # The old leader's last remote segment ended at 149; this replica's segment holds 100-199.
+    found = candidate_segments(SEGMENTS, from_offset=copy_start_offset(149, 0), upper_bound=350)
+    sliced = past_the_remote_end(found, 149)
+    assert [(c.start_offset, c.end_offset) for c in sliced] == [(150, 199), (200, 299)]
+    assert [c.slice_from for c in sliced] == [150, None]
+
+
+def test_a_log_start_inside_a_segment_still_copies_it_whole_as_kafka_does():
+    found = candidate_segments(SEGMENTS, from_offset=copy_start_offset(-1, 150), upper_bound=350)
+    assert [c.slice_from for c in past_the_remote_end(found, -1)] == [None, None]
