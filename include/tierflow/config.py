@@ -37,6 +37,8 @@ ENV_COMPRESSION = "TIERFLOW_COMPRESSION"
 ENV_COMPRESSION_HEURISTIC = "TIERFLOW_COMPRESSION_HEURISTIC"
 ENV_KEYRING = "TIERFLOW_KEYRING"
 ENV_SPARK_THRESHOLD_BYTES = "TIERFLOW_SPARK_THRESHOLD_BYTES"
+# KIP-956's remote.log.manager.copy.max.bytes.per.second: unset, a copy reads at disk speed.
+ENV_COPY_MAX_BYTES_PER_SECOND = "TIERFLOW_COPY_MAX_BYTES_PER_SECOND"
 ENV_CHUNK_CACHE_BYTES = "TIERFLOW_CHUNK_CACHE_BYTES"
 ENV_CHUNK_CACHE_DIR = "TIERFLOW_CHUNK_CACHE_DIR"
 ENV_CHUNK_CACHE_DISK_BYTES = "TIERFLOW_CHUNK_CACHE_DISK_BYTES"
@@ -215,6 +217,7 @@ class Settings:
     compression_heuristic: bool = True
     keyring: Path | None = None  # a key ring file turns encryption on
     spark_threshold_bytes: int = DEFAULT_SPARK_THRESHOLD_BYTES
+    copy_max_bytes_per_second: int | None = None  # per broker, over every reading process
     chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES
     chunk_cache_dir: Path | None = None  # set, decoded chunks also spill to disk
     chunk_cache_disk_bytes: int = 0
@@ -296,6 +299,7 @@ class Settings:
             ENV_COMPRESSION_HEURISTIC: str(self.compression_heuristic).lower(),
             ENV_KEYRING: str(self.keyring or ""),
             ENV_SPARK_THRESHOLD_BYTES: str(self.spark_threshold_bytes),
+            ENV_COPY_MAX_BYTES_PER_SECOND: str(self.copy_max_bytes_per_second or ""),
             ENV_CHUNK_CACHE_BYTES: str(self.chunk_cache_bytes),
             ENV_CHUNK_CACHE_DIR: str(self.chunk_cache_dir or ""),
             ENV_CHUNK_CACHE_DISK_BYTES: str(self.chunk_cache_disk_bytes),
@@ -388,6 +392,7 @@ class _Environment(BaseSettings):
     compression_heuristic: _Flag = True
     keyring: _ResolvedPath | None = None
     spark_threshold_bytes: _Positive = DEFAULT_SPARK_THRESHOLD_BYTES
+    copy_max_bytes_per_second: _Positive | None = None
     chunk_cache_bytes: _Count = DEFAULT_CHUNK_CACHE_BYTES
     chunk_cache_dir: _ResolvedPath | None = None
     chunk_cache_disk_bytes: _Count = 0

@@ -6,9 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+from kafka import KafkaConsumer
+from kafka.structs import TopicPartition
+
 from dev.kafka_broker import KafkaCluster
+from tests.kafka.produced import Record
 from tierflow.config import Settings
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.runtime import open_store
@@ -59,3 +64,27 @@ def assert_contiguous_from(spans: list[tuple[int, int]], first: int) -> None:
     """No gap and no offset twice: each segment starts right after the one before."""
     assert spans and spans[0][0] == first
     assert [start for start, _ in spans[1:]] == [end + 1 for _, end in spans[:-1]]
+
+
+def consume(
+    cluster: KafkaCluster, topic: str, *, committed: bool = False, timeout_s: float = 60
+) -> list[Record]:
+    """Every record of partition 0 as a consumer reads it (read_committed when ``committed``),
+    asked again until its leader serves any (a broker just started, a leader just elected)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        consumer = KafkaConsumer(
+            bootstrap_servers=cluster.bootstrap,
+            isolation_level="read_committed" if committed else "read_uncommitted",
+            enable_auto_commit=False,
+            consumer_timeout_ms=5000,
+        )
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.seek_to_beginning()
+        found = [
+            Record(m.offset, m.key, m.value, tuple(m.headers or ()), m.timestamp) for m in consumer
+        ]
+        consumer.close()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(1)

@@ -19,14 +19,13 @@ import time
 from pathlib import Path
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaProducer
 from kafka.admin import NewTopic
-from kafka.structs import TopicPartition
 
 from dev.kafka_broker import KafkaCluster
 from tests.concurrency.gate import Gate
 from tests.kafka.produced import Record, send_all, tiered_records, varied
-from tests.kafka.support import assert_contiguous_from, finished_spans, register, run
+from tests.kafka.support import assert_contiguous_from, consume, finished_spans, register, run
 from tests.kafka.support import tierflow as start_tierflow
 from tests.support.kafka_broker import admin, create_topic
 from tierflow.config import Settings, parse_brokers
@@ -154,21 +153,3 @@ def _wait_for_leader(cluster: KafkaCluster, topic: str, timeout_s: float = 60) -
         if time.monotonic() > deadline:
             raise TimeoutError(f"{topic}: no leader in {timeout_s:.0f} s")
         time.sleep(0.2)
-
-
-def consume(cluster: KafkaCluster, topic: str, timeout_s: float = 60) -> list[Record]:
-    """Every record of partition 0, once its leader serves it again."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        consumer = KafkaConsumer(
-            bootstrap_servers=cluster.bootstrap, enable_auto_commit=False, consumer_timeout_ms=5000
-        )
-        consumer.assign([TopicPartition(topic, 0)])
-        consumer.seek_to_beginning()
-        found = [
-            Record(m.offset, m.key, m.value, tuple(m.headers or ()), m.timestamp) for m in consumer
-        ]
-        consumer.close()
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(1)

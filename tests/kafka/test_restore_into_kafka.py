@@ -16,12 +16,11 @@ import shutil
 import time
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
-from kafka.structs import TopicPartition
+from kafka import KafkaProducer
 
 from dev.kafka_broker import KafkaCluster
 from tests.kafka.produced import Record, send_all, varied
-from tests.kafka.support import finished_spans, register, run, settings_for
+from tests.kafka.support import consume, finished_spans, register, run, settings_for
 from tests.support.kafka_broker import admin, create_topic, wait_for_brokers
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
 
@@ -47,20 +46,6 @@ def produce(cluster: KafkaCluster) -> tuple[dict[int, Record], set[int]]:
     sent.update((r.offset, r) for r in send_all(plain, TOPIC, varied(900, start_ms=now, seed=3)))
     plain.close()
     return sent, aborted
-
-
-def consume(cluster: KafkaCluster, topic: str, *, committed: bool) -> list[Record]:
-    consumer = KafkaConsumer(
-        bootstrap_servers=cluster.bootstrap,
-        isolation_level="read_committed" if committed else "read_uncommitted",
-        enable_auto_commit=False,
-        consumer_timeout_ms=5000,
-    )
-    consumer.assign([TopicPartition(topic, 0)])
-    consumer.seek_to_beginning()
-    out = [Record(m.offset, m.key, m.value, tuple(m.headers or ()), m.timestamp) for m in consumer]
-    consumer.close()
-    return out
 
 
 @pytest.fixture(scope="module")

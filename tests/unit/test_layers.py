@@ -23,6 +23,7 @@ LIBRARY = Path(tierflow.__file__).parent
 LAYERS: list[list[str]] = [
     ["kafka"],
     ["ids", "config", "faults", "rsm", "assets", "units"],
+    ["copy_quota"],
     ["transform"],
     ["storage"],
     ["metadata"],

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from tierflow.copy_quota import throttle
+
 
 def read_chunks(path: Path, chunk_size: int, start: int = 0) -> Iterator[bytes]:
     """Chunks of exactly ``chunk_size`` bytes from byte ``start`` on, the last one shorter;
-    never an empty chunk."""
+    never an empty chunk. A broker's file is read within its copy quota (copy_quota.py)."""
     _check(chunk_size)
     with open(path, "rb") as handle:
         handle.seek(start)
@@ -16,6 +18,7 @@ def read_chunks(path: Path, chunk_size: int, start: int = 0) -> Iterator[bytes]:
             chunk = handle.read(chunk_size)
             if not chunk:
                 return
+            throttle(path, len(chunk))
             yield chunk
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from tierflow.copy_quota import throttle
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
 from tierflow.kafka.index_file import SparseIndex
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
@@ -109,6 +110,7 @@ def _scan_batches(
     max_timestamp, last_offset = -1, None
     batch_epochs: list[EpochEntry] = []
     for batch in iter_batches(segment.log_path, validate_crc=True, start_position=position):
+        throttle(segment.log_path, batch.size_in_bytes)  # read from the broker's disk
         max_timestamp = max(max_timestamp, batch.max_timestamp)
         last_offset = batch.last_offset
         epoch = batch.partition_leader_epoch
