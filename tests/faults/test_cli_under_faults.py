@@ -33,6 +33,7 @@ def test_copy_reports_storage_faults_per_partition_and_the_rerun_finishes(
     assert "Traceback" not in out.out + out.err
     # One message per failed partition, on stderr.
     text = " ".join(out.err.split())
+    assert text.startswith("copy: 2 partitions failed, "), text  # not "done"
     partial = r"orders-0[: ].*orders-[\w-]+/0/\d{20}-[\w-]{22}\.\w+: size \d+ bytes, uploaded \d+"
     assert re.search(partial, text), text
     fatal = r"orders-1[: ].*orders-[\w-]+/1/\d{20}-[\w-]{22}\.\w+: stat failed: 403 AccessDenied"

@@ -88,6 +88,8 @@ def copy(args: argparse.Namespace) -> int:
             on_copied=None if args.json else _print_copied,
         )
         run = CopyRun(args.dry_run, copy_partitions(logs, store, rsm, how))
+        if failed := run.failed():  # the lines below say why; "done" would say otherwise
+            progress.ended(f"{counted(len(failed), 'partition')} failed")
     run.unread = [u for u in selection.unread if u.topic in registered]
     if args.json:
         print_json(run.as_dict())

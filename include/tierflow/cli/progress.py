@@ -31,14 +31,25 @@ from rich.table import Column
 from rich.text import Text
 
 from tierflow.cli.console import stderr_console
-from tierflow.lifecycle.progress import NO_PROGRESS
+from tierflow.lifecycle.progress import NoProgress
 from tierflow.lifecycle.progress import Progress as LibraryProgress
 from tierflow.units import human_bytes, human_duration
 
 
 class WorkProgress(LibraryProgress, Protocol):
     """What a command hands to the library's operations: ``add_total`` as work is found
-    (totals may grow), ``advance`` as it is done, ``note`` for the item at work."""
+    (totals may grow), ``advance`` as it is done, ``note`` for the item at work; and
+    ``ended`` when the work went through but not well, for the last line to say so."""
+
+    def ended(self, word: str) -> None:
+        """The last line's first word instead of ``done`` (``2 partitions failed``)."""
+
+
+class _Silent(NoProgress):
+    """``--json`` and ``--quiet``: nothing shown, the outcome included."""
+
+    def ended(self, word: str) -> None:
+        pass
 
 
 @contextmanager
@@ -55,7 +66,7 @@ def work_progress(
     ``--quiet``) shows nothing. ``segments`` and ``bytes`` are totals known up front;
     ``clock`` times the off-terminal lines (tests pass their own)."""
     if not enabled:
-        yield NO_PROGRESS
+        yield _Silent()
     elif sys.stderr.isatty():
         with _bar(verb) as bar:
             bar.add_total(segments, bytes)
@@ -78,6 +89,10 @@ class _Counts:
     bytes_done: int = 0
     bytes_total: int = 0
     label: str = ""
+    outcome: str = "done"
+
+    def ended(self, word: str) -> None:
+        self.outcome = word
 
     def add_total(self, segments: int = 0, bytes: int = 0) -> None:
         self.segments_total += segments
@@ -126,7 +141,8 @@ class _Lines(_Counts):
 
     def finish(self, *, stopped: bool) -> None:
         if self.any_work:
-            self.console.print(self.line(self.clock(), final="stopped" if stopped else "done"))
+            final = "stopped" if stopped else self.outcome
+            self.console.print(self.line(self.clock(), final=final))
 
     def line(self, now: float, final: str | None = None) -> str:
         """``copy: 12/40 segments, 1.20 GiB of 4.00 GiB (30%), 85.3 MiB/s, 28 s left;

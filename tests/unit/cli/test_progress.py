@@ -82,6 +82,16 @@ def test_a_failed_block_ends_with_stopped_and_raises(capsys) -> None:
     )
 
 
+def test_work_that_went_through_but_not_well_says_so_last(capsys) -> None:
+    with work_progress("copy", segments=2, clock=Clock()) as progress:
+        progress.advance(2)
+        progress.ended("1 partition failed")
+    assert capsys.readouterr().err == "copy: 1 partition failed, 2/2 segments (100%), in 0 ms\n"
+    with work_progress("copy", enabled=False, clock=Clock()) as progress:
+        progress.ended("1 partition failed")  # --json: the JSON says it
+    assert capsys.readouterr().err == ""
+
+
 def test_segments_alone_show_their_percentage(capsys) -> None:
     with work_progress("rewrap-keys", segments=4, clock=Clock()) as progress:
         progress.advance(1)
