@@ -1,10 +1,13 @@
 """A tiny Kafka metadata server on loopback, for testing the cluster-metadata reader.
 
-Why it exists: ``tierflow.kafka.cluster_metadata`` talks to a real cluster through
-kafka-python's ``KafkaAdminClient``, but no Kafka broker can be obtained on this machine (only
-PyPI, Debian and npm are reachable, and none of them ships one), and the project's tests do not
-mock components in-process. So this is a real TCP server that a real ``KafkaAdminClient``
-connects to over the network.
+Why it exists: the tests that can ask a real broker do (``tests/kafka``, Apache Kafka 4.1 on
+loopback: DescribeConfigs with defaults, leaders and ISR, a real delete and a reassignment).
+This server stays only for the answers a real broker cannot be made to give on demand: an older
+release's API versions (2.7, Metadata without topic ids), a topic the client may not describe
+(TOPIC_AUTHORIZATION_FAILED, which a broker gives only under an authorizer and ACLs), any
+leader, epoch and ISR a test names (one broker standing for many, at one address), and a
+cluster that drops every connection (``broken``). It is a real TCP server that a real
+``KafkaAdminClient`` connects to over the network; nothing is mocked in-process.
 
 What it implements, and nothing more: the Kafka wire framing (size-prefixed requests with their
 headers) and three APIs, decoded and encoded with kafka-python's own protocol classes:

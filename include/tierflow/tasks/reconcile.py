@@ -20,7 +20,6 @@ import logging
 from typing import Any
 
 from tierflow.config import Settings
-from tierflow.export.referenced import settings_warehouse
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.reconcile import (
@@ -73,6 +72,9 @@ def run_reconcile(
     ``progress`` hears of the planning, the long part (see plan_reconcile)."""
     objects = open_objects(settings)
     store = open_store(settings)
+    # pyiceberg and pyarrow (0.7 s) load here, not with every command that imports this.
+    from tierflow.export.referenced import settings_warehouse
+
     warehouse = settings_warehouse(settings)  # the Iceberg catalog, opened if files need it
     try:
         plan = plan_reconcile(
