@@ -30,8 +30,10 @@ def test_the_demos_partitions_come_back_from_the_bucket(
     aside.mkdir()
     for log_ in logs:
         shutil.move(log_.path, aside / log_.path.name)
-    for topic in sorted({log_.topic for log_ in logs}):
-        assert main(["restore", topic, "--to", str(log_dir)]) == 0
+    first, *others = sorted({log_.topic for log_ in logs})
+    assert main(["restore", first, "--to", str(log_dir)]) == 0  # on Spark, as the demo's are
+    for topic in others:  # here: a Spark start each is 15 s, and the same segments' work
+        assert main(["restore", topic, "--to", str(log_dir), "--no-spark"]) == 0
     originals = LogDir(aside).partitions()
     assert len(originals) == len(logs) >= 3
     for original in originals:
