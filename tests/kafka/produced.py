@@ -82,12 +82,13 @@ def tiered_records(
         if not fetched.batches:
             break
         for raw in fetched.batches:
-            out.extend(_records(raw))
+            out.extend(batch_records(raw))
         offset = fetched.next_offset
     return out
 
 
-def _records(raw: bytes) -> Iterator[Record]:
+def batch_records(raw: bytes) -> Iterator[Record]:
+    """The data records of record batches back to back, as a consumer sees them."""
     records = MemoryRecords(raw)
     while records.has_next():
         batch = records.next_batch()

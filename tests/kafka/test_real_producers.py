@@ -5,7 +5,8 @@ aborted, headers, null keys and values, and a record larger than a producer batc
 writes its log dir, rolling 1 MiB segments, and keeps running. Every record tierflow tiered is
 then read back through tierflow's remote read and compared with what was produced: offset,
 key, value, headers and timestamp. The active segment is never copied, and what was copied is
-byte for byte the broker's files (`tierflow verify`).
+byte for byte the broker's files (`tierflow verify`). And `tierflow diskless produce` reads a
+real topic with kafka-python's consumer into a diskless topic whose records are those produced.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import pytest
 from kafka import KafkaProducer
 
 from dev.kafka_broker import KafkaCluster
-from tests.kafka.produced import CODECS, Record, Sent, send_all, tiered_records, varied
+from tests.kafka.produced import (
+    CODECS,
+    Record,
+    Sent,
+    batch_records,
+    send_all,
+    tiered_records,
+    varied,
+)
 from tests.kafka.support import register, run, settings_for
 from tests.support.kafka_broker import create_topic
 from tierflow.config import Settings
@@ -140,3 +149,24 @@ def test_the_active_segment_stays_local(kafka_broker: KafkaCluster, tiered: Sett
 def test_what_was_tiered_is_byte_for_byte_the_brokers_files(tiered: Settings) -> None:
     verified = run(tiered, "verify", "--topic", TOPIC)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_diskless_topic_fed_from_a_real_topic_holds_what_was_produced(
+    kafka_broker: KafkaCluster, tmp_path: Path
+) -> None:
+    create_topic(kafka_broker, "clicks-source")
+    producer = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap, compression_type="zstd")
+    start_ms = int(time.time() * 1000) - 60_000  # within the broker's retention.ms
+    sent = send_all(producer, "clicks-source", varied(700, start_ms=start_ms, seed=3))
+    producer.close()
+    settings = settings_for(kafka_broker, tmp_path)
+    assert run(settings, "diskless", "register", "clicks", "--partitions", "1").returncode == 0
+    produced = run(settings, "diskless", "produce", "clicks", "--source-topic", "clicks-source")
+    assert produced.returncode == 0, produced.stderr
+    assert "offsets clicks-0: 0-699" in produced.stdout, produced.stdout
+    fetched = tmp_path / "fetched.bin"
+    fetch = ("diskless", "fetch", "clicks", "--partition", "0", "--offset", "0")
+    done = run(settings, *fetch, "--max-bytes", str(64 << 20), "--output", str(fetched))
+    assert done.returncode == 0, done.stderr
+    # The diskless topic numbers its records from 0, as the source's first 700 are.
+    assert list(batch_records(fetched.read_bytes())) == sent

@@ -7,9 +7,7 @@ from a classic segment, have them unset on the way in; the coordinator assigns n
 From Kafka (``TIERFLOW_KAFKA_BOOTSTRAP``): kafka-python's consumer reads the source topic's
 records, and each poll's records of a partition become one uncompressed producer batch
 (CreateTime, the records' own timestamps, keys, values and headers) for the same partition
-number of the diskless topic. NOT covered by tests: no Kafka broker can be run on the project's
-machines, and the test Kafka server (tests/support/kafka_metadata_server.py) answers Metadata
-only, not Fetch.
+number of the diskless topic (tests/kafka feeds one from a real broker's topic).
 """
 
 from __future__ import annotations
@@ -79,7 +77,7 @@ def produce_from_kafka(
     partitions: Sequence[int],
     max_records: int | None = None,
     idle_timeout_ms: int = 5_000,
-) -> ProduceSummary:  # pragma: no cover - needs a Kafka broker (see the module doc)
+) -> ProduceSummary:
     """Consume ``source_topic`` from the beginning until it stays idle for
     ``idle_timeout_ms`` (or ``max_records`` were read), feeding the writer as it goes."""
     from kafka import KafkaConsumer, TopicPartition

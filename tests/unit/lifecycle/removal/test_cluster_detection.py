@@ -1,8 +1,8 @@
 """Deleted topics seen from cluster metadata, read over the network from a loopback server.
 
-No Kafka broker can be installed here, so ``KafkaMetadataServer`` plays one for the two APIs
-the admin client uses (see its docstring); the client side is kafka-python's real
-``KafkaAdminClient`` over a real socket.
+``KafkaMetadataServer`` plays the cluster for the answers a real broker cannot be made to give
+(see its docstring; tests/kafka detects a real ``delete_topics``); the client side is
+kafka-python's real ``KafkaAdminClient`` over a real socket.
 """
 
 from __future__ import annotations
