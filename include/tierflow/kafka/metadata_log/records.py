@@ -1,23 +1,21 @@
-"""KRaft metadata records: the value frame and one kafka-python ``ApiData`` class per type.
+"""KRaft metadata records: one kafka-python ``ApiData`` class per type.
 
-A data record's value in ``__cluster_metadata`` is three unsigned varints (frame version 1,
-apiKey, record version) and then the record body, a flexible-version message
-(``AbstractApiMessageSerde``). The bodies are coded by kafka-python's schema-driven
-``ApiData`` from the JSON files in ``schemas/``.
+A data record's value in ``__cluster_metadata`` is framed by ``tierflow.kafka.api_message``
+(frame version 1, apiKey, record version), then the record body, a flexible-version message.
+The bodies are coded by kafka-python's schema-driven ``ApiData`` from the JSON files in
+``schemas/``.
 """
 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 
 from kafka.protocol.api_data import ApiData
 from kafka.protocol.schemas.fields.codecs.tagged_fields import TaggedFields
-from kafka.protocol.schemas.fields.codecs.types import UnsignedVarInt32
 
+from tierflow.kafka import api_message
+from tierflow.kafka.api_message import Frame, encode_framed
 from tierflow.kafka.metadata_log import schemas
-
-FRAME_VERSION = 1  # frame 0 (the 2.8 KRaft preview) is refused by Kafka's serde too
 
 # ConfigResource.Type ids as ConfigRecord carries them.
 RESOURCE_TOPIC = 2
@@ -124,27 +122,9 @@ STATE_RECORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Frame:
-    """The value frame of a data record: what it is, before its body is decoded."""
-
-    api_key: int
-    version: int
-    body: bytes
-
-
 def read_frame(value: bytes) -> Frame:
     """Split a record value into apiKey, version and body; ValueError when malformed."""
-    buf = io.BytesIO(value)
-    try:
-        frame_version = UnsignedVarInt32.decode(buf)
-        api_key = UnsignedVarInt32.decode(buf)
-        version = UnsignedVarInt32.decode(buf)
-    except Exception as exc:  # kafka-python raises IndexError/struct.error on short input
-        raise ValueError(f"cannot read the record frame: {exc!r}") from exc
-    if frame_version != FRAME_VERSION:
-        raise ValueError(f"unsupported metadata frame version {frame_version}")
-    return Frame(api_key, version, value[buf.tell() :])
+    return api_message.read_frame(value, "metadata")
 
 
 def knows(frame: Frame) -> bool:
@@ -169,17 +149,7 @@ def check_empty_body(frame: Frame) -> None:
 
 def decode_body(frame: Frame) -> ApiData:
     """The record body as its ``ApiData`` class; trailing bytes are refused, as in Kafka."""
-    cls = RECORD_TYPES[frame.api_key]
-    buf = io.BytesIO(frame.body)
-    try:
-        record = cls.decode(buf, version=frame.version, header=False)
-    except Exception as exc:  # truncated or garbled bodies surface as many error types
-        raise ValueError(f"cannot decode {cls.__name__} v{frame.version}: {exc!r}") from exc
-    if buf.tell() != len(frame.body):
-        raise ValueError(
-            f"{len(frame.body) - buf.tell()} trailing bytes after {cls.__name__} v{frame.version}"
-        )
-    return record
+    return api_message.decode_body(RECORD_TYPES[frame.api_key], frame)
 
 
 def api_key(record: ApiData) -> int:
@@ -190,9 +160,4 @@ def api_key(record: ApiData) -> int:
 
 def encode_value(record: ApiData) -> bytes:
     """A record value as the controller writes it: frame, apiKey, version, then the body."""
-    if record.version is None:
-        raise ValueError(f"{type(record).__name__} needs a version to be encoded")
-    frame = b"".join(
-        UnsignedVarInt32.encode(n) for n in (FRAME_VERSION, api_key(record), record.version)
-    )
-    return frame + record.encode(header=False)
+    return encode_framed(record, api_key(record))

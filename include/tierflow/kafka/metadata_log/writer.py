@@ -15,6 +15,7 @@ from pathlib import Path
 from kafka.protocol.api_data import ApiData
 from kafka.protocol.schemas.fields.codecs.types import UnsignedVarInt32
 
+from tierflow.kafka.api_message import frame_header
 from tierflow.kafka.batch_builder import Record, build_batch, build_raft_control_batch
 from tierflow.kafka.metadata_log import records as r
 from tierflow.kafka.metadata_log.image import MetadataImage, PartitionImage
@@ -145,8 +146,7 @@ def metadata_version_record(level: int = METADATA_VERSION_4_0) -> ApiData:
 
 def _value(record: Writable) -> bytes:
     if isinstance(record, int):
-        frame = (r.FRAME_VERSION, record, 0)
-        return b"".join(UnsignedVarInt32.encode(n) for n in frame) + r.EMPTY_BODY
+        return frame_header(record, 0) + r.EMPTY_BODY
     return r.encode_value(record)
 
 
