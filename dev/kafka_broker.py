@@ -59,6 +59,25 @@ QUICK = {
 TEST_JVM = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 
 
+LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
+
+
+def tiering(remote_dir: Path, *, metadata_partitions: int = 5) -> dict[str, str]:
+    """Overrides for brokers that tier themselves (KIP-405), as a broker-owned topic's do: the
+    topic-based metadata manager (``__remote_log_metadata``, ``metadata_partitions``
+    partitions, replication 1) and Kafka's LocalTieredStorage under ``remote_dir``, copying
+    every half second."""
+    return {
+        "remote.log.storage.system.enable": "true",
+        "remote.log.storage.manager.class.name": LOCAL_TIERED_STORAGE,
+        "rsm.config.dir": str(remote_dir),
+        "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+        "rlmm.config.remote.log.metadata.topic.replication.factor": "1",
+        "rlmm.config.remote.log.metadata.topic.num.partitions": str(metadata_partitions),
+        "remote.log.manager.task.interval.ms": "500",
+    }
+
+
 class KafkaUnavailableError(RuntimeError):
     """The broker's jars are missing, or a node did not come up; the message says which."""
 

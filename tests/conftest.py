@@ -25,7 +25,11 @@ from tests.support.fuzz_report import pytest_runtest_logreport, pytest_terminal_
 from tests.support.gcs_emulator import gcs_bucket, gcs_emulator, service_account  # noqa: F401
 
 # Real Apache Kafka brokers (KRaft) on loopback, one or three nodes, shared by a test module.
-from tests.support.kafka_broker import kafka_broker, kafka_cluster  # noqa: F401
+from tests.support.kafka_broker import (  # noqa: F401
+    kafka_broker,
+    kafka_cluster,
+    tiering_broker,
+)
 
 # The session's moto_server (a real S3-compatible HTTP server on loopback) and a fresh bucket.
 from tests.support.moto_server import moto_server, s3_bucket  # noqa: F401

@@ -1,7 +1,8 @@
 """Real Apache Kafka brokers for the tests (dev/kafka_broker.py), shared across a module.
 
 ``kafka_broker``: one combined broker+controller. ``kafka_cluster``: three of them, topics with
-replication factor 3, for what leadership changes. Each is started once per test module and
+replication factor 3, for what leadership changes. ``tiering_broker``: one that tiers its
+topics with ``remote.storage.enable=true`` itself. Each is started once per test module and
 stopped, every JVM with it, when the module is done; a module asks for the one it needs.
 Without the broker's jars (``make test-servers`` fetches them) the tests that need one fail
 with the command to run: ``make test`` always has them.
@@ -18,7 +19,7 @@ import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
-from dev.kafka_broker import KafkaCluster, new_cluster
+from dev.kafka_broker import KafkaCluster, new_cluster, tiering
 from tierflow.kafka.uuid import to_kafka_uuid
 
 ADMIN_TIMEOUT_S = 60
@@ -34,8 +35,17 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaClu
     yield from _running(tmp_path_factory.mktemp("kafka3"), nodes=3)
 
 
-def _running(base: Path, *, nodes: int) -> Iterator[KafkaCluster]:
-    cluster = new_cluster(base, nodes=nodes)
+@pytest.fixture(scope="module")
+def tiering_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaCluster]:
+    """One broker that tiers itself into ``<base>/remote`` (``dev.kafka_broker.tiering``)."""
+    base = tmp_path_factory.mktemp("kafka-tiering")
+    yield from _running(base, nodes=1, overrides=tiering(base / "remote"))
+
+
+def _running(
+    base: Path, *, nodes: int, overrides: dict[str, str] | None = None
+) -> Iterator[KafkaCluster]:
+    cluster = new_cluster(base, nodes=nodes, overrides=overrides)
     try:
         cluster.start()
         wait_for_brokers(cluster, nodes)
