@@ -178,7 +178,9 @@ def _segment_events(
             col(event.entity) == EventEntity.SEGMENT.value,
             col(event.topic_id).in_(topic_ids),
         )
-        .order_by(col(event.id))
+        # In time order: events of concurrent writers reach the table in another order than
+        # their clocks stamped them (id, the insertion order, breaks ties).
+        .order_by(col(event.event_timestamp_ms), col(event.id))
     )
     if partition is not None:
         query = query.where(col(event.partition) == partition)

@@ -72,8 +72,23 @@ def apply_request(
             f"remote.log.disable.policy={policy!r} for topic {topic.name}: must be one of "
             f"{', '.join(sorted(DISABLE_POLICIES))}",
         )
+    return _disable(store, topic, policy, actor=actor, now_ms=now_ms)
+
+
+def _disable(
+    store: MetadataStore, topic: Topic, policy: str, *, actor: str, now_ms: int, raced: bool = False
+) -> dict:
+    """A disable request on ``topic`` as read; where another request moved the topic between
+    that read and this one's conditional update, it is answered as if it came second."""
+    action = "disable"
     if topic.state is TieredState.ENABLED or retained_to_delete(topic, policy):
-        request_disable(store, topic.name, policy=policy, actor=actor, now_ms=now_ms)  # type: ignore[arg-type]
+        try:
+            request_disable(store, topic.name, policy=policy, actor=actor, now_ms=now_ms)  # type: ignore[arg-type]
+        except (InvalidConfigError, TieredStorageDisablementInProgressError):
+            if raced:
+                raise
+            now = store.topic(topic.name)
+            return _disable(store, now, policy, actor=actor, now_ms=now_ms, raced=True)
         return _outcome(store.topic(topic.name), action, "requested")
     if topic.remote_log_disable_policy != policy:
         if topic.state is TieredState.DISABLING:

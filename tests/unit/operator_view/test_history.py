@@ -5,8 +5,10 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
+from sqlmodel import Session, select
 
 from tests.operator_view.conftest import ViewData
+from tierflow.metadata.models import MetadataEvent
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 from tierflow.metrics import copy_lag
@@ -97,3 +99,32 @@ def test_downsampling_keeps_the_first_and_last_points() -> None:
     assert kept[0] == points[0] and kept[-1] == points[-1]
     assert [p.time_ms for p in kept] == sorted(p.time_ms for p in kept)
     assert downsample(points[:10], 50) == points[:10]
+
+
+def test_events_stamped_out_of_insertion_order_replay_in_time_order(view_data: ViewData) -> None:
+    """Two writers: the later insert carries the earlier clock. Each point is the size after
+    every event stamped up to its time, and the points run forward in time."""
+    d, store = view_data, view_data.t.store
+    with Session(store.engine) as session:
+        events = session.exec(
+            select(MetadataEvent)
+            .where(MetadataEvent.entity == "segment")
+            .order_by(MetadataEvent.id)  # type: ignore[arg-type]
+        ).all()
+        finished = [e for e in events if e.to_state == S.COPY_SEGMENT_FINISHED]
+        first, last = finished[0], finished[-1]
+        last.event_timestamp_ms = first.event_timestamp_ms - 1  # inserted last, stamped first
+        session.add(last)
+        session.commit()
+    points = history(d)[:-1]  # the last is today's gauges
+    assert [p.time_ms for p in points] == sorted({p.time_ms for p in points})
+    replayed = sorted(store.events(entity="segment"), key=lambda e: (e.event_timestamp_ms, e.id))
+    for point in points:
+        up_to = [e for e in replayed if e.event_timestamp_ms <= point.time_ms]
+        states = {e.segment_id: e.to_state for e in up_to}
+        size = sum(
+            store.segment(s).segment_size_bytes
+            for s, state in states.items()
+            if state in (S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED)
+        )
+        assert point.remote_log_size_bytes == size, point
