@@ -96,7 +96,7 @@ demo: $(RUNTIME_STAMP) java
 TEST_WORKERS ?= 2
 
 test: $(DEV_STAMP) java test-servers
-	$(PY) -m pytest --numprocesses $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest --numprocesses $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # Lint, then the unit tests: those of tests/unit need no PostgreSQL, S3, Spark or Airflow (SQLite
 # and a local bucket at most), so they run on a fresh checkout without the servers. make test

@@ -31,6 +31,8 @@ from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.lifecycle.retention.local import segment_files
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
+pytestmark = pytest.mark.slow
+
 FAST = [s for s in SCENARIOS if not s.slow]
 WITH_STORAGE = [s for s in FAST if s.uses_storage]
 SAMPLED_KILL_POINTS = 3

@@ -42,6 +42,8 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_store
 from tierflow.units import iso_utc
 
+pytestmark = pytest.mark.slow
+
 RUN_TIMEOUT_S = 180
 
 

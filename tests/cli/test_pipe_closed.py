@@ -20,6 +20,8 @@ from tierflow.export.catalog import settings_catalog
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState
 
+pytestmark = pytest.mark.slow
+
 # Each command that prints a report, with arguments that make it print a real one; a segment id
 # and the key ring are filled in from the sandbox.
 COMMANDS = (

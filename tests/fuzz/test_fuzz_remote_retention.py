@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import accumulate
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,8 @@ from tierflow.lifecycle.retention.remote_plan import (
     RetentionReason,
     plan_remote_retention,
 )
+
+pytestmark = pytest.mark.slow
 
 NOW = 2_000_000_000_000
 STEP_MS = 60_000  # between two segments' max timestamps

@@ -21,6 +21,8 @@ from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import is_valid_segment_transition
 
+pytestmark = pytest.mark.slow
+
 OWNER = "airflow:segment_copy.copy_partition:orders"
 
 

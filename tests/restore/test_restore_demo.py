@@ -17,6 +17,8 @@ from tierflow.cli import main
 from tierflow.kafka.log_dir import LogDir
 from tierflow.runtime import open_store, partition_logs
 
+pytestmark = pytest.mark.slow
+
 
 def test_the_demos_partitions_come_back_from_the_bucket(
     demo_log_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -29,6 +29,8 @@ from tierflow.kafka.checkpoint import (
 )
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, read_partition_metadata
 
+pytestmark = pytest.mark.slow
+
 KILL_POINTS = [  # (where, how many segments an earlier run had written by then)
     ("restore.before_log#1", 0),  # the first segment's indexes and snapshot staged, no .log
     ("restore.after_segment#1", 1),  # one segment staged

@@ -32,6 +32,8 @@ from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.runtime import open_storage, open_store
 from tierflow.units import iso_utc
 
+pytestmark = pytest.mark.slow
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "events"
 SEGMENTS, BELOW_START, KEPT = 46, 20, 20
