@@ -68,8 +68,7 @@ class Reason:
 
 # The README commands this module does not run, each with the test that does, or why not.
 NOT_RUN_HERE: dict[str, Elsewhere | Reason] = {
-    "make test": Reason("it is the whole suite, this test included (about 27 minutes)"),
-    "make test TEST_WORKERS=0": Reason("the same suite in one process (about 45 minutes)"),
+    "make test": Reason("it is the whole suite, this test included (about 40 minutes)"),
     "make check": Reason(
         "ruff and tests/unit (2-3 min): make test runs tests/unit, and here `make lint`"
     ),
