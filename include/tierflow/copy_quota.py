@@ -74,10 +74,17 @@ def quota_for(path: Path) -> CopyQuota | None:
     """The budget of the broker whose log dir holds the segment file ``path``; None when
     TIERFLOW_COPY_MAX_BYTES_PER_SECOND is unset."""
     raw = os.environ.get(ENV_COPY_MAX_BYTES_PER_SECOND, "").strip()
-    if not raw or int(raw) < 0:
+    if not raw:
         return None
-    data = Path(os.environ.get(ENV_DATA_DIR) or default_data_dir())
-    return CopyQuota(data / CELLS / _broker_cell(Path(path).resolve().parent.parent), int(raw))
+    return _quota(raw, os.environ.get(ENV_DATA_DIR, ""), Path(path).parent)
+
+
+@lru_cache(maxsize=256)
+def _quota(raw: str, data_dir: str, partition_dir: Path) -> CopyQuota:
+    """Worked out once per partition directory: every batch of a copy asks. The value was
+    checked (a whole number, at least 1) where the settings were read."""
+    cells = Path(data_dir or default_data_dir()) / CELLS
+    return CopyQuota(cells / _broker_cell(partition_dir.resolve().parent), int(raw))
 
 
 def throttle(path: Path, nbytes: int) -> None:
