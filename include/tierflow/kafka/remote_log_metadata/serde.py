@@ -9,6 +9,7 @@ trailing bytes) with a ValueError that says what it found.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from kafka.protocol.api_data import ApiData
 
@@ -143,25 +144,7 @@ def _decode(value: bytes) -> RemoteLogMetadata:
         raise ValueError(f"unknown {KIND} apiKey {frame.api_key}")
     if frame.version != RECORD_VERSION:
         raise ValueError(f"unsupported version {frame.version} of {cls.__name__}")
-    body = api_message.decode_body(cls, frame)
-    if cls is _SEGMENT:
-        return _segment_metadata(body)
-    if cls is _UPDATE:
-        partition, segment_id = _ids(body.remote_log_segment_id)
-        return SegmentUpdate(
-            partition=partition,
-            segment_id=segment_id,
-            broker_id=body.broker_id,
-            event_timestamp_ms=body.event_timestamp_ms,
-            state=body.remote_log_segment_state,
-            custom_metadata=body.custom_metadata,
-        )
-    return PartitionDelete(
-        partition=_partition(body.topic_id_partition),
-        broker_id=body.broker_id,
-        event_timestamp_ms=body.event_timestamp_ms,
-        state=body.remote_partition_delete_state,
-    )
+    return _READERS[frame.api_key](api_message.decode_body(cls, frame))
 
 
 def _segment_metadata(body: ApiData) -> SegmentMetadata:
@@ -180,6 +163,34 @@ def _segment_metadata(body: ApiData) -> SegmentMetadata:
         custom_metadata=body.custom_metadata,
         txn_index_empty=bool(body.txn_index_empty),
     )
+
+
+def _segment_update(body: ApiData) -> SegmentUpdate:
+    partition, segment_id = _ids(body.remote_log_segment_id)
+    return SegmentUpdate(
+        partition=partition,
+        segment_id=segment_id,
+        broker_id=body.broker_id,
+        event_timestamp_ms=body.event_timestamp_ms,
+        state=body.remote_log_segment_state,
+        custom_metadata=body.custom_metadata,
+    )
+
+
+def _partition_delete(body: ApiData) -> PartitionDelete:
+    return PartitionDelete(
+        partition=_partition(body.topic_id_partition),
+        broker_id=body.broker_id,
+        event_timestamp_ms=body.event_timestamp_ms,
+        state=body.remote_partition_delete_state,
+    )
+
+
+_READERS: dict[int, Callable[[ApiData], RemoteLogMetadata]] = {
+    _SEGMENT.API_KEY: _segment_metadata,  # type: ignore[attr-defined]
+    _UPDATE.API_KEY: _segment_update,  # type: ignore[attr-defined]
+    _DELETE.API_KEY: _partition_delete,  # type: ignore[attr-defined]
+}
 
 
 def _ids(entry: ApiData) -> tuple[TopicIdPartition, str]:
