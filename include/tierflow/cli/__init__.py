@@ -23,6 +23,7 @@ from tierflow.cli import (
     fetch_commands,
     key_commands,
     reconcile_commands,
+    remote_log_metadata_commands,
     restore_commands,
     retention_commands,
     status_commands,
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         cluster_commands,
         export_commands,
         compaction_commands,
+        remote_log_metadata_commands,
     ):
         module.register(sub)
     add_commands(sub, (airflow_commands.AIRFLOW,))

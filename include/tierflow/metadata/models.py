@@ -89,6 +89,9 @@ class Topic(SQLModel, table=True):
     iceberg_retention_wait_max_ms: int = Field(default=-1, sa_type=sa.BigInteger)
     tiered_state: str = Field(default=TieredState.DISABLED.value, sa_type=sa.String(16))
     tiered_epoch: int = Field(default=0, sa_type=sa.Integer)
+    # Who copies, expires and removes the topic: "tierflow", or "broker" once handed over (the
+    # brokers' RemoteLogManager does, and tierflow follows __remote_log_metadata).
+    copier: str = Field(default="tierflow", sa_type=sa.String(16))
     updated_ms: int = Field(sa_type=sa.BigInteger)
 
     @property
@@ -147,6 +150,9 @@ class RemoteLogSegment(SQLModel, table=True):
     event_timestamp_ms: int = Field(sa_type=sa.BigInteger)
     custom_metadata: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
     txn_index_empty: bool = Field(default=True, sa_type=sa.Boolean)
+    # Whose copy it is: "tierflow", or "broker" (mirrored from __remote_log_metadata; tierflow
+    # never copies, expires or removes it).
+    writer: str = Field(default="tierflow", sa_type=sa.String(16))
     owner: str = Field(sa_type=ACTOR_TYPE)
     created_ms: int = Field(sa_type=sa.BigInteger)
 
@@ -214,6 +220,37 @@ class MetadataEvent(SQLModel, table=True):
         return json.loads(self.details) if self.details else {}
 
 
+class RemoteLogMetadataOutbox(SQLModel, table=True):
+    """A transition of a tierflow-copied topic as the ``__remote_log_metadata`` record a broker
+    would write, kept until the topic has it (``published_offset``, its offset there)."""
+
+    __tablename__ = "remote_log_metadata_outbox"
+    __table_args__ = (
+        sa.Index(
+            "ix_remote_log_metadata_outbox_published", "metadata_partition", "published_offset"
+        ),
+    )
+
+    event_id: int = Field(
+        primary_key=True, sa_type=EVENT_ID_TYPE, sa_column_kwargs={"autoincrement": False}
+    )
+    topic_id: str = Field(sa_type=sa.String(64))
+    partition: int = Field(sa_type=sa.Integer)
+    metadata_partition: int = Field(sa_type=sa.Integer)
+    payload: bytes = Field(sa_type=sa.LargeBinary)
+    published_offset: int | None = Field(default=None, sa_type=sa.BigInteger)
+
+
+class RemoteLogMetadataPosition(SQLModel, table=True):
+    """How far the outbox has looked at the history, and the mirror has read each partition of
+    ``__remote_log_metadata``: a named position."""
+
+    __tablename__ = "remote_log_metadata_positions"
+
+    name: str = Field(primary_key=True, sa_type=sa.String(64))
+    position: int = Field(sa_type=sa.BigInteger)
+
+
 TABLES: tuple[type[SQLModel], ...] = (
     Topic,
     Partition,
@@ -221,6 +258,8 @@ TABLES: tuple[type[SQLModel], ...] = (
     RemoteSegmentObject,
     RemotePartitionDelete,
     MetadataEvent,
+    RemoteLogMetadataOutbox,
+    RemoteLogMetadataPosition,
 )
 # The migrations here create the diskless coordinator's tables too; their models belong to
 # tierflow.diskless.models (a layer above), so the schema knows them by name only.

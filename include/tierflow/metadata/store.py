@@ -17,6 +17,7 @@ from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import MetadataEvent
 from tierflow.metadata.partition_delete_store import PartitionDeleteStore
 from tierflow.metadata.partition_registry import PartitionRegistry
+from tierflow.metadata.remote_log_metadata_store import RemoteLogMetadataStore
 from tierflow.metadata.segment_store import SegmentObject, SegmentStore
 from tierflow.metadata.store_base import wall_clock_ms
 from tierflow.metadata.topic_registry import TopicRegistry
@@ -24,7 +25,9 @@ from tierflow.metadata.topic_registry import TopicRegistry
 __all__ = ["MetadataStore", "SegmentObject", "wall_clock_ms"]
 
 
-class MetadataStore(TopicRegistry, PartitionRegistry, SegmentStore, PartitionDeleteStore):
+class MetadataStore(
+    TopicRegistry, PartitionRegistry, SegmentStore, PartitionDeleteStore, RemoteLogMetadataStore
+):
     def __init__(self, url: str, *, migrate: bool = True) -> None:
         self.url = url
         self.engine: Engine = create_store_engine(url)

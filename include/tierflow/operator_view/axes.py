@@ -95,15 +95,25 @@ def byte_label(value: int) -> str:
 def time_ticks(first_ms: int, last_ms: int) -> list[Tick]:
     """Round UTC times within [first_ms, last_ms], the step chosen by the span; at least one."""
     span = max(last_ms - first_ms, 0)
+    finer: tuple[list[int], TimeStep] | None = None  # the last step with too many
     for step in TIME_STEPS:
-        if span / step.approx_ms > MAX_TIME_TICKS:
-            continue  # too many: not worth listing them
+        if span / step.approx_ms > MAX_TIME_TICKS + 1:
+            continue  # too many for sure: not worth listing them
         found = _times(first_ms, last_ms, step)
+        if len(found) < 2 and finer:  # the next step up skips the span: every n-th of finer
+            found, step = _thinned(finer[0]), finer[1]
         if len(found) < 2:  # shorter than two seconds: nothing round to mark
             return _just(first_ms)
         if len(found) <= MAX_TIME_TICKS:
             return [Tick(ms, _label(ms, step.label_format)) for ms in found]
+        finer = (found, step)
     return _just(first_ms)
+
+
+def _thinned(values: list[int]) -> list[int]:
+    """Every n-th value, n the smallest that leaves at most MAX_TIME_TICKS: steps stay even."""
+    n = -(-len(values) // MAX_TIME_TICKS)
+    return values[::n]
 
 
 def _just(ms: int) -> list[Tick]:
