@@ -55,6 +55,29 @@ def send_all(producer: KafkaProducer, topic: str, batch: Iterable[Record]) -> li
     return out
 
 
+def transaction(
+    bootstrap: str,
+    topic: str,
+    batch: Iterable[Record],
+    *,
+    commit: bool,
+    tx_id: str = "tierflow-test-tx",
+) -> list[Record]:
+    """``batch`` sent in one transaction (zstd), committed or aborted; with their offsets."""
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap, transactional_id=tx_id, compression_type="zstd"
+    )
+    producer.init_transactions()
+    producer.begin_transaction()
+    done = send_all(producer, topic, batch)
+    if commit:
+        producer.commit_transaction()
+    else:
+        producer.abort_transaction()
+    producer.close()
+    return done
+
+
 def varied(count: int, *, start_ms: int, seed: int) -> Iterator[Record]:
     """Records of every shape: null keys and values, headers (one of them empty), values
     from a few bytes to 4 KiB of random bytes (they do not compress, so segments roll)."""

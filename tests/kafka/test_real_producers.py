@@ -26,6 +26,7 @@ from tests.kafka.produced import (
     batch_records,
     send_all,
     tiered_records,
+    transaction,
     varied,
 )
 from tests.kafka.support import register, run, settings_for
@@ -57,7 +58,8 @@ def produce(cluster: KafkaCluster) -> Sent:
     _keep(sent, send_all(idempotent, TOPIC, [big]))
     idempotent.close()
     for commit, seed in ((True, 8000), (False, 9000), (True, 10000)):
-        done = _transaction(cluster, commit, varied(120, start_ms=next(clock), seed=seed))
+        batch = varied(120, start_ms=next(clock), seed=seed)
+        done = transaction(cluster.bootstrap, TOPIC, batch, commit=commit)
         _keep(sent, done)
         if not commit:
             aborted.update(r.offset for r in done)
@@ -66,23 +68,6 @@ def produce(cluster: KafkaCluster) -> Sent:
     _keep(sent, send_all(filler, TOPIC, varied(1000, start_ms=next(clock), seed=20000)))
     filler.close()
     return Sent(sent, aborted)
-
-
-def _transaction(cluster: KafkaCluster, commit: bool, batch) -> list[Record]:
-    producer = KafkaProducer(
-        bootstrap_servers=cluster.bootstrap,
-        transactional_id="tierflow-test-tx",
-        compression_type="zstd",
-    )
-    producer.init_transactions()
-    producer.begin_transaction()
-    done = send_all(producer, TOPIC, batch)
-    if commit:
-        producer.commit_transaction()
-    else:
-        producer.abort_transaction()
-    producer.close()
-    return done
 
 
 def _keep(sent: dict[int, Record], records: list[Record]) -> None:

@@ -9,12 +9,27 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from tierflow.cli.common import CommandError, as_command_error, print_json
+from tierflow.cli.common import (
+    CommandError,
+    as_command_error,
+    cli_actor,
+    parse_config,
+    print_json,
+)
 from tierflow.cli.console import stdout_console
-from tierflow.cli.spec import Command, Group, add_commands, arg, flag
+from tierflow.cli.spec import Command, Group, add_commands, arg, config_option, flag
 from tierflow.config import ENV_KAFKA_BOOTSTRAP, InvalidSettingError, Settings
+from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.remote_log_metadata.topic import MetadataTopic, MetadataTopicError
+from tierflow.lifecycle.remote_log_metadata.handover import (
+    HandoverPlan,
+    HandoverRefused,
+    hand_over,
+    plan_handover,
+)
 from tierflow.lifecycle.remote_log_metadata.publish import CHUNK, publish
+from tierflow.metadata.errors import MetadataError
+from tierflow.metadata.store_base import wall_clock_ms
 from tierflow.runtime import open_store
 
 console = stdout_console(soft_wrap=True, highlight=False)
@@ -62,6 +77,79 @@ PUBLISH = Command(
     args=(
         arg("--chunk", type=positive, default=CHUNK, help=f"records per produce round [{CHUNK}]"),
         flag("--json", "print the counts as JSON"),
+    ),
+)
+
+HANDOVER_ERRORS = (HandoverRefused, MetadataError, MetadataTopicError, ClusterMetadataError)
+
+
+def handover_command(args: argparse.Namespace) -> int:
+    with as_command_error(InvalidSettingError):
+        settings = Settings.from_env()
+    store = open_store(settings)
+    configs = dict(parse_config(item) for item in args.config)
+    with as_command_error(*HANDOVER_ERRORS):
+        plan = plan_handover(store, args.topic, configs)
+        if not args.yes:
+            _print_plan(plan, args.json)
+            return 0 if plan.refusal is None else 2
+        report = hand_over(
+            store, metadata_topic(settings), plan, actor=cli_actor(), now_ms=wall_clock_ms()
+        )
+    if args.json:
+        print_json({**_plan_json(plan), "published": report.published, "handed_over": True})
+    else:
+        settings_text = ", ".join(f"{k}={v}" for k, v in plan.configs.items())
+        console.print(
+            f"{plan.topic}: handed over to the brokers ({report.published} record(s) "
+            f"published; set {settings_text}). tierflow now follows it."
+        )
+    return 0
+
+
+def _plan_json(plan: HandoverPlan) -> dict:
+    copied = {str(p): {"segments": n, "highest_offset": h} for p, (n, h) in plan.copied.items()}
+    return {
+        "topic": plan.topic,
+        "topic_id": plan.topic_id,
+        "copier": plan.copier,
+        "copied": copied,
+        "in_flight": plan.in_flight,
+        "waiting": plan.waiting,
+        "configs": plan.configs,
+        "refusal": plan.refusal,
+    }
+
+
+def _print_plan(plan: HandoverPlan, as_json: bool) -> None:
+    if as_json:
+        print_json(_plan_json(plan))
+        return
+    console.print(f"Hand-over of {plan.topic} ({plan.topic_id}), copied by {plan.copier} now:")
+    for partition, (segments, highest) in sorted(plan.copied.items()):
+        console.print(f"  partition {partition}: {segments} segment(s) copied, to offset {highest}")
+    console.print(f"  {plan.waiting} transition(s) to publish to __remote_log_metadata first")
+    settings_text = ", ".join(f"{k}={v}" for k, v in plan.configs.items())
+    console.print(f"  then in Kafka: {settings_text}; the brokers copy from there on")
+    console.print(plan.refusal or "Dry run: nothing changed. Run again with --yes to hand over.")
+
+
+HANDOVER = Command(
+    "handover",
+    handover_command,
+    help="hand a topic tierflow copied over to the brokers' own tiering",
+    description="Make the brokers serve, and go on tiering, a topic tierflow has copied: "
+    "tierflow stops copying it, publishes every transition to __remote_log_metadata, then "
+    "sets remote.storage.enable=true on the topic in Kafka (TIERFLOW_KAFKA_BOOTSTRAP). The "
+    "brokers copy only what follows tierflow's last segment, and their local retention drops "
+    "what tierflow's copies hold. Refused while a copy of the topic is in flight. Without "
+    "--yes it only shows what it would do. A hand-over stopped midway is finished by running "
+    "it again.",
+    args=(
+        arg("topic", help="the topic's name"),
+        config_option("another topic config to set with it, e.g. local.retention.ms=3600000"),
+        flag("--yes", "hand over (without it: a dry run)"),
+        flag("--json", "print the plan (and the outcome) as JSON"),
     ),
 )
 

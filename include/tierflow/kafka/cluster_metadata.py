@@ -32,6 +32,7 @@ __all__ = [
     "read_cluster_partitions",
     "read_cluster_topic_configs",
     "read_cluster_topics",
+    "set_topic_configs",
 ]
 
 CLIENT_ID = "tierflow"
@@ -265,3 +266,24 @@ def read_cluster_topic_configs(
         policy = effective.get("cleanup.policy") or "delete"
         found.append(TopicConfigs(name, ids[name], name in internal, overrides, policy, effective))
     return found
+
+
+def set_topic_configs(
+    bootstrap: str,
+    topic: str,
+    configs: Mapping[str, str],
+    *,
+    timeout_s: float = 30,
+    client_config: Mapping[str, Any] | None = None,
+) -> None:
+    """Set ``configs`` on the topic with IncrementalAlterConfigs: its other overrides stay as
+    they are (a plain AlterConfigs would reset them). ClusterMetadataError if refused."""
+
+    def question(admin: KafkaAdminClient) -> Any:
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic, dict(configs))
+        return admin.alter_configs([resource], incremental=True, raise_on_unknown=False)
+
+    answer = _ask(bootstrap, timeout_s, client_config, question)
+    result = (answer or {}).get("topic", {}).get(topic)  # "OK", or the error as text
+    if result != "OK":
+        raise ClusterMetadataError(bootstrap, f"topic {topic}: configs refused: {result}")

@@ -26,6 +26,9 @@ EVENT_ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 TOPIC_NAME_TYPE = sa.String(512)
 # Lease owners and actors are built from topic names and Airflow run ids: no useful bound.
 ACTOR_TYPE = sa.Text
+# topics.copier and remote_log_segments.writer: tierflow's copy, or a broker's.
+TIERFLOW_COPIER = "tierflow"
+BROKER_COPIER = "broker"
 
 
 def partition_number_key() -> Any:
@@ -102,6 +105,11 @@ class Topic(SQLModel, table=True):
     @property
     def state(self) -> TieredState:
         return TieredState(self.tiered_state)
+
+    @property
+    def copied_by_tierflow(self) -> bool:
+        """False once handed over: the brokers copy, expire and remove it, tierflow follows."""
+        return self.copier == TIERFLOW_COPIER
 
 
 class Partition(SQLModel, table=True):

@@ -17,6 +17,8 @@ from sqlmodel import col, select
 from tierflow.metadata.errors import MetadataError
 from tierflow.metadata.events import Event, EventEntity, Subject
 from tierflow.metadata.models import (
+    BROKER_COPIER,
+    TIERFLOW_COPIER,
     MetadataEvent,
     RemoteLogMetadataOutbox,
     RemoteLogMetadataPosition,
@@ -25,8 +27,7 @@ from tierflow.metadata.models import (
 )
 from tierflow.metadata.store_base import StoreBase, update_and_record
 
-TIERFLOW = "tierflow"
-BROKER = "broker"
+TIERFLOW, BROKER = TIERFLOW_COPIER, BROKER_COPIER
 COPIERS = (TIERFLOW, BROKER)
 OUTBOX_POSITION = "outbox"  # the id of the last event the outbox has looked at
 
@@ -67,8 +68,9 @@ class RemoteLogMetadataStore(StoreBase):
         return True
 
     def publishable_events(self, after_id: int, limit: int) -> list[PublishableEvent]:
-        """Segment and partition-delete transitions after ``after_id``, of topics tierflow
-        copies and segments tierflow wrote, not in the outbox yet, in the order written."""
+        """Transitions after ``after_id`` not in the outbox yet, in the order written: of the
+        segments tierflow wrote (also once their topic is handed over: the hand-over publishes
+        them then), and partition deletes of the topics tierflow copies."""
         segment_kinds = (EventEntity.SEGMENT.value, EventEntity.PARTITION_DELETE.value)
         query = (
             select(MetadataEvent, Topic, RemoteLogSegment)
@@ -80,13 +82,15 @@ class RemoteLogMetadataStore(StoreBase):
             .where(col(MetadataEvent.id) > after_id)
             .where(~exists().where(col(RemoteLogMetadataOutbox.event_id) == col(MetadataEvent.id)))
             .where(col(MetadataEvent.entity).in_(segment_kinds))
-            .where(col(Topic.copier) == TIERFLOW)
             .where(
                 or_(
-                    col(MetadataEvent.entity) == EventEntity.PARTITION_DELETE.value,
                     and_(
-                        col(RemoteLogSegment.writer) == TIERFLOW,
+                        col(MetadataEvent.entity) == EventEntity.PARTITION_DELETE.value,
+                        col(Topic.copier) == TIERFLOW,
+                    ),
+                    and_(
                         col(MetadataEvent.entity) == EventEntity.SEGMENT.value,
+                        col(RemoteLogSegment.writer) == TIERFLOW,
                     ),
                 )
             )
@@ -150,9 +154,7 @@ class RemoteLogMetadataStore(StoreBase):
 
     def outbox_depth(self) -> int:
         """How many entries wait to be published."""
-        query = select(func.count()).where(
-            col(RemoteLogMetadataOutbox.published_offset).is_(None)
-        )
+        query = select(func.count()).where(col(RemoteLogMetadataOutbox.published_offset).is_(None))
         with self._session() as session:
             return int(session.exec(query).one())
 

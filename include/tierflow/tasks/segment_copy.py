@@ -59,7 +59,9 @@ def list_copy_targets(settings: Settings | None = None, params: dict | None = No
     tiered = {
         t.name: t
         for t in store.topics()
-        if t.remote_storage_enable and t.tiered_state == TieredState.ENABLED
+        if t.remote_storage_enable
+        and t.tiered_state == TieredState.ENABLED
+        and t.copied_by_tierflow
     }
     # A partition marked for deletion belongs to remote partition removal, not to copy.
     deleting = {(d.topic_id, d.partition) for d in store.partition_deletes()}

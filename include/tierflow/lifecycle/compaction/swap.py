@@ -66,6 +66,8 @@ def compactable(topic: Topic) -> str | None:
         return f"cleanup.policy={topic.cleanup_policy}: not a compacted topic"
     if topic.tiered_state != TieredState.ENABLED:
         return f"tiered state is {topic.tiered_state}"
+    if not topic.copied_by_tierflow:
+        return "handed over: the brokers copy it, and do not compact their tier"
     return None
 
 

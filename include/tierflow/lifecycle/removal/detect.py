@@ -263,6 +263,8 @@ def _candidates(store: MetadataStore) -> tuple[list[_Candidate], list[KeptTopic]
     for topic in store.topics():
         if RETIRED_MARK in topic.name:
             continue  # a deleted topic whose name was freed; its removal is under way
+        if not topic.copied_by_tierflow:
+            continue  # handed over: the brokers delete its remote partitions themselves
         partitions = held.get(topic.topic_id, [])
         if partitions and all((topic.topic_id, p) in marked for p in partitions):
             already.append(KeptTopic(topic.name, topic.topic_id, ALREADY_MARKED))

@@ -234,7 +234,10 @@ def _log_view(
 
 def remote_retention_applies(topic: Topic) -> bool:
     """Remote data expires while tiering is on, and after KIP-950's "retain" disablement: the
-    data stays readable and still expires by retention.* (a "delete" disablement removes it)."""
+    data stays readable and still expires by retention.* (a "delete" disablement removes it).
+    Never on a topic handed over to the brokers: their RemoteLogManager expires it."""
+    if not topic.copied_by_tierflow:
+        return False
     if topic.remote_storage_enable and topic.tiered_state == TieredState.ENABLED:
         return True
     retained = topic.tiered_state in (TieredState.DISABLING, TieredState.DISABLED)

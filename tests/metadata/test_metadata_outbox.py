@@ -1,0 +1,75 @@
+"""The store's side of ``__remote_log_metadata``: what goes in the outbox, and a topic's copier.
+
+On SQLite and PostgreSQL. The outbox takes the transitions of segments tierflow wrote (also
+once their topic is handed over: the hand-over publishes them then), never those of segments a
+broker wrote; entries are made once, in history order, and marked with their offsets.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.metadata.metadata_support import NOW, TOPIC_ID, add_segment, new_store
+from tierflow.lifecycle.compaction.swap import compactable
+from tierflow.lifecycle.copy.steps import _not_copyable
+from tierflow.lifecycle.remote_log_metadata.publish import fill_outbox
+from tierflow.lifecycle.retention.remote import remote_retention_applies
+from tierflow.metadata.errors import MetadataError
+from tierflow.metadata.models import RemoteLogSegment
+from tierflow.metadata.states import RemoteLogSegmentState as S
+
+SEGMENT = "AAAAAAAAAAAAAAAAAAAAAA"
+OTHER = "BAAAAAAAAAAAAAAAAAAAAA"
+
+
+def test_each_transition_of_tierflows_segments_is_one_entry_in_history_order(
+    store_url: str,
+) -> None:
+    store = new_store(store_url)
+    add_segment(store, SEGMENT)
+    store.transition_segment(SEGMENT, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1)
+    assert fill_outbox(store, partitions=50) == 2
+    assert fill_outbox(store, partitions=50) == 0  # made once
+    entries = store.unpublished(10)
+    assert [e.event_id for e in entries] == sorted(e.event_id for e in entries)
+    store.mark_published([(entries[0].event_id, 7)])
+    assert store.published_through(entries[0].metadata_partition) == 7
+    assert store.outbox_depth() == 1
+
+
+def test_segments_a_broker_wrote_never_go_in_the_outbox(store_url: str) -> None:
+    store = new_store(store_url)
+    add_segment(store, OTHER)
+    with store.engine.begin() as connection:
+        connection.execute(
+            RemoteLogSegment.__table__.update()  # type: ignore[attr-defined]
+            .where(RemoteLogSegment.__table__.c.segment_id == OTHER)  # type: ignore[attr-defined]
+            .values(writer="broker")
+        )
+    assert fill_outbox(store, partitions=50) == 0
+
+
+def test_the_copier_changes_once_with_an_event_and_gates_the_lifecycle(store_url: str) -> None:
+    store = new_store(store_url)
+    topic = store.topic_by_id(TOPIC_ID)
+    assert topic.copied_by_tierflow and _not_copyable(topic) is None
+    assert remote_retention_applies(topic)
+    assert store.set_copier(TOPIC_ID, "broker", actor="t", now_ms=NOW)
+    assert not store.set_copier(TOPIC_ID, "broker", actor="t", now_ms=NOW)
+    handed = store.topic_by_id(TOPIC_ID)
+    assert [e.to_state for e in store.events(topic_id=TOPIC_ID, entity="topic")][-1] == (
+        "COPIER_BROKER"
+    )
+    assert _not_copyable(handed) == "handed over: the brokers copy it"
+    assert not remote_retention_applies(handed)
+    assert compactable(handed) is not None
+    with pytest.raises(MetadataError, match="copier must be one of"):
+        store.set_copier(TOPIC_ID, "nobody", actor="t", now_ms=NOW)
+
+
+def test_tierflows_segments_are_published_after_the_hand_over_too(store_url: str) -> None:
+    """The hand-over marks the topic first, then publishes what waits: it must still go."""
+    store = new_store(store_url)
+    add_segment(store, SEGMENT)
+    store.set_copier(TOPIC_ID, "broker", actor="t", now_ms=NOW)
+    assert fill_outbox(store, partitions=50) == 1
