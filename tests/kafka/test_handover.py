@@ -13,14 +13,23 @@ manager reads what tierflow published to ``__remote_log_metadata``:
 4. a kafka-python consumer from offset 0 reads exactly what was produced (read_committed leaves
    out the aborted transaction), the dropped offsets served from tierflow's copies;
 5. the metadata topic names no offset twice among the finished segments of both writers.
+
+Then the other way: the broker tiers more segments itself; ``tierflow remote-log-metadata
+follow`` (SIGKILLed once midway, then run again, then from the start) mirrors them into the
+store; ``tierflow restore`` rebuilds the whole partition from both writers' segments, each
+``.log`` byte-identical to the broker's file: tierflow's as the broker had them before the
+hand-over, the broker's as its own copier put them in LocalTieredStorage (a byte copy of
+the file, by Kafka's code).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import signal
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
@@ -29,7 +38,7 @@ from kafka.structs import TopicPartition
 
 from dev.kafka_broker import KafkaCluster
 from tests.kafka.produced import Record, send_all, transaction, varied
-from tests.kafka.support import consume, register, run, settings_for
+from tests.kafka.support import consume, register, run, settings_for, tierflow
 from tests.support.kafka_broker import create_topic
 from tierflow.config import Settings
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, read_offset_checkpoint
@@ -53,6 +62,7 @@ class HandedOver:
     sent: dict[int, Record]
     aborted: set[int]
     tierflow_segments: list[tuple[int, int, str]]  # (start, end, segment id)
+    local_logs: dict[str, bytes]  # the broker's .log files of the partition before hand-over
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +87,8 @@ def handed_over(
     assert done.returncode == 0, done.stderr
     spans = _tierflow_segments(settings)
     assert len(spans) >= 3, spans
+    partition_dir = tiering_broker.nodes[0].log_dir / f"{TOPIC}-0"
+    local_logs = {p.name: p.read_bytes() for p in partition_dir.glob("*.log")}
     done = run(
         settings,
         "topics",
@@ -89,7 +101,7 @@ def handed_over(
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["handed_over"] is True
-    return HandedOver(settings, topic_id, sent, aborted, spans)
+    return HandedOver(settings, topic_id, sent, aborted, spans, local_logs)
 
 
 def _tierflow_segments(settings: Settings) -> list[tuple[int, int, str]]:
@@ -177,6 +189,17 @@ def test_the_metadata_topic_names_no_offset_twice(
         assert start == end + 1, spans
 
 
+def _settled(cluster: KafkaCluster, topic_id: str) -> list[tuple[int, int, str]]:
+    """The finished segments once the broker has tiered every rolled one: the same twice."""
+    before: list[tuple[int, int, str]] = []
+    while True:
+        time.sleep(2)  # more than four copy intervals of the broker (500 ms)
+        now = sorted(_finished(cluster, topic_id))
+        if now == before:
+            return now
+        before = now
+
+
 def _finished(cluster: KafkaCluster, topic_id: str) -> list[tuple[int, int, str]]:
     """(start, end, segment id) of every segment of the topic whose last state on the metadata
     topic is COPY_SEGMENT_FINISHED, whoever wrote it."""
@@ -200,3 +223,45 @@ def test_tierflow_copies_nothing_more_of_a_handed_over_topic(handed_over: Handed
     assert _tierflow_segments(handed_over.settings) == handed_over.tierflow_segments
     again = run(handed_over.settings, "topics", "handover", TOPIC, "--yes", "--json")
     assert again.returncode == 0, again.stderr  # finished already: nothing to do, no error
+
+
+def test_tierflow_mirrors_what_the_broker_tiers_and_restores_both_writers_segments(
+    handed_over: HandedOver, tiering_broker: KafkaCluster, tmp_path: Path
+) -> None:
+    settings, ours = handed_over.settings, len(handed_over.tierflow_segments)
+    producer = KafkaProducer(bootstrap_servers=tiering_broker.bootstrap)
+    send_all(producer, TOPIC, varied(1500, start_ms=int(time.time() * 1000), seed=5))
+    producer.close()
+    assert _until(lambda: len(_finished(tiering_broker, handed_over.topic_id)) >= ours + 3)
+    finished = _settled(tiering_broker, handed_over.topic_id)
+
+    killed = tierflow(
+        settings,
+        "remote-log-metadata",
+        "follow",
+        "--json",
+        env={"TIERFLOW_CRASH_AT": "rlmm.after_mirror#3"},
+    )
+    assert killed.wait(timeout=120) == -signal.SIGKILL
+    for argv in ((), ("--from-start",)):
+        done = run(settings, "remote-log-metadata", "follow", "--json", *argv)
+        assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mirrored"] == 0  # a re-read changes nothing
+
+    store = open_store(settings)
+    rows = store.segments(handed_over.topic_id, 0, states=[S.COPY_SEGMENT_FINISHED])
+    assert [(r.start_offset, r.end_offset, r.segment_id) for r in rows] == finished
+    assert {r.writer for r in rows} == {"tierflow", "broker"}
+
+    restored = tmp_path / "restored"
+    done = run(settings, "restore", TOPIC, "--to", str(restored), "--no-spark")
+    assert done.returncode == 0, done.stderr
+    remote = tiering_broker.nodes[0].home.parent / "remote"
+    for row in rows:
+        name = f"{row.start_offset:020d}.log"
+        if row.writer == "tierflow":
+            expected = handed_over.local_logs[name]
+        else:
+            (copied,) = remote.rglob(f"{row.start_offset:020d}-{row.segment_id}.log")
+            expected = copied.read_bytes()
+        assert (restored / f"{TOPIC}-0" / name).read_bytes() == expected, name

@@ -21,6 +21,7 @@ from tierflow.cli.spec import Command, Group, add_commands, arg, config_option, 
 from tierflow.config import ENV_KAFKA_BOOTSTRAP, InvalidSettingError, Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.remote_log_metadata.topic import MetadataTopic, MetadataTopicError
+from tierflow.lifecycle.remote_log_metadata.follow import follow, follow_topic
 from tierflow.lifecycle.remote_log_metadata.handover import (
     HandoverPlan,
     HandoverRefused,
@@ -153,11 +154,69 @@ HANDOVER = Command(
     ),
 )
 
+
+def follow_command(args: argparse.Namespace) -> int:
+    with as_command_error(InvalidSettingError):
+        settings = Settings.from_env()
+    topic = metadata_topic(settings)
+    with as_command_error(MetadataTopicError, MetadataError):
+        report = follow(open_store(settings), topic, from_start=args.from_start)
+    if args.json:
+        print_json(asdict(report))
+    else:
+        console.print(
+            f"read {report.read} record(s) of {topic.topic} at {topic.bootstrap}: "
+            f"{report.mirrored} transition(s) mirrored, {report.known} known already, "
+            f"{report.not_followed} of topics tierflow does not follow"
+        )
+    return 0
+
+
+def topics_follow_command(args: argparse.Namespace) -> int:
+    with as_command_error(InvalidSettingError):
+        settings = Settings.from_env()
+    store = open_store(settings)
+    with as_command_error(MetadataError, ValueError):
+        changed = follow_topic(store, args.topic, actor=cli_actor(), now_ms=wall_clock_ms())
+    state = "now follows" if changed else "already follows"
+    console.print(
+        f"tierflow {state} {args.topic}: the brokers copy it; "
+        "run tierflow remote-log-metadata follow to mirror their segments"
+    )
+    return 0
+
+
+FOLLOW = Command(
+    "follow",
+    follow_command,
+    help="mirror the brokers' segments of followed topics into the store",
+    description="Read the cluster's __remote_log_metadata (TIERFLOW_KAFKA_BOOTSTRAP) from where "
+    "the last run stopped and mirror every segment and state of the topics the brokers copy "
+    "(handed over, or followed) into the store, marked as the brokers'. tierflow never "
+    "copies, expires or removes them; restore, export, verify, reconcile and status work on "
+    "them. Records of other topics are counted and left alone. Reading again is harmless.",
+    args=(
+        flag("--from-start", "read every partition from its first record again"),
+        flag("--json", "print the counts as JSON"),
+    ),
+)
+
+TOPICS_FOLLOW = Command(
+    "follow",
+    topics_follow_command,
+    help="follow a topic the brokers tier themselves (broker-owned)",
+    description="Mark a registered topic as copied by the brokers' own tiering (Aiven's or "
+    "another RemoteStorageManager), so tierflow mirrors its segments from "
+    "__remote_log_metadata and never copies it. A topic tierflow has copied segments of is "
+    "handed over instead (tierflow topics handover).",
+    args=(arg("topic", help="the topic's name"),),
+)
+
 REMOTE_LOG_METADATA = Group(
     "remote-log-metadata",
     help="publish to and follow the brokers' __remote_log_metadata",
     dest="rlm_command",
-    commands=(PUBLISH,),
+    commands=(PUBLISH, FOLLOW),
 )
 
 

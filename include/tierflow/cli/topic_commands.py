@@ -16,7 +16,7 @@ from rich.table import Table
 
 from tierflow.cli.commands import KNOWN_ERRORS, TOPIC_ACTIONS, console
 from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config
-from tierflow.cli.remote_log_metadata_commands import HANDOVER
+from tierflow.cli.remote_log_metadata_commands import HANDOVER, TOPICS_FOLLOW
 from tierflow.cli.spec import Command, Group, add_commands, arg, config_option, flag
 from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError, read_cluster_topic_configs
@@ -299,7 +299,7 @@ TOPICS = Group(
     "topics",
     help="register topics and their tiering configs",
     dest="topics_command",
-    commands=(*TOPIC_ACTIONS, SYNC, HANDOVER),
+    commands=(*TOPIC_ACTIONS, SYNC, HANDOVER, TOPICS_FOLLOW),
 )
 
 

@@ -110,6 +110,13 @@ class RemoteLogMetadataStore(StoreBase):
         found = self._get(RemoteLogMetadataPosition, name)
         return None if found is None else found.position
 
+    def positions_named(self, prefix: str) -> list[str]:
+        query = select(RemoteLogMetadataPosition.name).where(
+            col(RemoteLogMetadataPosition.name).startswith(prefix)
+        )
+        with self._session() as session:
+            return list(session.exec(query).all())
+
     def set_positions(self, positions: dict[str, int]) -> None:
         with self._write() as connection:
             for name, position in positions.items():

@@ -20,6 +20,7 @@ from sqlmodel import col, select
 from tierflow.metadata.errors import InvalidStateTransition, MetadataError, UnknownSegmentError
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import (
+    TIERFLOW_COPIER,
     Partition,
     RemoteLogSegment,
     RemoteSegmentObject,
@@ -125,6 +126,7 @@ class SegmentStore(StoreBase):
         tiered_epoch: int | None = None,
         custom_metadata: bytes | None = None,
         lease: Lease | None = None,
+        writer: str = TIERFLOW_COPIER,
     ) -> RemoteLogSegment:
         """null -> COPY_SEGMENT_STARTED: the row and its event in one transaction.
 
@@ -154,6 +156,7 @@ class SegmentStore(StoreBase):
             "event_timestamp_ms": now_ms,
             "custom_metadata": custom_metadata,
             "txn_index_empty": txn_index_empty,
+            "writer": writer,
             "owner": actor if owner is None else owner,
             "created_ms": now_ms,
         }
@@ -164,13 +167,13 @@ class SegmentStore(StoreBase):
     ) -> RemoteLogSegment:
         """Insert the row, or hand back the one a first add (or a racing one) wrote."""
         segment_id = row["segment_id"]
-        existing = self._find_segment(segment_id)
+        existing = self.find_segment(segment_id)
         if existing is None:
             try:
                 self._insert_started(row, actor=actor, lease=lease)
                 return self.segment(segment_id)
             except IntegrityError:
-                existing = self._find_segment(segment_id)
+                existing = self.find_segment(segment_id)
                 if existing is None:
                     raise
         return _same_segment_or_raise(existing, row)
@@ -290,7 +293,7 @@ class SegmentStore(StoreBase):
 
     def segment(self, segment_id: str) -> RemoteLogSegment:
         return found_or_raise(
-            self._find_segment(segment_id),
+            self.find_segment(segment_id),
             lambda: UnknownSegmentError(f"unknown remote log segment {segment_id!r}"),
         )
 
@@ -399,7 +402,7 @@ class SegmentStore(StoreBase):
             highest = session.exec(query).one()
         return -1 if highest is None else int(highest)
 
-    def _find_segment(self, segment_id: str) -> RemoteLogSegment | None:
+    def find_segment(self, segment_id: str) -> RemoteLogSegment | None:
         return self._get(RemoteLogSegment, segment_id)
 
 
