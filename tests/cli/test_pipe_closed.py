@@ -40,6 +40,7 @@ COMMANDS = (
     ("reconcile", "--json"),
     ("retention", "--dry-run"),
     ("cluster", "describe"),
+    ("broker-config", "--key-dir", "{broker_keys}"),
     ("diskless", "describe", "--json"),
     ("restore", "orders", "--to", "{restored}", "--dry-run"),
     ("export", "iceberg", "--topic", "orders", "--dry-run"),
@@ -64,6 +65,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Tiered, dict[str,
         "segment": t.store.segments(topic_id, 0, states=finished)[0].segment_id,
         "keyring": str(t.settings.keyring),
         "restored": str(base / "restored"),
+        "broker_keys": str(base / "broker-keys"),
     }
     return t, fill
 

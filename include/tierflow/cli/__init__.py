@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 
 from tierflow.cli import (
     airflow_commands,
+    broker_commands,
     cluster_commands,
     commands,
     compaction_commands,
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         retention_commands,
         diskless_commands,
         cluster_commands,
+        broker_commands,
         export_commands,
         compaction_commands,
         remote_log_metadata_commands,
