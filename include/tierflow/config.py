@@ -209,7 +209,8 @@ class Settings:
     log_dirs: tuple[Path, ...]
     copy_lease_ttl_s: int = DEFAULT_LEASE_TTL_S
     # "chunked": Aiven's layout (chunked, optionally compressed and encrypted); "plain": one
-    # untransformed object per segment file.
+    # untransformed object per segment file; "kafka-local": the same under the keys of Kafka's
+    # LocalTieredStorage (a local bucket is a broker's rsm.config.dir).
     storage_layout: str = "chunked"
     storage_prefix: str = ""
     chunk_size: int = DEFAULT_CHUNK_SIZE
@@ -385,7 +386,7 @@ class _Environment(BaseSettings):
     log_dirs: str = ""
     brokers: Annotated[tuple[BrokerSpec, ...], BeforeValidator(_brokers)] = ()
     copy_lease_ttl_s: _Positive = DEFAULT_LEASE_TTL_S
-    storage_layout: Literal["chunked", "plain"] = "chunked"
+    storage_layout: Literal["chunked", "plain", "kafka-local"] = "chunked"
     storage_prefix: str = ""
     chunk_size: _Positive = DEFAULT_CHUNK_SIZE
     compression: _Flag = True

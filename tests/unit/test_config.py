@@ -22,7 +22,7 @@ def test_embedded_defaults_round_trip_through_the_environment(tmp_path: Path):
         ("TIERFLOW_CHUNK_SIZE", "0", "must be at least 1"),
         ("TIERFLOW_CHUNK_SIZE", "4MiB", "expected a whole number"),
         ("TIERFLOW_COMPRESSION", "maybe", "expected true or false"),
-        ("TIERFLOW_STORAGE_LAYOUT", "zip", "expected chunked or plain"),
+        ("TIERFLOW_STORAGE_LAYOUT", "zip", "expected chunked, plain or kafka-local"),
         ("TIERFLOW_CHUNK_CACHE_BYTES", "-1", "must be at least 0"),
     ],
 )

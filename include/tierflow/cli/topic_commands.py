@@ -35,6 +35,7 @@ from tierflow.metadata.topic_sync import (
     topics_from_log_dirs,
 )
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.storage.keys import key_layout
 from tierflow.tasks.disablement import apply_request, complete_request
 from tierflow.units import counted, human_bytes
 
@@ -99,6 +100,7 @@ def remove_partitions_command(args: argparse.Namespace) -> int:
             prefix=settings.storage_prefix,
             actor=cli_actor(),
             grace_ms=settings.removal_grace_s * 1000,
+            keys=key_layout(settings.storage_layout),
         )
     segments = sum(len(r.deleted) for r in reports)
     console.print(

@@ -6,9 +6,10 @@ Airflow connection ``aws_conn_id`` (Spark executors pass a handed-over client sp
 ``abfs://container@account[/prefix]`` (or ``wasb://``) an Azure Blob Storage container,
 through the Airflow connection ``azure_conn_id``; ``gs://bucket[/prefix]`` a Google Cloud
 Storage bucket, through the Airflow connection ``gcp_conn_id``.
-The layout is Aiven's chunked one (optionally compressed and encrypted) or plain: one object
-per file. S3 requests are retried by the configured policy; a local directory fails for good
-when it fails.
+The layout is Aiven's chunked one (optionally compressed and encrypted), plain (one object per
+file, under Aiven's keys) or kafka-local (one object per file, under Kafka's LocalTieredStorage's
+keys: a local bucket is then a broker's ``rsm.config.dir``). S3 requests are retried by the
+configured policy; a local directory fails for good when it fails.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tierflow.config import (
 )
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.azure_blob import AZURE_SCHEMES
+from tierflow.storage.keys import key_layout
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
     from tierflow.config import Settings
     from tierflow.storage.chunked import ChunkCache
     from tierflow.storage.handover import BucketClient
+
+
+ONE_OBJECT_PER_FILE = ("plain", "kafka-local")  # the layouts of PlainRemoteStorageManager
 
 
 class UnsupportedStorageURLError(ValueError):
@@ -175,8 +180,9 @@ def open_remote_storage(
     """The configured storage manager. ``cache`` is for readers (the read path builds one from
     the settings, ``tierflow.runtime.open_storage`` passes it); uploads need none."""
     objects = settings_object_store(settings, bucket_client=bucket_client)
-    if settings.storage_layout == "plain":
-        return PlainRemoteStorageManager(objects, settings.storage_prefix)
+    if settings.storage_layout in ONE_OBJECT_PER_FILE:
+        keys = key_layout(settings.storage_layout)
+        return PlainRemoteStorageManager(objects, settings.storage_prefix, keys=keys)
     from tierflow.storage.chunked import ChunkedRemoteStorageManager
     from tierflow.transform.keyring import KeyRing
 

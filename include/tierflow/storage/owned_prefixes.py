@@ -10,9 +10,10 @@ starts writing somewhere new, add its prefix here first.
   (export/warehouse.py): Parquet data files, ``metadata.json``, manifests and manifest lists.
   A file is live while a snapshot of its table (or the table's metadata log) references it.
 * ``segments``: everything else under the storage prefix, laid out as
-  ``<prefix><topic>-<topic id>/<partition>/<offset>-<segment id>.<suffix>`` (storage/keys.py):
-  the ``.log``, its indexes and the chunked layout's manifest. A key is live while a live
-  segment row names it; a key of no registered partition is an orphan.
+  ``<prefix><topic>-<topic id>/<partition>/<offset>-<segment id>.<suffix>``, or with the
+  kafka-local layout ``<prefix>kafka-tiered-storage/<topic>-<partition>-<topic id>/...``
+  (storage/keys.py): the ``.log``, its indexes and the chunked layout's manifest. A key is
+  live while a live segment row names it; a key of no registered partition is an orphan.
 
 Keys outside the storage prefix and the warehouse are not tierflow's and are never listed.
 """
@@ -62,7 +63,7 @@ class BucketLayout:
 
     def prefixes(self) -> tuple[OwnedPrefix, ...]:
         """Every owned prefix, the most specific first (the order ``owner_of`` decides in)."""
-        segments = f"{self.storage_prefix}<topic>-<topic id>/<partition>/<offset>-<segment id>"
+        segments = f"{self.storage_prefix}<partition directory>/<offset>-<segment id>"
         return (
             OwnedPrefix(
                 Owner.DISKLESS_WAL,

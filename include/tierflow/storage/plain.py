@@ -1,8 +1,12 @@
 """A storage manager that uploads each segment file as one untransformed object.
 
 It is the simplest faithful RemoteStorageManager: one object per file, as Kafka's own
-LocalTieredStorage does, under the Aiven key layout. Ranged reads of the log are plain ranged
-GETs of the ``.log`` object.
+LocalTieredStorage does, under Aiven's key layout ("plain") or under LocalTieredStorage's own
+("kafka-local", storage/keys.py), where a broker's LocalTieredStorage reads the same objects.
+Ranged reads of the log are plain ranged GETs of the ``.log`` object.
+
+What LocalTieredStorage writes, this writes too: the ``.txnindex`` only when the segment has
+one (an empty file as an empty object), every other file always.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from tierflow.rsm import (
     RemoteResourceNotFoundError,
     RemoteSegment,
 )
-from tierflow.storage.keys import segment_object_key
+from tierflow.storage.keys import AIVEN_KEYS, KeyLayout
 from tierflow.storage.object_store import READ_CHUNK, ObjectStore
 from tierflow.storage.verification import verify_objects
 from tierflow.transform.segment_files import segment_file_stream
@@ -34,12 +38,15 @@ INDEX_SUFFIXES: dict[IndexType, str] = {
 
 
 class PlainRemoteStorageManager:
-    def __init__(self, objects: ObjectStore, prefix: str = "") -> None:
+    def __init__(
+        self, objects: ObjectStore, prefix: str = "", *, keys: KeyLayout = AIVEN_KEYS
+    ) -> None:
         self.objects = objects
         self.prefix = prefix
+        self.keys = keys
 
     def key(self, segment: RemoteSegment, suffix: str) -> str:
-        return segment_object_key(self.prefix, segment, suffix)
+        return self.keys.segment_object_key(self.prefix, segment, suffix)
 
     def object_keys(self, segment: RemoteSegment) -> list[str]:
         suffixes = [LOG_SUFFIX, *INDEX_SUFFIXES.values()]

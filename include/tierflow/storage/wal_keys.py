@@ -1,8 +1,9 @@
 """Object keys of WAL segment objects: ``<prefix>diskless/wal/<uuid>``.
 
 WAL objects hold batches of many partitions, so they live beside the per-partition tiered
-layout (``<prefix><topic>-<id>/<partition>/...``) rather than inside it; a UUID name means any
-writer can upload without coordinating with the others (KIP-1163).
+layout (``<prefix><topic>-<id>/<partition>/...``, or ``<prefix>kafka-tiered-storage/...``)
+rather than inside it; a UUID name means any writer can upload without coordinating with the
+others (KIP-1163).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from tierflow.lifecycle.removal.mark import delete_topic, plan_topic_deletion
 from tierflow.lifecycle.removal.remove import pending_removals, remove_partition
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.storage.keys import key_layout
 from tierflow.tasks.attribution import attributed
 from tierflow.tasks.shards import check_run, cut_shards, run_partitions
 
@@ -139,6 +140,7 @@ def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) ->
         job["topic_id"],
         int(job["partition"]),
         prefix=settings.storage_prefix,
+        keys=key_layout(settings.storage_layout),
         actor=attributed(ACTOR),
     )
     return {**report.as_dict(), "dry_run": False}

@@ -32,6 +32,7 @@ from tierflow.lifecycle.reconcile import (
     reconcile_summary,
 )
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.storage.keys import key_layout
 from tierflow.tasks.attribution import attributed
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ def run_reconcile(
             topics=topics,
             warehouse=warehouse,
             progress=progress,
+            keys=key_layout(settings.storage_layout),
         )
         if not apply:
             return plan, None

@@ -10,11 +10,17 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tierflow.lifecycle.reconcile.findings import Action, Finding, FindingKind, ReconcilePlan
-from tierflow.lifecycle.reconcile.layout import PartitionScan, segment_id_of
+from tierflow.lifecycle.reconcile.layout import (
+    PartitionScan,
+    TopicKey,
+    named_topic,
+    segment_id_of,
+)
 from tierflow.lifecycle.reconcile.segments import LIVE_NAMES, segment_row
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.storage.keys import KeyPlace
 from tierflow.storage.object_store import ObjectStore
 
 
@@ -27,24 +33,24 @@ class Place(NamedTuple):
     why: str
 
 
-def unregistered_place(key: str, prefix: str, topic_dirs: dict[str, Topic]) -> Place:
-    """Describe a key outside every registered partition prefix."""
-    top = key[len(prefix) :].split("/", 1)[0]
-    topic = topic_dirs.get(f"{prefix}{top}/")
+def unregistered_place(place: KeyPlace, topics: dict[TopicKey, Topic]) -> Place:
+    """Describe a key outside every registered partition prefix, from what its directories
+    name (layout.key_place)."""
+    named = named_topic(place)
+    topic = None if named is None else topics.get(named)
     if topic is None:
         return Place(None, None, None, "outside every registered topic")
     name = kafka_topic_name(topic.name)
-    parts = key[len(prefix) :].split("/")
-    number = int(parts[1]) if len(parts) >= 3 and parts[1].isdigit() else None
+    number = place.partition
     if number is None:
         return Place(name, topic.topic_id, None, f"under topic {name} but in no partition")
     return Place(name, topic.topic_id, number, f"partition {number} of {name} is not registered")
 
 
-def leftover_place(key: str, prefix: str, topic_dirs: dict[str, Topic]) -> Place:
+def leftover_place(place: KeyPlace, topics: dict[TopicKey, Topic]) -> Place:
     """Where a killed upload's temporary file lies: never an object, whatever names its key."""
-    place = unregistered_place(key, prefix, topic_dirs)
-    return place._replace(why="temporary file of an upload that was killed")
+    found = unregistered_place(place, topics)
+    return found._replace(why="temporary file of an upload that was killed")
 
 
 def orphan_place(store: MetadataStore, scan: PartitionScan, key: str) -> Place | None:

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.reconcile.findings import Action, Finding, FindingKind, ReconcilePlan
 from tierflow.lifecycle.reconcile.layout import (
     PartitionScan,
-    partition_dir,
+    TopicKey,
+    TopicScope,
+    key_place,
     partition_scans,
     stem,
     stem_in,
-    topic_dir,
+    topic_key,
+    topic_scope,
 )
 from tierflow.lifecycle.reconcile.orphans import (
     add_orphan,
@@ -33,6 +37,7 @@ from tierflow.metadata.segment_store import FinishedObject
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
+from tierflow.storage.keys import AIVEN_KEYS, KeyLayout
 from tierflow.storage.local import leftover_keys
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.owned_prefixes import BucketLayout, Owner
@@ -54,6 +59,7 @@ def plan_reconcile(
     topics: Iterable[str] | None = None,
     warehouse: WarehouseCatalog | None = None,
     progress: Progress = NO_PROGRESS,
+    keys: KeyLayout = AIVEN_KEYS,
 ) -> ReconcilePlan:
     """Compare the bucket with the store and the Iceberg catalog; change nothing.
 
@@ -64,6 +70,7 @@ def plan_reconcile(
     judged). Diskless WAL objects: by the diskless GC, against the coordinator.
     ``topics`` (Kafka names) narrows all of it to those topics. ``progress`` hears of the
     FINISHED segments' objects checked (segments and recorded bytes), a partition at a time.
+    ``keys``: the key layout the segments were written under (TIERFLOW_STORAGE_LAYOUT's).
     """
     if object_grace_ms < 0 or row_grace_ms < 0:
         raise ValueError("grace periods must not be negative")
@@ -72,42 +79,51 @@ def plan_reconcile(
     chosen = _chosen_topics(store, topics)
     known: set[str] = set()
     for topic in chosen:
-        for scan in partition_scans(store, topic, prefix):
+        for scan in partition_scans(store, topic, prefix, keys):
             known.add(scan.where)
             progress.note(f"{scan.name}-{scan.number}")
             _plan_partition(plan, store, objects, scan, progress)
             plan.partitions_checked += 1
-    scopes = [plan.prefix] if topics is None else [topic_dir(plan.prefix, t) for t in chosen]
-    topic_dirs = {topic_dir(plan.prefix, t): t for t in store.topics()}
+    every = [TopicScope(plan.prefix)]
+    scopes = every if topics is None else [topic_scope(plan.prefix, t, keys) for t in chosen]
+    registered = {topic_key(t): t for t in store.topics()}
     for scope in scopes:
-        progress.note(f"keys outside the registered partitions, under {scope}")
-        _plan_unregistered(plan, objects, layout, scope, known, topic_dirs)
+        progress.note(f"keys outside the registered partitions, under {scope.where}")
+        _plan_unregistered(plan, objects, _Outside(layout, keys, known, registered), scope)
     plan_warehouse(plan, objects, warehouse, None if topics is None else set(topics), progress)
     return plan
 
 
+@dataclass(frozen=True)
+class _Outside:
+    """What judging keys outside the registered partitions needs: who owns a key, how keys
+    name their partition, the registered partitions' prefixes, and the registered topics."""
+
+    owners: BucketLayout
+    keys: KeyLayout
+    known: set[str]
+    topics: dict[TopicKey, Topic]
+
+
 def _plan_unregistered(
-    plan: ReconcilePlan,
-    objects: ObjectStore,
-    layout: BucketLayout,
-    scope: str,
-    known: set[str],
-    topic_dirs: dict[str, Topic],
+    plan: ReconcilePlan, objects: ObjectStore, outside: _Outside, scope: TopicScope
 ) -> None:
     """The segments' rule for keys under ``scope`` outside every registered partition: each an
     orphan, unless another owner's rule judges it."""
-    for key in objects.list(scope):
-        if partition_dir(key, plan.prefix) in known:
-            continue  # its partition's scan judged it
-        if layout.owner_of(key) is not Owner.SEGMENTS:
+    for key in objects.list(scope.where):
+        place = key_place(key, plan.prefix, outside.keys)
+        if place.partition_dir in outside.known or not scope.holds(place):
+            continue  # its partition's scan judged it, or it is another topic's
+        if outside.owners.owner_of(key) is not Owner.SEGMENTS:
             continue  # a WAL object or a warehouse file: judged by their own rules
         plan.objects_listed += 1
-        add_orphan(plan, objects, key, unregistered_place(key, plan.prefix, topic_dirs))
-    for key in leftover_keys(objects, scope):
-        if layout.owner_of(key) is Owner.ICEBERG_WAREHOUSE:
+        add_orphan(plan, objects, key, unregistered_place(place, outside.topics))
+    for key in leftover_keys(objects, scope.where):
+        place = key_place(key, plan.prefix, outside.keys)
+        if outside.owners.owner_of(key) is Owner.ICEBERG_WAREHOUSE or not scope.holds(place):
             continue  # the warehouse's leftovers are judged with the warehouse
         plan.objects_listed += 1
-        add_orphan(plan, objects, key, leftover_place(key, plan.prefix, topic_dirs))
+        add_orphan(plan, objects, key, leftover_place(place, outside.topics))
 
 
 def _chosen_topics(store: MetadataStore, names: Iterable[str] | None) -> list[Topic]:

@@ -32,7 +32,7 @@ from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDelet
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.rsm import RemoteStorageManager
-from tierflow.storage.keys import partition_prefix
+from tierflow.storage.keys import AIVEN_KEYS, KeyLayout
 from tierflow.storage.object_store import ObjectStore
 
 __all__ = [
@@ -124,8 +124,10 @@ def remove_partition(
     prefix: str,
     actor: str,
     clock: Clock = wall_clock_ms,
+    keys: KeyLayout = AIVEN_KEYS,
 ) -> RemovalReport:
-    """Carry one marked partition's removal from wherever it stopped to FINISHED."""
+    """Carry one marked partition's removal from wherever it stopped to FINISHED; ``keys``
+    is the key layout its objects were written under (TIERFLOW_STORAGE_LAYOUT's)."""
     topic = _kafka_topic(store, topic_id)
     report = RemovalReport(topic.name, topic_id, partition)
     if not _start(store, topic_id, partition, report, actor=actor, clock=clock):
@@ -135,7 +137,7 @@ def remove_partition(
         _delete_segment(store, rsm, topic, row, report, actor=actor, clock=clock)
     if report.errors:
         raise PartitionRemovalError([report])  # sweep later: the failed segments go first
-    _sweep_prefix(objects, prefix, topic, partition, report)
+    _sweep_prefix(objects, keys.partition_prefix(prefix, topic.name, topic_id, partition), report)
     crash_point("partition_removal.after_prefix")
     store.transition_partition_delete(topic_id, partition, FINISHED, actor=actor, now_ms=clock())
     crash_point("partition_removal.after_finished")
@@ -174,6 +176,7 @@ def remove_marked_partitions(
     actor: str,
     clock: Clock = wall_clock_ms,
     grace_ms: int = 0,
+    keys: KeyLayout = AIVEN_KEYS,
 ) -> list[RemovalReport]:
     """Every pending removal (``pending_removals``), oldest first; one failure does not stop
     the others."""
@@ -191,6 +194,7 @@ def remove_marked_partitions(
                     prefix=prefix,
                     actor=actor,
                     clock=clock,
+                    keys=keys,
                 )
             )
         except PartitionRemovalError as exc:
@@ -271,11 +275,9 @@ def _delete_segment(
         report.already_deleted.append(row.segment_id)  # another worker finished it
 
 
-def _sweep_prefix(
-    objects: ObjectStore, prefix: str, topic: Topic, partition: int, report: RemovalReport
-) -> None:
-    """Delete what is left under the partition's prefix: objects no segment row names."""
-    where = partition_prefix(prefix, topic.name, topic.topic_id, partition)
+def _sweep_prefix(objects: ObjectStore, where: str, report: RemovalReport) -> None:
+    """Delete what is left under the partition's prefix ``where``: objects no segment row
+    names."""
     try:
         leftovers = sorted(objects.list(where))
         if leftovers:
