@@ -50,6 +50,8 @@ ENV_STALE_COPY_GRACE_S = "TIERFLOW_STALE_COPY_GRACE_S"
 ENV_RECONCILE_GRACE_S = "TIERFLOW_RECONCILE_GRACE_S"
 ENV_REMOVAL_GRACE_S = "TIERFLOW_REMOVAL_GRACE_S"
 ENV_KAFKA_BOOTSTRAP = "TIERFLOW_KAFKA_BOOTSTRAP"
+# On: every transition of a topic tierflow copies is published to __remote_log_metadata.
+ENV_PUBLISH_REMOTE_LOG_METADATA = "TIERFLOW_PUBLISH_REMOTE_LOG_METADATA"
 ENV_MAX_SHARDS = "TIERFLOW_MAX_SHARDS"
 ENV_AWS_CONN_ID = "TIERFLOW_AWS_CONN_ID"
 ENV_AZURE_CONN_ID = "TIERFLOW_AZURE_CONN_ID"
@@ -234,6 +236,9 @@ class Settings:
     removal_grace_s: int = 0
     # host:port[,host:port]; set, deleted topics are also detected from the cluster metadata.
     kafka_bootstrap: str | None = None
+    # Set, tierflow's transitions go to the cluster's __remote_log_metadata as a broker's
+    # would (after each copy, and by the remote_log_metadata DAG), so brokers can serve them.
+    publish_remote_log_metadata: bool = False
     max_shards: int = DEFAULT_MAX_SHARDS
     # The Airflow connection of an s3:// bucket: credentials, region, and an endpoint_url in
     # its extras for S3-compatible stores. Only the id is a setting.
@@ -312,6 +317,7 @@ class Settings:
             ENV_RECONCILE_GRACE_S: str(self.reconcile_grace_s),
             ENV_REMOVAL_GRACE_S: str(self.removal_grace_s),
             ENV_KAFKA_BOOTSTRAP: self.kafka_bootstrap or "",
+            ENV_PUBLISH_REMOTE_LOG_METADATA: str(self.publish_remote_log_metadata).lower(),
             ENV_MAX_SHARDS: str(self.max_shards),
             ENV_AWS_CONN_ID: self.aws_conn_id,
             ENV_AZURE_CONN_ID: self.azure_conn_id,
@@ -405,6 +411,7 @@ class _Environment(BaseSettings):
     reconcile_grace_s: _Count = DEFAULT_RECONCILE_GRACE_S
     removal_grace_s: _Count = 0
     kafka_bootstrap: str | None = None
+    publish_remote_log_metadata: _Flag = False
     max_shards: _Positive = DEFAULT_MAX_SHARDS
     aws_conn_id: str = DEFAULT_AWS_CONN_ID
     azure_conn_id: str = DEFAULT_AZURE_CONN_ID
@@ -427,6 +434,11 @@ class _Environment(BaseSettings):
     @model_validator(mode="after")
     def _check_pairs(self) -> _Environment:
         """The checks that take two variables; their errors name both."""
+        if self.publish_remote_log_metadata and not self.kafka_bootstrap:
+            raise InvalidSettingError(
+                f"{ENV_PUBLISH_REMOTE_LOG_METADATA}=true needs {ENV_KAFKA_BOOTSTRAP}: which "
+                "cluster's __remote_log_metadata?"
+            )
         if self.storage_retry_max_ms < self.storage_retry_base_ms:
             raise InvalidSettingError(
                 f"{ENV_STORAGE_RETRY_MAX_MS}={self.storage_retry_max_ms}: must be at least "

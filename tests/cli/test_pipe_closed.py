@@ -27,6 +27,7 @@ pytestmark = pytest.mark.slow
 COMMANDS = (
     ("topics", "list"),
     ("topics", "sync", "--dry-run", "--json"),
+    ("topics", "handover", "orders", "--json"),
     ("copy", "--dry-run"),
     ("copy",),
     ("verify",),

@@ -37,6 +37,7 @@ def test_expected_dags_are_present(dagbag):
         "index_cache",
         "partition_restore",
         "remote_compaction",
+        "remote_log_metadata",
         "remote_partition_removal",
         "remote_reconcile",
         "retention_expiry",

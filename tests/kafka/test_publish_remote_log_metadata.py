@@ -14,13 +14,15 @@ import json
 import os
 import signal
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from kafka import KafkaProducer
 
+from dev.airflow_local import run_dag_in_subprocess
 from dev.kafka_broker import KafkaCluster
-from tests.kafka.support import register, run, settings_for, tierflow
+from tests.kafka.support import PROJECT_ROOT, register, run, settings_for, tierflow
 from tests.support.kafka_broker import create_topic
 from tierflow.config import Settings
 from tierflow.kafka.remote_log_metadata.partitioner import metadata_partition
@@ -128,3 +130,29 @@ def test_only_tierflow_copied_topics_are_published_and_each_record_once(
     store = open_store(settings)
     assert store.outbox_depth() == 0
     assert broker_tiered not in {e.topic_id for e in store.events()}
+
+
+def test_a_copy_publishes_when_the_switch_is_on_and_the_dag_publishes_what_waits(
+    tiering_broker: KafkaCluster, tmp_path: Path
+) -> None:
+    """With TIERFLOW_PUBLISH_REMOTE_LOG_METADATA on, ``tierflow copy`` publishes what it did;
+    what a copy with the switch off left waits in the store until the DAG publishes it."""
+    topic = "published-by-the-dag"
+    settings, topic_id = _copied(tiering_broker, tmp_path / "tierflow", topic)
+    assert _published(tiering_broker, topic_id) == []
+    on = replace(settings, publish_remote_log_metadata=True)
+    state = run_dag_in_subprocess(
+        "remote_log_metadata",
+        project=PROJECT_ROOT,
+        airflow_home=tmp_path / "airflow",
+        extra_env=on.as_env(),
+        log_file=tmp_path / "remote_log_metadata.log",
+    )
+    assert state == "success"
+    assert _published(tiering_broker, topic_id) == _expected(settings, topic_id)
+
+    _produce(tiering_broker, topic, 2)  # more segments roll
+    done = run(on, "copy", "--no-spark", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["published"] > 0
+    assert _published(tiering_broker, topic_id) == _expected(settings, topic_id)

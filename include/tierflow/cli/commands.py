@@ -145,7 +145,7 @@ def topics_list(args: argparse.Namespace) -> int:
         print_json([topic_json(t) for t in topics])
         return 0
     table = Table(title="Registered topics")
-    for column in ("topic", "id", "remote", "tiered state", "epoch", "retention"):
+    for column in ("topic", "id", "copier", "remote", "tiered state", "epoch", "retention"):
         table.add_column(column)
     table.add_column("local retention")
     for topic in topics:
@@ -153,6 +153,7 @@ def topics_list(args: argparse.Namespace) -> int:
         table.add_row(
             topic.name,
             topic.topic_id,
+            topic.copier,
             str(topic.remote_storage_enable).lower(),
             str(topic.tiered_state),
             str(topic.tiered_epoch),
@@ -169,6 +170,7 @@ def topic_json(topic: Topic) -> dict:
     return {
         "topic": topic.name,
         "topic_id": topic.topic_id,
+        "copier": topic.copier,  # "tierflow", or "broker" once handed over or followed
         "tiered_state": topic.tiered_state,
         "tiered_epoch": topic.tiered_epoch,
         "updated_ms": topic.updated_ms,

@@ -29,6 +29,7 @@ from tierflow.cli.spec import OWNER, Command, arg, flag, partition_option
 from tierflow.cluster.unread import UnreadPartition, why_unread
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
+from tierflow.kafka.remote_log_metadata.topic import MetadataTopicError
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.batch import BatchCopy, CopyOutcome, Rewrite, copy_partitions
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
@@ -36,11 +37,12 @@ from tierflow.lifecycle.copy.rewrite_pool import rewrite_jobs
 from tierflow.lifecycle.copy.steps import CopiedSegment, PartitionCopyReport
 from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
 from tierflow.lifecycle.progress import Progress
-from tierflow.metadata.errors import UnknownTopicError
+from tierflow.metadata.errors import MetadataError, UnknownTopicError
 from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
+from tierflow.tasks.remote_log_metadata import publish_transitions
 from tierflow.tasks.segment_copy import worker_bucket_client
 from tierflow.tasks.spark_submit import SparkJobFailedError, rewrite_on_spark
 from tierflow.units import counted, human_bytes, plural
@@ -91,13 +93,31 @@ def copy(args: argparse.Namespace) -> int:
         if failed := run.failed():  # the lines below say why; "done" would say otherwise
             progress.ended(f"{counted(len(failed), 'partition')} failed")
     run.unread = [u for u in selection.unread if u.topic in registered]
+    published = None if args.dry_run else _publish(settings)
     if args.json:
-        print_json(run.as_dict())
-        return 1 if run.failed() else 0
+        print_json({**run.as_dict(), "published": published})
+        return 1 if run.failed() or published == PUBLISH_FAILED else 0
     for outcome in run.outcomes:
         _print_outcome(outcome, args.dry_run)
     console.print(copy_summary(run))
-    return 1 if run.failed() else 0
+    if isinstance(published, int):
+        console.print(f"published {published} record(s) to __remote_log_metadata")
+    return 1 if run.failed() or published == PUBLISH_FAILED else 0
+
+
+PUBLISH_FAILED = "failed"
+
+
+def _publish(settings: Settings) -> int | str | None:
+    """With TIERFLOW_PUBLISH_REMOTE_LOG_METADATA on: the records published after the copy, or
+    PUBLISH_FAILED (said on stderr: the next publish sends them, nothing is lost)."""
+    if not settings.publish_remote_log_metadata:
+        return None
+    try:
+        return int(publish_transitions(settings)["published"])
+    except (MetadataTopicError, MetadataError) as error:
+        partition_failed("__remote_log_metadata", f"publishing: {error}; the next run sends it")
+        return PUBLISH_FAILED
 
 
 def _rewrite(settings: Settings, args: argparse.Namespace) -> Rewrite:
