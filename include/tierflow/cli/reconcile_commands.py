@@ -21,6 +21,7 @@ from tierflow.cli.console import stdout_console
 from tierflow.cli.progress import work_progress
 from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.config import InvalidSettingError, Settings
+from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.lifecycle.reconcile import (
     Finding,
     FindingKind,
@@ -94,6 +95,8 @@ def reconcile_command(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     except RemoteStorageError as exc:
         raise CommandError(f"reading the bucket failed: {exc}") from exc
+    except ClusterMetadataError as exc:
+        raise CommandError(f"{exc}; nothing was reconciled") from exc
     if args.json:
         print(json.dumps(reconcile_summary(plan, report), indent=2))
     else:

@@ -20,6 +20,7 @@ import logging
 from typing import Any
 
 from tierflow.config import Settings
+from tierflow.kafka.cluster_metadata import read_cluster_topics
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.reconcile import (
@@ -60,6 +61,15 @@ def object_grace_ms(settings: Settings, grace_hours: float | None) -> int:
     return round(grace_hours * 3_600_000)
 
 
+def cluster_topic_ids(settings: Settings) -> set[str] | None:
+    """The ids of the cluster's topics (TIERFLOW_KAFKA_BOOTSTRAP), None without one: keys of
+    a live topic tierflow does not know may be its brokers', never orphans to delete. An
+    unreadable cluster raises ClusterMetadataError: nothing may be concluded then."""
+    if not settings.kafka_bootstrap:
+        return None
+    return {i for i in read_cluster_topics(settings.kafka_bootstrap).values() if i is not None}
+
+
 def run_reconcile(
     settings: Settings,
     *,
@@ -89,6 +99,7 @@ def run_reconcile(
             warehouse=warehouse,
             progress=progress,
             keys=key_layout(settings.storage_layout),
+            cluster_topic_ids=cluster_topic_ids(settings),
         )
         if not apply:
             return plan, None

@@ -7,8 +7,8 @@ belong to removal/remove.py: they are skipped, with one informational finding ea
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
 
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.reconcile.findings import Action, Finding, FindingKind, ReconcilePlan
@@ -60,6 +60,7 @@ def plan_reconcile(
     warehouse: WarehouseCatalog | None = None,
     progress: Progress = NO_PROGRESS,
     keys: KeyLayout = AIVEN_KEYS,
+    cluster_topic_ids: Collection[str] | None = None,
 ) -> ReconcilePlan:
     """Compare the bucket with the store and the Iceberg catalog; change nothing.
 
@@ -71,6 +72,11 @@ def plan_reconcile(
     ``topics`` (Kafka names) narrows all of it to those topics. ``progress`` hears of the
     FINISHED segments' objects checked (segments and recorded bytes), a partition at a time.
     ``keys``: the key layout the segments were written under (TIERFLOW_STORAGE_LAYOUT's).
+
+    A bucket may be shared with brokers that tier themselves. Their objects are never tierflow's
+    to delete: a topic the brokers copy (handed over, or followed) is reported only, and so are
+    keys of an unregistered topic whose id ``cluster_topic_ids`` (the cluster's, when known)
+    holds: a live topic, whose brokers may be tiering it.
     """
     if object_grace_ms < 0 or row_grace_ms < 0:
         raise ValueError("grace periods must not be negative")
@@ -89,7 +95,8 @@ def plan_reconcile(
     registered = {topic_key(t): t for t in store.topics()}
     for scope in scopes:
         progress.note(f"keys outside the registered partitions, under {scope.where}")
-        _plan_unregistered(plan, objects, _Outside(layout, keys, known, registered), scope)
+        outside = _Outside(layout, keys, known, registered, frozenset(cluster_topic_ids or ()))
+        _plan_unregistered(plan, objects, outside, scope)
     plan_warehouse(plan, objects, warehouse, None if topics is None else set(topics), progress)
     return plan
 
@@ -103,6 +110,7 @@ class _Outside:
     keys: KeyLayout
     known: set[str]
     topics: dict[TopicKey, Topic]
+    live_ids: frozenset[str]  # the cluster's topic ids: a live topic's keys are not orphans
 
 
 def _plan_unregistered(
@@ -117,13 +125,25 @@ def _plan_unregistered(
         if outside.owners.owner_of(key) is not Owner.SEGMENTS:
             continue  # a WAL object or a warehouse file: judged by their own rules
         plan.objects_listed += 1
-        add_orphan(plan, objects, key, unregistered_place(place, outside.topics))
+        found = unregistered_place(place, outside.topics)
+        if place.topic_id in outside.live_ids and found.topic_id is None:
+            found = found._replace(why=f"{found.why}, but {_LIVE_TOPIC.format(place.topic)}")
+            add_orphan(plan, objects, key, found, deletable=False)
+        else:
+            add_orphan(plan, objects, key, found)
     for key in leftover_keys(objects, scope.where):
         place = key_place(key, plan.prefix, outside.keys)
         if outside.owners.owner_of(key) is Owner.ICEBERG_WAREHOUSE or not scope.holds(place):
             continue  # the warehouse's leftovers are judged with the warehouse
         plan.objects_listed += 1
         add_orphan(plan, objects, key, leftover_place(place, outside.topics))
+
+
+_LIVE_TOPIC = (
+    "topic {} exists in the cluster: its brokers may be tiering it into this bucket "
+    "(tierflow topics register and follow it, or delete by hand)"
+)
+BROKERS_DELETE = "the brokers copy this topic: tierflow reports, their RemoteLogManager deletes"
 
 
 def _chosen_topics(store: MetadataStore, names: Iterable[str] | None) -> list[Topic]:
@@ -150,6 +170,7 @@ def _plan_partition(
     if removal is not None and removal.delete_state in PENDING_REMOVAL:
         _skip_partition(plan, objects, scan, removal.state)
         return
+    first = len(plan.findings)
     live = store.segment_summaries(scan.topic.topic_id, scan.number, states=LIVE_STATES)
     named = {stem(row.start_offset, row.segment_id) for row in live}
     finished_state = RemoteLogSegmentState.COPY_SEGMENT_FINISHED.value
@@ -171,6 +192,19 @@ def _plan_partition(
         check_recorded(plan, store, objects, scan, key, recorded[key], finished)
         checked.done(recorded[key])
     plan_stale_rows(plan, store, scan)
+    if not scan.topic.copied_by_tierflow:
+        _report_only(plan, first, BROKERS_DELETE)
+
+
+def _report_only(plan: ReconcilePlan, first: int, why: str) -> None:
+    """The findings from ``first`` on become reports: apply leaves them alone."""
+    for n in range(first, len(plan.findings)):
+        found = plan.findings[n]
+        if found.action is not Action.REPORT_ONLY:
+            message = f"{found.message}; reported only: {why}"
+            plan.findings[n] = replace(
+                found, action=Action.REPORT_ONLY, actionable=False, message=message
+            )
 
 
 class _Checked:
