@@ -106,7 +106,7 @@ def _print_summary(
 ) -> None:
     identical = sum(1 for c in checks if c.identical)
     remote_bytes = sum(f.remote_bytes for f in figures)
-    stored = sum(f.stored_bytes for f in figures)
+    stored = sum(f.stored_bytes or 0 for f in figures)  # the demo's segments are tierflow's
     console.print(
         f"{identical}/{len(checks)} tiered segments byte-identical to the local files after "
         f"decryption and decompression, in {time.monotonic() - started:.1f} s."

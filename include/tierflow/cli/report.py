@@ -11,6 +11,7 @@ from rich.table import Table
 
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.verify import SegmentCheck
+from tierflow.metadata.models import TIERFLOW_COPIER, RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.units import compression_ratio, human_bytes
@@ -33,7 +34,9 @@ class PartitionFigures:
     local_bytes: int
     remote_segments: int
     remote_bytes: int
-    stored_bytes: int  # every object of the finished segments: chunks, indexes, manifests
+    # Every object of the finished segments: chunks, indexes, manifests. None when a broker
+    # wrote one of them (a followed or handed-over topic): tierflow never saw its objects.
+    stored_bytes: int | None
     states: dict[str, int]
     verified: int | None  # segments read back identical, of ``checked``; None: not checked
     checked: int
@@ -57,11 +60,20 @@ def partition_figures(
         local_bytes=sum(s.size_in_bytes() for s in segments),
         remote_segments=len(finished),
         remote_bytes=sum(r.segment_size_bytes for r in finished),
-        stored_bytes=sum(o.size for r in finished for o in store.segment_objects(r.segment_id)),
+        stored_bytes=_stored_bytes(store, finished),
         states=dict(sorted(Counter(_SHORT[RemoteLogSegmentState(r.state)] for r in rows).items())),
         verified=sum(1 for c in mine if c.identical) if mine else None,
         checked=len(mine),
     )
+
+
+def _stored_bytes(store: MetadataStore, finished: Sequence[RemoteLogSegment]) -> int | None:
+    """What tierflow recorded of the segments' objects. A broker's segment has no object rows
+    (its copier wrote them, tierflow only mirrored its metadata): None then, as a sum that
+    counts it as 0 bytes would report megabytes tiered as nothing stored."""
+    if any(r.writer != TIERFLOW_COPIER for r in finished):
+        return None
+    return sum(o.size for r in finished for o in store.segment_objects(r.segment_id))
 
 
 def partition_table(
@@ -79,8 +91,15 @@ def partition_table(
             f"{f.topic}-{f.partition}",
             f"{f.local_segments} / {f.remote_segments}",
             f"{human_bytes(f.local_bytes)} / {human_bytes(f.remote_bytes)}",
-            f"{human_bytes(f.stored_bytes)} ({compression_ratio(f.remote_bytes, f.stored_bytes)})",
+            _stored_cell(f),
             ", ".join(f"{name} {n}" for name, n in f.states.items()) or "-",
             "-" if f.verified is None else f"{f.verified}/{f.checked}",
         )
     return table
+
+
+def _stored_cell(f: PartitionFigures) -> str:
+    """``1.2 MiB (3.4x)``; ``-`` when a broker's segments make the stored size unknown."""
+    if f.stored_bytes is None:
+        return "-"
+    return f"{human_bytes(f.stored_bytes)} ({compression_ratio(f.remote_bytes, f.stored_bytes)})"
