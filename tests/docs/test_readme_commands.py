@@ -179,6 +179,7 @@ QUICK_RUNS = {
     "remote_compaction.py": "--help",
     "cluster_scale.py": "--help",
     "live_broker.py": "--help",
+    "handover.py": "--help",
     "iceberg_export.py": "--gib 0.03125 --segment-mib 8",
     # 32 MiB restored on Spark once, and a replica over 20 remote segments.
     "restore_throughput.py": ("--gib 0.03125 --segment-mib 16 --repeat 1 --rebuild-segments 20"),
