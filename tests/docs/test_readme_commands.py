@@ -115,6 +115,33 @@ NOT_RUN_HERE: dict[str, Elsewhere | Reason] = {
         "tests/cli/test_compact_command.py::test_dry_run_then_run_then_nothing_left",
         ('main(["compact", "--dry-run"])', "as the README shows it"),
     ),
+    "tierflow topics handover TOPIC --yes": Elsewhere(
+        "tests/kafka/test_handover.py::test_the_broker_drops_its_local_copies_of_what_tierflow_tiered",
+        ('"topics"', '"handover"', '"--yes"'),
+    ),
+    # The CLI block deletes its topic; these run beside a real broker instead.
+    "tierflow topics register TOPIC --config remote.storage.enable=true": Elsewhere(
+        "tests/kafka/test_followed_topic.py::test_the_store_mirrors_the_brokers_finished_segments",
+        ('"topics", "register"', "remote.storage.enable=true"),
+    ),
+    "tierflow topics handover TOPIC": Elsewhere(
+        "tests/kafka/test_handover.py::test_the_broker_drops_its_local_copies_of_what_tierflow_tiered",
+        ('"topics", "handover", TOPIC)', "as the README shows it: a dry run"),
+    ),
+    "tierflow topics follow TOPIC": Elsewhere(
+        "tests/kafka/test_followed_topic.py::test_the_store_mirrors_the_brokers_finished_segments",
+        ('"topics", "follow"',),
+    ),
+    "tierflow remote-log-metadata publish": Elsewhere(
+        "tests/kafka/test_publish_remote_log_metadata.py::"
+        "test_a_killed_publish_is_finished_by_the_next_run_neither_lost_nor_duplicated",
+        ('"remote-log-metadata"', '"publish"'),
+    ),
+    "tierflow remote-log-metadata follow": Elsewhere(
+        "tests/kafka/test_handover.py::"
+        "test_tierflow_mirrors_what_the_broker_tiers_and_restores_both_writers_segments",
+        ('"remote-log-metadata"', '"follow"'),
+    ),
     "tierflow ... \\| head": Elsewhere(
         "tests/unit/cli/test_failure_matrix.py::test_reader_closing_the_pipe_ends_quietly",
         ("head", "BROKEN_PIPE"),

@@ -7,6 +7,7 @@ can be compared with it record for record: offset, key, value, headers and times
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -76,6 +77,29 @@ def transaction(
         producer.abort_transaction()
     producer.close()
     return done
+
+
+def mixed_backlog(
+    bootstrap: str, topic: str, *, plain: int, tx_id: str
+) -> tuple[dict[int, Record], set[int]]:
+    """``plain`` varied records (lz4), a committed then an aborted transaction of 120, and
+    ``plain`` more: what a consumer must read back, by offset, and the aborted offsets."""
+    now_ms = int(time.time() * 1000)
+    sent: dict[int, Record] = {}
+    aborted: set[int] = set()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type="lz4")
+    for r in send_all(producer, topic, varied(plain, start_ms=now_ms - 60_000, seed=1)):
+        sent[r.offset] = r
+    for commit, seed in ((True, 2), (False, 3)):
+        batch = varied(120, start_ms=now_ms - 30_000, seed=seed)
+        for r in transaction(bootstrap, topic, batch, commit=commit, tx_id=tx_id):
+            sent[r.offset] = r
+            if not commit:
+                aborted.add(r.offset)
+    for r in send_all(producer, topic, varied(plain, start_ms=now_ms - 10_000, seed=4)):
+        sent[r.offset] = r
+    producer.close()
+    return sent, aborted
 
 
 def varied(count: int, *, start_ms: int, seed: int) -> Iterator[Record]:

@@ -28,10 +28,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from kafka import KafkaProducer
 
 from dev.kafka_broker import KafkaCluster
-from tests.kafka.produced import Record, send_all, transaction, varied
+from tests.kafka.produced import Record, mixed_backlog
 from tests.kafka.support import run, settings_for
 from tests.support.kafka_broker import create_topic
 from tierflow.config import Settings
@@ -84,7 +83,7 @@ def followed(tiering_broker: KafkaCluster, tmp_path_factory: pytest.TempPathFact
     topic_id = create_topic(
         tiering_broker, TOPIC, remote_storage_enable="true", segment_bytes=str(MIB)
     )
-    sent, aborted = _produce(tiering_broker)
+    sent, aborted = mixed_backlog(tiering_broker.bootstrap, TOPIC, plain=1000, tx_id="followed")
     segments = _until_tiered(tiering_broker, topic_id)
     assert max(aborted) < segments[-1].end_offset, "the aborted transaction is not tiered"
     remote = tiering_broker.nodes[0].home.parent / "remote"
@@ -109,26 +108,6 @@ def _ok(settings: Settings, *argv: str) -> str:
     done = run(settings, *argv)
     assert done.returncode == 0, f"tierflow {' '.join(argv)}: {done.stderr}"
     return done.stdout
-
-
-def _produce(cluster: KafkaCluster) -> tuple[dict[int, Record], set[int]]:
-    """About 4.5 MiB: plain records, a committed then an aborted transaction, plain again."""
-    now_ms = int(time.time() * 1000)
-    sent: dict[int, Record] = {}
-    aborted: set[int] = set()
-    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, compression_type="lz4")
-    for r in send_all(producer, TOPIC, varied(1000, start_ms=now_ms - 60_000, seed=1)):
-        sent[r.offset] = r
-    for commit, seed in ((True, 2), (False, 3)):
-        batch = varied(120, start_ms=now_ms - 30_000, seed=seed)
-        for r in transaction(cluster.bootstrap, TOPIC, batch, commit=commit, tx_id="followed"):
-            sent[r.offset] = r
-            if not commit:
-                aborted.add(r.offset)
-    for r in send_all(producer, TOPIC, varied(1000, start_ms=now_ms - 10_000, seed=4)):
-        sent[r.offset] = r
-    producer.close()
-    return sent, aborted
 
 
 def _until_tiered(

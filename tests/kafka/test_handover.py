@@ -37,7 +37,7 @@ from kafka.protocol.consumer.offsets import OffsetSpec
 from kafka.structs import TopicPartition
 
 from dev.kafka_broker import KafkaCluster
-from tests.kafka.produced import Record, send_all, transaction, varied
+from tests.kafka.produced import Record, mixed_backlog, send_all, varied
 from tests.kafka.support import consume, register, run, settings_for, tierflow
 from tests.support.kafka_broker import create_topic
 from tierflow.config import Settings
@@ -70,7 +70,7 @@ def handed_over(
     tiering_broker: KafkaCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> HandedOver:
     topic_id = create_topic(tiering_broker, TOPIC, segment_bytes=str(MIB))
-    sent, aborted = _produce(tiering_broker)
+    sent, aborted = mixed_backlog(tiering_broker.bootstrap, TOPIC, plain=1500, tx_id="handover")
     _wait_for_high_watermark(tiering_broker, max(sent) + 1)
     remote = tiering_broker.nodes[0].home.parent / "remote"  # the broker's rsm.config.dir
     base = tmp_path_factory.mktemp("tierflow")
@@ -89,6 +89,9 @@ def handed_over(
     assert len(spans) >= 3, spans
     partition_dir = tiering_broker.nodes[0].log_dir / f"{TOPIC}-0"
     local_logs = {p.name: p.read_bytes() for p in partition_dir.glob("*.log")}
+    dry = run(settings, "topics", "handover", TOPIC)  # as the README shows it: a dry run
+    assert dry.returncode == 0 and "Dry run: nothing changed" in dry.stdout, dry.stderr
+    assert open_store(settings).topic(TOPIC).copied_by_tierflow
     done = run(
         settings,
         "topics",
@@ -108,25 +111,6 @@ def _tierflow_segments(settings: Settings) -> list[tuple[int, int, str]]:
     store = open_store(settings)
     rows = store.segments(store.topic(TOPIC).topic_id, 0, states=[S.COPY_SEGMENT_FINISHED])
     return [(r.start_offset, r.end_offset, r.segment_id) for r in rows]
-
-
-def _produce(cluster: KafkaCluster) -> tuple[dict[int, Record], set[int]]:
-    now_ms = int(time.time() * 1000)
-    sent: dict[int, Record] = {}
-    aborted: set[int] = set()
-    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, compression_type="lz4")
-    for r in send_all(producer, TOPIC, varied(1500, start_ms=now_ms - 60_000, seed=1)):
-        sent[r.offset] = r
-    for commit, seed in ((True, 2), (False, 3)):
-        batch = varied(120, start_ms=now_ms - 30_000, seed=seed)
-        for r in transaction(cluster.bootstrap, TOPIC, batch, commit=commit, tx_id="handover"):
-            sent[r.offset] = r
-            if not commit:
-                aborted.add(r.offset)
-    for r in send_all(producer, TOPIC, varied(1500, start_ms=now_ms - 10_000, seed=4)):
-        sent[r.offset] = r
-    producer.close()
-    return sent, aborted
 
 
 def _wait_for_high_watermark(cluster: KafkaCluster, at_least: int, timeout_s: float = 30) -> None:

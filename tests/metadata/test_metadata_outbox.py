@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.metadata.metadata_support import NOW, TOPIC_ID, add_segment, new_store
+from tests.metadata.metadata_support import NOW, TOPIC, TOPIC_ID, add_segment, new_store
+from tierflow.kafka.remote_log_metadata.topic import MetadataTopic
 from tierflow.lifecycle.compaction.swap import compactable
 from tierflow.lifecycle.copy.steps import _not_copyable
+from tierflow.lifecycle.remote_log_metadata.handover import (
+    HandoverRefused,
+    hand_over,
+    plan_handover,
+)
 from tierflow.lifecycle.remote_log_metadata.publish import fill_outbox
 from tierflow.lifecycle.retention.remote import remote_retention_applies
 from tierflow.metadata.errors import MetadataError
@@ -60,7 +66,7 @@ def test_the_copier_changes_once_with_an_event_and_gates_the_lifecycle(store_url
     assert [e.to_state for e in store.events(topic_id=TOPIC_ID, entity="topic")][-1] == (
         "COPIER_BROKER"
     )
-    assert _not_copyable(handed) == "handed over: the brokers copy it"
+    assert _not_copyable(handed) == "the brokers copy it (handed over, or followed)"
     assert not remote_retention_applies(handed)
     assert compactable(handed) is not None
     with pytest.raises(MetadataError, match="copier must be one of"):
@@ -73,3 +79,24 @@ def test_tierflows_segments_are_published_after_the_hand_over_too(store_url: str
     add_segment(store, SEGMENT)
     store.set_copier(TOPIC_ID, "broker", actor="t", now_ms=NOW)
     assert fill_outbox(store, partitions=50) == 1
+
+
+def test_a_hand_over_is_refused_while_a_copy_is_in_flight(store_url: str) -> None:
+    """Refused before anything changes: the topic stays tierflow's, nothing is published."""
+    store = new_store(store_url)
+    add_segment(store, SEGMENT)  # COPY_SEGMENT_STARTED: a copy at work, or killed
+    plan = plan_handover(store, TOPIC, {"local.retention.ms": "1000"})
+    assert plan.refusal is not None and SEGMENT in plan.refusal
+    assert plan.configs == {"remote.storage.enable": "true", "local.retention.ms": "1000"}
+    unreachable = MetadataTopic("127.0.0.1:1", timeout_s=1)
+    with pytest.raises(HandoverRefused, match="still in flight"):
+        hand_over(store, unreachable, plan, actor="t", now_ms=NOW)
+    assert store.topic(TOPIC).copied_by_tierflow and store.outbox_depth() == 0
+    store.transition_segment(SEGMENT, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1)
+    ready = plan_handover(store, TOPIC)
+    assert ready.refusal is None and ready.copied == {0: (1, 99)}
+    assert ready.waiting == 2  # STARTED and FINISHED, not in the outbox yet
+    fill_outbox(store, partitions=50)
+    assert store.waiting_of(TOPIC_ID) == 2  # in it, not published
+    store.mark_published([(e.event_id, n) for n, e in enumerate(store.unpublished(10))])
+    assert store.waiting_of(TOPIC_ID) == 0

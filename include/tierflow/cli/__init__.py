@@ -31,6 +31,7 @@ from tierflow.cli import (
     topic_commands,
 )
 from tierflow.cli.common import require_existing_store
+from tierflow.cli.console import CurrentStderr
 from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for
 from tierflow.cli.spec import add_commands, place_trailing
 from tierflow.config import InvalidSettingError, Settings
@@ -124,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = place_trailing(parser, *parser.parse_known_args(argv))
     logging.basicConfig(
+        handlers=[CurrentStderr()],
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, and_, exists, func, insert, or_, update
 from sqlmodel import col, select
@@ -71,35 +72,23 @@ class RemoteLogMetadataStore(StoreBase):
         """Transitions after ``after_id`` not in the outbox yet, in the order written: of the
         segments tierflow wrote (also once their topic is handed over: the hand-over publishes
         them then), and partition deletes of the topics tierflow copies."""
-        segment_kinds = (EventEntity.SEGMENT.value, EventEntity.PARTITION_DELETE.value)
-        query = (
-            select(MetadataEvent, Topic, RemoteLogSegment)
-            .join(Topic, col(Topic.topic_id) == col(MetadataEvent.topic_id))
-            .outerjoin(
-                RemoteLogSegment,
-                col(RemoteLogSegment.segment_id) == col(MetadataEvent.segment_id),
-            )
-            .where(col(MetadataEvent.id) > after_id)
-            .where(~exists().where(col(RemoteLogMetadataOutbox.event_id) == col(MetadataEvent.id)))
-            .where(col(MetadataEvent.entity).in_(segment_kinds))
-            .where(
-                or_(
-                    and_(
-                        col(MetadataEvent.entity) == EventEntity.PARTITION_DELETE.value,
-                        col(Topic.copier) == TIERFLOW,
-                    ),
-                    and_(
-                        col(MetadataEvent.entity) == EventEntity.SEGMENT.value,
-                        col(RemoteLogSegment.writer) == TIERFLOW,
-                    ),
-                )
-            )
-            .order_by(col(MetadataEvent.id))
-            .limit(limit)
+        query = _publishable(select(MetadataEvent, Topic, RemoteLogSegment), after_id)
+        with self._session() as session:
+            rows = session.exec(query.order_by(col(MetadataEvent.id)).limit(limit)).all()
+        return [PublishableEvent(event, topic, segment) for event, topic, segment in rows]
+
+    def waiting_of(self, topic_id: str) -> int:
+        """The topic's transitions not on the metadata topic yet: in the outbox unpublished, or
+        not in it at all."""
+        outbox = RemoteLogMetadataOutbox
+        queued = select(func.count()).where(
+            col(outbox.topic_id) == topic_id, col(outbox.published_offset).is_(None)
+        )
+        found = _publishable(select(func.count(col(MetadataEvent.id))), 0).where(
+            col(MetadataEvent.topic_id) == topic_id
         )
         with self._session() as session:
-            rows = session.exec(query).all()
-        return [PublishableEvent(event, topic, segment) for event, topic, segment in rows]
+            return int(session.exec(queued).one()) + int(session.exec(found).one())
 
     def last_event_id(self) -> int:
         """The newest event's id (0 for none): where the outbox has looked once it is current."""
@@ -164,6 +153,31 @@ class RemoteLogMetadataStore(StoreBase):
         query = select(func.count()).where(col(RemoteLogMetadataOutbox.published_offset).is_(None))
         with self._session() as session:
             return int(session.exec(query).one())
+
+
+def _publishable(query: Any, after_id: int) -> Any:
+    """``query`` narrowed to the publishable transitions after ``after_id`` (see
+    ``publishable_events``), with the topic and the segment joined."""
+    kinds = (EventEntity.SEGMENT.value, EventEntity.PARTITION_DELETE.value)
+    partition_delete = and_(
+        col(MetadataEvent.entity) == EventEntity.PARTITION_DELETE.value,
+        col(Topic.copier) == TIERFLOW,
+    )
+    tierflows_segment = and_(
+        col(MetadataEvent.entity) == EventEntity.SEGMENT.value,
+        col(RemoteLogSegment.writer) == TIERFLOW,
+    )
+    return (
+        query.select_from(MetadataEvent)
+        .join(Topic, col(Topic.topic_id) == col(MetadataEvent.topic_id))
+        .outerjoin(
+            RemoteLogSegment, col(RemoteLogSegment.segment_id) == col(MetadataEvent.segment_id)
+        )
+        .where(col(MetadataEvent.id) > after_id)
+        .where(~exists().where(col(RemoteLogMetadataOutbox.event_id) == col(MetadataEvent.id)))
+        .where(col(MetadataEvent.entity).in_(kinds))
+        .where(or_(partition_delete, tierflows_segment))
+    )
 
 
 def _set_position(connection: Connection, name: str, position: int) -> None:

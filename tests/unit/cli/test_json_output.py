@@ -12,7 +12,15 @@ from tests.support.tiered import Tiered
 from tierflow.cli import main
 from tierflow.units import iso_utc
 
-TOPIC_KEYS = {"topic", "topic_id", "tiered_state", "tiered_epoch", "updated_ms", "configs"}
+TOPIC_KEYS = {
+    "topic",
+    "topic_id",
+    "copier",
+    "tiered_state",
+    "tiered_epoch",
+    "updated_ms",
+    "configs",
+}
 EVENT_KEYS = {
     "id",
     "time",

@@ -67,7 +67,7 @@ def compactable(topic: Topic) -> str | None:
     if topic.tiered_state != TieredState.ENABLED:
         return f"tiered state is {topic.tiered_state}"
     if not topic.copied_by_tierflow:
-        return "handed over: the brokers copy it, and do not compact their tier"
+        return "the brokers copy it (handed over, or followed), and do not compact their tier"
     return None
 
 

@@ -563,7 +563,7 @@ def object_rows(objects: Sequence[ObjectInfo]) -> list[tuple[str, str, int, str 
 
 def _not_copyable(topic: Topic) -> str | None:
     if not topic.copied_by_tierflow:
-        return "handed over: the brokers copy it"
+        return "the brokers copy it (handed over, or followed)"
     if not topic.remote_storage_enable:
         return "remote.storage.enable=false"
     if topic.tiered_state != TieredState.ENABLED:

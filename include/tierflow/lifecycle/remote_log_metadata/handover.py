@@ -65,7 +65,7 @@ def plan_handover(
         copied[row.partition] = (len(finished), highest)
         running = store.segments(topic.topic_id, row.partition, states=IN_FLIGHT)
         in_flight += [f"{row.partition}: {s.segment_id} {s.state}" for s in running]
-    waiting = store.outbox_depth() + len(store.publishable_events(0, 1))
+    waiting = store.waiting_of(topic.topic_id)
     wanted = {**ENABLE, **(configs or {})}
     return HandoverPlan(
         topic.name, topic.topic_id, topic.copier, copied, in_flight, waiting, wanted
@@ -87,9 +87,9 @@ def hand_over(
     store.set_copier(plan.topic_id, BROKER_COPIER, actor=actor, now_ms=now_ms)
     report = publish(store, metadata)
     again = plan_handover(store, plan.topic)
-    if again.refusal or report.waiting:
+    if again.refusal or again.waiting:
         raise HandoverRefused(
-            (again.refusal or f"{report.waiting} transition(s) not published yet")
+            (again.refusal or f"{again.waiting} transition(s) of it not published yet")
             + "; the topic is marked as the brokers' already: run the hand-over again"
         )
     set_topic_configs(metadata.bootstrap, plan.topic, plan.configs)
