@@ -43,6 +43,11 @@ def positive(text: str) -> int:
     return value
 
 
+def _settings() -> Settings:
+    with as_command_error(InvalidSettingError):
+        return Settings.from_env()
+
+
 def metadata_topic(settings: Settings) -> MetadataTopic:
     if not settings.kafka_bootstrap:
         raise CommandError(f"{ENV_KAFKA_BOOTSTRAP} is not set: which cluster's metadata topic?")
@@ -50,8 +55,7 @@ def metadata_topic(settings: Settings) -> MetadataTopic:
 
 
 def publish_command(args: argparse.Namespace) -> int:
-    with as_command_error(InvalidSettingError):
-        settings = Settings.from_env()
+    settings = _settings()
     topic = metadata_topic(settings)
     with as_command_error(MetadataTopicError):
         report = publish(open_store(settings), topic, chunk=args.chunk)
@@ -85,8 +89,7 @@ HANDOVER_ERRORS = (HandoverRefused, MetadataError, MetadataTopicError, ClusterMe
 
 
 def handover_command(args: argparse.Namespace) -> int:
-    with as_command_error(InvalidSettingError):
-        settings = Settings.from_env()
+    settings = _settings()
     store = open_store(settings)
     configs = dict(parse_config(item) for item in args.config)
     with as_command_error(*HANDOVER_ERRORS):
@@ -156,8 +159,7 @@ HANDOVER = Command(
 
 
 def follow_command(args: argparse.Namespace) -> int:
-    with as_command_error(InvalidSettingError):
-        settings = Settings.from_env()
+    settings = _settings()
     topic = metadata_topic(settings)
     with as_command_error(MetadataTopicError, MetadataError):
         report = follow(open_store(settings), topic, from_start=args.from_start)
@@ -173,8 +175,7 @@ def follow_command(args: argparse.Namespace) -> int:
 
 
 def topics_follow_command(args: argparse.Namespace) -> int:
-    with as_command_error(InvalidSettingError):
-        settings = Settings.from_env()
+    settings = _settings()
     store = open_store(settings)
     with as_command_error(MetadataError, ValueError):
         changed = follow_topic(store, args.topic, actor=cli_actor(), now_ms=wall_clock_ms())
