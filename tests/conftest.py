@@ -6,8 +6,10 @@ private AIRFLOW_HOME before any test module can import it.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,22 @@ def kafka_samples() -> Path:
     if not SHARED_SAMPLES.is_dir():
         pytest.skip("../shared/kafka-samples is not present beside the checkout")
     return SHARED_SAMPLES
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_as_it_was() -> Iterator[None]:
+    """Each test leaves the root logger's handlers and level as it found them.
+
+    Tests call the CLI's ``main`` in-process, and a command whose settings reach Airflow
+    (a cloud bucket) hands the root logger to Airflow's logging for the rest of the process: a
+    later test's warning then came out in Airflow's format, or as "--- Logging error ---"
+    from a handler bound to an earlier test's captured, closed stderr. A real CLI process runs
+    one command, so only the tests share this state.
+    """
+    root = logging.getLogger()
+    before, level = set(root.handlers), root.level
+    yield
+    for handler in root.handlers[:]:  # pytest's own capture handlers come and go by phase
+        if handler not in before and not type(handler).__module__.startswith("_pytest"):
+            root.removeHandler(handler)
+    root.setLevel(level)

@@ -67,6 +67,7 @@ def test_every_dag_file_is_expected_to_be_parsed():
             "index_cache",
             "partition_restore",
             "remote_compaction",
+            "remote_log_metadata",
             "remote_partition_removal",
             "remote_reconcile",
             "retention_expiry",

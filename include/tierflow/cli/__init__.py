@@ -31,7 +31,7 @@ from tierflow.cli import (
     topic_commands,
 )
 from tierflow.cli.common import require_existing_store
-from tierflow.cli.console import CurrentStderr
+from tierflow.cli.console import CurrentStderr, StderrNow
 from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for
 from tierflow.cli.spec import add_commands, place_trailing
 from tierflow.config import InvalidSettingError, Settings
@@ -157,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
 
 
+# One object for every call: Airflow's configure_logging is cached by its arguments.
+STDERR_NOW = StderrNow()
+
+
 def _airflow_logs_to_stderr(verbose: bool) -> None:
     """Settings that reach Airflow connections (a cloud bucket, an Iceberg catalog connection)
     import Airflow, whose logging writes to stdout from then on. Point it at
@@ -168,7 +172,7 @@ def _airflow_logs_to_stderr(verbose: bool) -> None:
     if settings.iceberg_catalog or urlparse(settings.remote_storage).scheme not in ("", "file"):
         from airflow.sdk.log import configure_logging
 
-        configure_logging(log_level="INFO" if verbose else "WARNING", output=sys.stderr)
+        configure_logging(log_level="INFO" if verbose else "WARNING", output=STDERR_NOW)
 
 
 def _reader_gone() -> int:

@@ -7,6 +7,7 @@ from there, so every line is as long as it needs to be and every table cell whol
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
 from typing import Any, TextIO
@@ -54,6 +55,23 @@ class CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
         pass  # StreamHandler's __init__ and setStream assign it: always the current stderr
 
 
+class StderrNow(io.TextIOBase):
+    """A text stream that is ``sys.stderr`` as it is at each write: what a logging setup that
+    binds its stream once (Airflow's, through dictConfig) is given instead of stderr itself."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+    def fileno(self) -> int:
+        return sys.stderr.fileno()
+
+
 def airflow_logging_to_stderr(verbose: bool) -> None:
     """Importing Airflow (the Spark hook) points its logging, stdlib and structlog, at stdout
     at INFO: put it back on stderr at the level the command was given (-v: INFO)."""
@@ -68,6 +86,6 @@ def airflow_logging_to_stderr(verbose: bool) -> None:
         force=True,
     )
     structlog.configure(
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=StderrNow()),
         wrapper_class=structlog.make_filtering_bound_logger(level),
     )
