@@ -31,7 +31,6 @@ from tierflow.cli import (
     topic_commands,
 )
 from tierflow.cli.common import require_existing_store
-from tierflow.cli.console import CurrentStderr, StderrNow
 from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for
 from tierflow.cli.spec import add_commands, place_trailing
 from tierflow.config import InvalidSettingError, Settings
@@ -125,7 +124,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = place_trailing(parser, *parser.parse_known_args(argv))
     logging.basicConfig(
-        handlers=[CurrentStderr()],
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
@@ -157,10 +155,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
 
 
-# One object for every call: Airflow's configure_logging is cached by its arguments.
-STDERR_NOW = StderrNow()
-
-
 def _airflow_logs_to_stderr(verbose: bool) -> None:
     """Settings that reach Airflow connections (a cloud bucket, an Iceberg catalog connection)
     import Airflow, whose logging writes to stdout from then on. Point it at
@@ -172,7 +166,7 @@ def _airflow_logs_to_stderr(verbose: bool) -> None:
     if settings.iceberg_catalog or urlparse(settings.remote_storage).scheme not in ("", "file"):
         from airflow.sdk.log import configure_logging
 
-        configure_logging(log_level="INFO" if verbose else "WARNING", output=STDERR_NOW)
+        configure_logging(log_level="INFO" if verbose else "WARNING", output=sys.stderr)
 
 
 def _reader_gone() -> int:

@@ -7,10 +7,8 @@ from there, so every line is as long as it needs to be and every table cell whol
 
 from __future__ import annotations
 
-import io
-import logging
 import sys
-from typing import Any, TextIO
+from typing import Any
 
 from rich.console import Console
 
@@ -41,51 +39,22 @@ def _console(on_terminal: bool, options: dict[str, Any]) -> Console:
     return Console(**{**options, "width": UNBOUNDED_WIDTH, "soft_wrap": True})
 
 
-class CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """A log handler on ``sys.stderr`` as it is at each record, not as it was when logging was
-    set up: a stderr swapped out since (a test's capture, a redirect) that has been closed is
-    never written to ("--- Logging error ---" on the next warning)."""
-
-    @property  # type: ignore[override]
-    def stream(self) -> TextIO:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _value: TextIO) -> None:
-        pass  # StreamHandler's __init__ and setStream assign it: always the current stderr
-
-
-class StderrNow(io.TextIOBase):
-    """A text stream that is ``sys.stderr`` as it is at each write: what a logging setup that
-    binds its stream once (Airflow's, through dictConfig) is given instead of stderr itself."""
-
-    def write(self, text: str) -> int:
-        return sys.stderr.write(text)
-
-    def flush(self) -> None:
-        sys.stderr.flush()
-
-    def isatty(self) -> bool:
-        return sys.stderr.isatty()
-
-    def fileno(self) -> int:
-        return sys.stderr.fileno()
-
-
 def airflow_logging_to_stderr(verbose: bool) -> None:
     """Importing Airflow (the Spark hook) points its logging, stdlib and structlog, at stdout
     at INFO: put it back on stderr at the level the command was given (-v: INFO)."""
+    import logging
+
     import airflow.providers.apache.spark.hooks.spark_submit  # noqa: F401 - sets logging up
     import structlog
 
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(
-        handlers=[CurrentStderr()],
+        stream=sys.stderr,
         level=level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         force=True,
     )
     structlog.configure(
-        logger_factory=structlog.PrintLoggerFactory(file=StderrNow()),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         wrapper_class=structlog.make_filtering_bound_logger(level),
     )
