@@ -8,7 +8,6 @@ from pathlib import Path
 
 from tierflow.cli.common import as_command_error, print_json
 from tierflow.cli.spec import Command, add_commands, arg, flag
-from tierflow.cluster.broker_config import broker_config
 from tierflow.cluster.broker_options import DEFAULT_LISTENER, BrokerConfigError, BrokerOptions
 from tierflow.config import Settings
 
@@ -33,6 +32,9 @@ settings to fill in. Settings marked required in a comment (an S3 region without
 
 
 def broker_config_command(args: argparse.Namespace) -> int:
+    # The key export (cryptography) loads when the command runs, not with every command.
+    from tierflow.cluster.broker_config import broker_config
+
     settings = Settings.from_env()
     options = BrokerOptions(
         listener_name=args.listener_name,

@@ -29,7 +29,6 @@ from tierflow.cli.spec import OWNER, Command, arg, flag, partition_option
 from tierflow.cluster.unread import UnreadPartition, why_unread
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.kafka.remote_log_metadata.topic import MetadataTopicError
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.batch import BatchCopy, CopyOutcome, Rewrite, copy_partitions
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
@@ -42,7 +41,6 @@ from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
-from tierflow.tasks.remote_log_metadata import publish_transitions
 from tierflow.tasks.segment_copy import worker_bucket_client
 from tierflow.tasks.spark_submit import SparkJobFailedError, rewrite_on_spark
 from tierflow.units import counted, human_bytes, plural
@@ -113,6 +111,9 @@ def _publish(settings: Settings) -> int | str | None:
     PUBLISH_FAILED (said on stderr: the next publish sends them, nothing is lost)."""
     if not settings.publish_remote_log_metadata:
         return None
+    from tierflow.kafka.remote_log_metadata.topic import MetadataTopicError
+    from tierflow.tasks.remote_log_metadata import publish_transitions
+
     try:
         return int(publish_transitions(settings)["published"])
     except (MetadataTopicError, MetadataError) as error:

@@ -25,6 +25,7 @@ from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 
 IN_FLIGHT = (S.COPY_SEGMENT_STARTED, S.DELETE_SEGMENT_STARTED)
+FINISHED = S.COPY_SEGMENT_FINISHED
 ENABLE = {"remote.storage.enable": "true"}
 
 
@@ -60,11 +61,13 @@ def plan_handover(
     topic = store.topic(name)
     copied, in_flight = {}, []
     for row in store.partitions(topic.topic_id):
-        finished = store.segments(topic.topic_id, row.partition, states=[S.COPY_SEGMENT_FINISHED])
+        rows = store.segments(topic.topic_id, row.partition, states=[FINISHED, *IN_FLIGHT])
+        finished = [s for s in rows if s.state == FINISHED]
         highest = max((s.end_offset for s in finished), default=-1)
         copied[row.partition] = (len(finished), highest)
-        running = store.segments(topic.topic_id, row.partition, states=IN_FLIGHT)
-        in_flight += [f"{row.partition}: {s.segment_id} {s.state}" for s in running]
+        in_flight += [
+            f"{row.partition}: {s.segment_id} {s.state}" for s in rows if s.state != FINISHED
+        ]
     waiting = store.waiting_of(topic.topic_id)
     wanted = {**ENABLE, **(configs or {})}
     return HandoverPlan(
