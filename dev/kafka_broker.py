@@ -102,8 +102,15 @@ def free_port() -> int:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 form."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 form.
+
+    Like Kafka's own Uuid.randomUuid, never one that starts with '-': a command
+    line reads such an id as an option (kafka-storage format refused one, 1 in 64).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 @dataclass
