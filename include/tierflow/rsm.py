@@ -13,7 +13,7 @@ that was uploaded.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
@@ -101,6 +101,16 @@ class LogSegmentData:
     leader_epoch_index: bytes
     # A compacted segment's tail from this offset on (kafka/segment_slice.py); None: whole.
     slice_from: int | None = None
+    # Sees the ``.log``'s bytes as the upload reads them: the copy checks the batches in the
+    # same pass (lifecycle/copy/segment_scan.py), so every byte is read once.
+    observer: ChunkObserver | None = field(default=None, compare=False)
+
+
+class ChunkObserver(Protocol):
+    def watch(self, chunks: Iterable[bytes], start: int) -> Iterator[bytes]:
+        """``chunks`` (the ``.log`` from byte ``start``) passed on unchanged; raising fails the
+        upload."""
+        ...
 
 
 @dataclass(frozen=True)

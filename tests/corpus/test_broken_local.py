@@ -3,9 +3,12 @@
 Each case damages one partition of a freshly generated log dir and copies every partition, as
 the segment_copy DAG does (one task per partition). The damaged partition must fail with the
 named error; the segments before the damage are copied (Kafka copies in offset order), the
-damaged one leaves no row, no event and no object, the lease is released, the local files are
-untouched, and every healthy partition copies completely in the same run. Once the files are
-repaired, the next run copies everything: nothing left behind blocks it.
+damaged one leaves no object, the lease is released, the local files are untouched, and every
+healthy partition copies completely in the same run. Damage found before the copy (files,
+indexes, checkpoints) leaves no row and no event; damage in the batches, which are checked as
+they are uploaded, leaves the damaged segment and those after it as abandoned attempts in
+Kafka's terminal state. Once the files are repaired, the next run copies everything: nothing
+left behind blocks it.
 """
 
 from __future__ import annotations
@@ -43,15 +46,18 @@ class CopyCase:
     message: str  # a regex; $names come from the Struck, escaped
     target: Key = ("orders", 0)
     layout: str = "plain"
+    in_batches: bool = False  # found by the upload's pass over the batches
 
 
 BATCH = r"$file: byte $byte: "
 CASES = [
     CopyCase(
+        # The offset index, checked before the copy, points into the part cut off.
         "log truncated mid-batch",
         damage.truncate_mid_batch,
-        TruncatedDataError,
-        BATCH + r"batch at offset $offset needs \d+ bytes but only \d+ remain",
+        CorruptIndexError,
+        r"\.index: byte \d+: entry for offset \d+ points to byte \d+, past the end of the "
+        r"\d+-byte log",
     ),
     CopyCase(
         "log truncated at a batch boundary",
@@ -65,18 +71,21 @@ CASES = [
         damage.flip_payload_bit,
         CorruptRecordError,
         BATCH + r"crc mismatch in batch at offset $offset: stored 0x[0-9a-f]{8}, computed",
+        in_batches=True,
     ),
     CopyCase(
         "high bit flip in a batch length",
         damage.flip_length_high_bit,
         TruncatedDataError,
         BATCH + r"batch at offset $offset needs \d+ bytes but only \d+ remain",
+        in_batches=True,
     ),
     CopyCase(
         "low bit flip in a batch length",
         damage.flip_length_low_bit,
         CorruptRecordError,
         BATCH + r"crc mismatch in batch at offset $offset",
+        in_batches=True,
     ),
     CopyCase(
         ".index entry past the end of the .log",
@@ -132,6 +141,7 @@ CASES = [
         CorruptRecordError,
         BATCH + r"crc mismatch in batch at offset $offset",
         target=("payments", 0),
+        in_batches=True,
     ),
     CopyCase(
         "bit flip, chunked encrypted layout",
@@ -139,6 +149,7 @@ CASES = [
         CorruptRecordError,
         BATCH + r"crc mismatch in batch at offset $offset",
         layout="chunked-encrypted",
+        in_batches=True,
     ),
     CopyCase(
         "producer snapshot missing, chunked encrypted layout",
@@ -178,21 +189,34 @@ def allowed_before(ranges: list[tuple[int, int]], blocked: int | None) -> list[t
     return [r for r in ranges if r[0] < blocked]
 
 
-def assert_no_partial_state(t: Tiered, target: Key, finished: list[tuple[int, int]]) -> None:
+ABANDONED = [
+    (None, S.COPY_SEGMENT_STARTED),
+    (S.COPY_SEGMENT_STARTED, S.DELETE_SEGMENT_STARTED),
+    (S.DELETE_SEGMENT_STARTED, S.DELETE_SEGMENT_FINISHED),
+]
+
+
+def assert_no_partial_state(
+    t: Tiered, target: Key, finished: list[tuple[int, int]], abandoned: list[tuple[int, int]]
+) -> None:
     topic = t.store.topic(target[0])
     rows = t.store.segments(topic.topic_id, target[1])
-    assert [(r.start_offset, r.end_offset) for r in rows] == finished
-    assert {r.state for r in rows} <= {S.COPY_SEGMENT_FINISHED}
+    assert [(r.start_offset, r.end_offset) for r in rows] == finished + abandoned
     for row in rows:
         events = t.store.events(segment_id=row.segment_id)
-        assert [(e.from_state, e.to_state) for e in events] == [
-            (None, S.COPY_SEGMENT_STARTED),
-            (S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED),
-        ]
+        expected = (
+            ABANDONED
+            if (row.start_offset, row.end_offset) in abandoned
+            else [
+                (None, S.COPY_SEGMENT_STARTED),
+                (S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED),
+            ]
+        )
+        assert [(e.from_state, e.to_state) for e in events] == expected
     segment_events = [
         e for e in t.store.events(topic_id=topic.topic_id, partition=target[1]) if e.segment_id
     ]
-    assert len(segment_events) == 2 * len(rows)
+    assert len(segment_events) == 2 * len(finished) + 3 * len(abandoned)
     state = t.store.partition(topic.topic_id, target[1])
     assert state is None or state.lease_owner is None
     assert set(t.rsm.objects.list()) == recorded_keys(t)
@@ -217,7 +241,9 @@ def test_broken_local_input(tmp_path: Path, case: CopyCase) -> None:
     for key, ranges in expected.items():
         if key != case.target:
             assert finished_ranges(t, *key) == ranges, key
-    assert_no_partial_state(t, case.target, allowed_before(expected[case.target], struck.blocked))
+    before = allowed_before(expected[case.target], struck.blocked)
+    from_damage = expected[case.target][len(before) :] if case.in_batches else []
+    assert_no_partial_state(t, case.target, before, from_damage)
 
     restore(target, saved)
     assert copy_every_partition(t) == {}

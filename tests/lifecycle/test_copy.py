@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.corpus.state import recorded_keys
 from tests.support.tiered import NOW_MS, Tiered, eligible
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint
@@ -136,12 +137,17 @@ def test_corrupt_segment_fails_naming_the_file_and_leaves_no_state(tiered: Tiere
     data[200] ^= 0xFF
     second.log_path.write_bytes(bytes(data))
 
-    with pytest.raises(KafkaFormatError, match=second.log_path.name):
+    with pytest.raises(KafkaFormatError, match=rf"{second.log_path.name}: byte \d+: crc"):
         copy(tiered, "orders", 0)
-    # The first segment was copied; the corrupt one left no row and no object.
+    # The first segment was copied. The batches are checked as they are uploaded, so the
+    # corrupt one (and every one after it: no gap) ended as abandoned attempts in Kafka's
+    # terminal state, their objects deleted.
     assert finished(tiered, "orders", 0) == eligible(log_)[:1]
     topic_id = tiered.store.topic("orders").topic_id
-    assert len(tiered.store.segments(topic_id, 0)) == 1
+    rest = tiered.store.segments(topic_id, 0)[1:]
+    assert [r.start_offset for r in rest] == [start for start, _ in eligible(log_)[1:]]
+    assert {r.state for r in rest} == {S.DELETE_SEGMENT_FINISHED}
+    assert set(tiered.rsm.objects.list()) == recorded_keys(tiered)
 
     data[200] ^= 0xFF
     second.log_path.write_bytes(bytes(data))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tests.metadata.metadata_support import NOW, TOPIC, TOPIC_ID, add_segment, new_store
+from tierflow.kafka.remote_log_metadata.records import SegmentMetadata
+from tierflow.kafka.remote_log_metadata.serde import deserialize
 from tierflow.kafka.remote_log_metadata.topic import MetadataTopic
 from tierflow.lifecycle.compaction.swap import compactable
 from tierflow.lifecycle.copy.steps import _not_copyable
@@ -21,11 +23,13 @@ from tierflow.lifecycle.remote_log_metadata.handover import (
 from tierflow.lifecycle.remote_log_metadata.publish import fill_outbox
 from tierflow.lifecycle.retention.remote import remote_retention_applies
 from tierflow.metadata.errors import MetadataError
-from tierflow.metadata.models import RemoteLogSegment
+from tierflow.metadata.models import RemoteLogSegment, ScannedFacts
+from tierflow.metadata.remote_log_metadata_store import OUTBOX_POSITION
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 SEGMENT = "AAAAAAAAAAAAAAAAAAAAAA"
 OTHER = "BAAAAAAAAAAAAAAAAAAAAA"
+HELD = "CAAAAAAAAAAAAAAAAAAAAA"  # not all zero bits: kafka-python reads those as no id
 
 
 def test_each_transition_of_tierflows_segments_is_one_entry_in_history_order(
@@ -41,6 +45,29 @@ def test_each_transition_of_tierflows_segments_is_one_entry_in_history_order(
     store.mark_published([(entries[0].event_id, 7)])
     assert store.published_through(entries[0].metadata_partition) == 7
     assert store.outbox_depth() == 1
+
+
+def test_a_started_record_waits_for_the_facts_its_copy_learns_from_the_batches(
+    store_url: str,
+) -> None:
+    """Kafka's STARTED record carries the largest timestamp and the leader epochs, which the
+    copy learns as it uploads the batches: it goes out once the copy has ended, with them, and
+    the outbox's position waits behind it meanwhile."""
+    store = new_store(store_url)
+    add_segment(store, HELD, max_timestamp_ms=-1, segment_leader_epochs=[(0, 0)])
+    started_at = store.last_event_id()
+    add_segment(store, OTHER, start=100, end=199)
+    store.transition_segment(OTHER, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1)
+    assert fill_outbox(store, partitions=50) == 2  # the other segment's, not this STARTED
+    assert (store.position(OUTBOX_POSITION) or 0) < started_at
+    scanned = ScannedFacts(NOW - 7, [(0, 0), (3, 40)])
+    store.transition_segment(
+        HELD, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1, scanned=scanned
+    )
+    assert fill_outbox(store, partitions=50) == 2
+    records = [deserialize(entry.payload) for entry in store.unpublished(10)]
+    (started,) = [r for r in records if isinstance(r, SegmentMetadata) and r.segment_id == HELD]
+    assert (started.max_timestamp_ms, started.leader_epochs) == (NOW - 7, ((0, 0), (3, 40)))
 
 
 def test_segments_a_broker_wrote_never_go_in_the_outbox(store_url: str) -> None:
@@ -77,8 +104,9 @@ def test_tierflows_segments_are_published_after_the_hand_over_too(store_url: str
     """The hand-over marks the topic first, then publishes what waits: it must still go."""
     store = new_store(store_url)
     add_segment(store, SEGMENT)
+    store.transition_segment(SEGMENT, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1)
     store.set_copier(TOPIC_ID, "broker", actor="t", now_ms=NOW)
-    assert fill_outbox(store, partitions=50) == 1
+    assert fill_outbox(store, partitions=50) == 2
 
 
 def test_a_hand_over_is_refused_while_a_copy_is_in_flight(store_url: str) -> None:

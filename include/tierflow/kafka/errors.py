@@ -78,3 +78,18 @@ class MissingFileError(KafkaFormatError, FileNotFoundError):
 
 class UnknownPartitionError(KafkaFormatError, KeyError):
     """A log directory has no directory for the requested topic-partition."""
+
+
+def format_error_fields(exc: KafkaFormatError) -> dict:
+    """The error as plain values, to cross a JSON boundary (a Spark job's result) and be
+    raised again on the other side by ``format_error_of``, class and all."""
+    where = {"path": exc.path, "position": exc.position, "reason": exc.reason, "line": exc.line}
+    return {"kind": type(exc).__name__, **where}
+
+
+def format_error_of(fields: dict) -> KafkaFormatError:
+    kind = globals().get(str(fields.get("kind")))
+    cls = kind if isinstance(kind, type) and issubclass(kind, KafkaFormatError) else None
+    return (cls or KafkaFormatError)(
+        fields["path"], fields.get("position"), fields["reason"], line=fields.get("line")
+    )

@@ -288,6 +288,15 @@ def iter_batches(
             yield _header(frame, source, validate_crc)
 
 
+def iter_batches_read_by(
+    read: Reader, end: int, *, source: str, start: int, validate_crc: bool = True
+) -> Iterator[BatchHeader]:
+    """Like :func:`iter_batches` over any ``read(position, length)`` up to ``end``: a reader
+    of bytes that arrive in pieces (batch_scan.py) keeps the file's positions in errors."""
+    for frame in _frames(read, end, source, start, need_all=validate_crc):
+        yield _header(frame, source, validate_crc)
+
+
 def iter_batches_in_buffer(
     buf: bytes | bytearray | memoryview,
     *,

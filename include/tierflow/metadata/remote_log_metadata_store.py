@@ -26,6 +26,7 @@ from tierflow.metadata.models import (
     RemoteLogSegment,
     Topic,
 )
+from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store_base import StoreBase, update_and_record
 
 TIERFLOW, BROKER = TIERFLOW_COPIER, BROKER_COPIER
@@ -76,6 +77,20 @@ class RemoteLogMetadataStore(StoreBase):
         with self._session() as session:
             rows = session.exec(query.order_by(col(MetadataEvent.id)).limit(limit)).all()
         return [PublishableEvent(event, topic, segment) for event, topic, segment in rows]
+
+    def oldest_waiting_started(self) -> int | None:
+        """The oldest event id of a COPY_SEGMENT_STARTED held back (``_started_still``): the
+        outbox looks again from there, however far its position has moved on."""
+        query = (
+            select(func.min(col(MetadataEvent.id)))
+            .select_from(RemoteLogSegment)
+            .join(MetadataEvent, col(MetadataEvent.segment_id) == col(RemoteLogSegment.segment_id))
+            .where(col(RemoteLogSegment.writer) == TIERFLOW)
+            .where(_started_still())
+        )
+        with self._session() as session:
+            found = session.exec(query).one()
+        return None if found is None else int(found)
 
     def waiting_of(self, topic_id: str) -> int:
         """The topic's transitions not on the metadata topic yet: in the outbox unpublished, or
@@ -166,6 +181,7 @@ def _publishable(query: Any, after_id: int) -> Any:
     tierflows_segment = and_(
         col(MetadataEvent.entity) == EventEntity.SEGMENT.value,
         col(RemoteLogSegment.writer) == TIERFLOW,
+        ~_started_still(),
     )
     return (
         query.select_from(MetadataEvent)
@@ -178,6 +194,14 @@ def _publishable(query: Any, after_id: int) -> Any:
         .where(col(MetadataEvent.entity).in_(kinds))
         .where(or_(partition_delete, tierflows_segment))
     )
+
+
+def _started_still() -> Any:
+    """A COPY_SEGMENT_STARTED whose segment is still being copied: its record waits. The row's
+    largest timestamp and leader epochs are final only once the copy has read the batches
+    (FINISHED, or abandoned), and Kafka's STARTED record carries them."""
+    started = RemoteLogSegmentState.COPY_SEGMENT_STARTED.value
+    return and_(col(MetadataEvent.to_state) == started, col(RemoteLogSegment.state) == started)
 
 
 def _set_position(connection: Connection, name: str, position: int) -> None:

@@ -24,6 +24,7 @@ from tierflow.metadata.models import (
     Partition,
     RemoteLogSegment,
     RemoteSegmentObject,
+    ScannedFacts,
     SegmentObjectKind,
 )
 from tierflow.metadata.partition_registry import Lease, hold_lease
@@ -198,6 +199,7 @@ class SegmentStore(StoreBase):
         only_from: Collection[RemoteLogSegmentState] | None = None,
         lease: Lease | None = None,
         built: tuple[int, int] | None = None,
+        scanned: ScannedFacts | None = None,
     ) -> bool:
         """Move the segment to ``dst``: True if this call did it, False if already there.
 
@@ -209,12 +211,13 @@ class SegmentStore(StoreBase):
         partition's ``highest_remote_offset`` is raised to end_offset if below, in the same
         transaction. ``built`` (size in bytes, max timestamp), on COPY_SEGMENT_FINISHED only:
         what a segment the remote compaction built turned out to be; it was recorded STARTED
-        with its sources' totals, which bound them.
+        with its sources' totals, which bound them. ``scanned``, likewise: what the copy's pass
+        over the batches found (largest timestamp, leader epochs).
         """
         dst = RemoteLogSegmentState(dst)
         finished_state = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
         finished = dst is finished_state
-        if (objects is not None or built is not None) and not finished:
+        if (objects is not None or built is not None or scanned is not None) and not finished:
             raise ValueError(
                 f"segment {segment_id}: objects are only stored on {finished_state}, not {dst}"
             )
@@ -231,6 +234,8 @@ class SegmentStore(StoreBase):
                 values["custom_metadata"] = custom_metadata
             if built is not None:
                 values["segment_size_bytes"], values["max_timestamp_ms"] = built
+            if scanned is not None:
+                values.update(_scanned_values(segment_id, scanned))
             move = _Move(current, src, dst, values, object_rows if finished else None)
             if self._apply_move(move, actor=actor, now_ms=now_ms, lease=lease):
                 return True
@@ -416,6 +421,15 @@ def _started_event(row: dict[str, Any], actor: str) -> Event:
     details = {name: row[name] for name in ("start_offset", "end_offset", "segment_size_bytes")}
     started = RemoteLogSegmentState.COPY_SEGMENT_STARTED
     return Event(subject, started, actor, row["created_ms"], details=details)
+
+
+def _scanned_values(segment_id: str, scanned: ScannedFacts) -> dict[str, Any]:
+    values: dict[str, Any] = {"max_timestamp_ms": scanned.max_timestamp_ms}
+    if scanned.leader_epochs is not None:
+        epochs = _leader_epoch_pairs(segment_id, scanned.leader_epochs)
+        values["leader_epoch"] = epochs[-1][0]
+        values["segment_leader_epochs"] = json.dumps([list(pair) for pair in epochs])
+    return values
 
 
 def _leader_epoch_pairs(

@@ -15,7 +15,7 @@ modification time, after the last byte was read as before the first.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tierflow.kafka.offset_index import OffsetIndex
@@ -45,15 +45,18 @@ def read_segment_files(data: LogSegmentData) -> SegmentFiles:
 
 
 def segment_file_stream(data: LogSegmentData, read_size: int) -> LogSegmentStream:
-    """The ``.log`` in reads of ``read_size`` bytes, then the other files; refused at the end
-    if any of them was replaced meanwhile."""
+    """The ``.log`` in reads of ``read_size`` bytes (shown to ``data.observer`` on the way),
+    then the other files; refused at the end if any of them was replaced meanwhile."""
     before = fingerprint(data)
     if data.slice_from is None:
-        chunks, files = read_chunks(data.log_segment, read_size), read_segment_files
+        start, files = 0, read_segment_files
     else:
         cut = slice_segment(LogSegment.from_log_path(data.log_segment), data.slice_from)
-        chunks = read_chunks(data.log_segment, read_size, start=cut.position)
+        start = cut.position
         files = _slice_files(cut.offset_index, cut.time_index, cut.txn_index)
+    chunks: Iterable[bytes] = read_chunks(data.log_segment, read_size, start=start)
+    if data.observer is not None:
+        chunks = data.observer.watch(chunks, start)
 
     def checked() -> SegmentFiles:
         found = files(data)

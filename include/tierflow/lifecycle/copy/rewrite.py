@@ -11,9 +11,11 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from tierflow.kafka.errors import KafkaFormatError, format_error_fields
+from tierflow.lifecycle.copy.segment_scan import ScannedSegment, SegmentScan
 from tierflow.rsm import (
     LogSegmentData,
     ObjectInfo,
@@ -77,30 +79,44 @@ class RewriteResult:
     segment_id: str
     objects: list[ObjectInfo] = field(default_factory=list)
     error: str | None = None
+    # What the batches said, checked in the upload's pass: FINISHED records it.
+    scanned: ScannedSegment | None = None
+    # The bad input the pass found (a KafkaFormatError's fields): raised again by finalize.
+    refused: dict | None = None
 
     def as_dict(self) -> dict:
         return {
             "segment_id": self.segment_id,
             "objects": [asdict(o) for o in self.objects],
             "error": self.error,
+            "scanned": self.scanned.as_dict() if self.scanned else None,
+            "refused": self.refused,
         }
 
     @classmethod
     def from_dict(cls, raw: dict) -> RewriteResult:
         objects = [ObjectInfo(o["key"], int(o["size"]), o.get("sha256")) for o in raw["objects"]]
-        return cls(raw["segment_id"], objects, raw.get("error"))
+        scanned = ScannedSegment.from_dict(raw["scanned"]) if raw.get("scanned") else None
+        return cls(raw["segment_id"], objects, raw.get("error"), scanned, raw.get("refused"))
 
 
 def rewrite_segment(job: RewriteJob, rsm: RemoteStorageManager) -> RewriteResult:
-    """Transform and upload one segment; failures become results, so one bad segment does not
-    take the other segments of a Spark job down with it."""
+    """Transform and upload one segment, its batches checked in the same read; failures become
+    results, so one bad segment does not take the other segments of a Spark job down with it."""
+    scan = SegmentScan(job.log_segment, job.start_offset, job.end_offset)
+    what = job.segment.describe()
     try:
-        objects = rsm.copy_log_segment_data(job.segment, job.data)
+        objects = rsm.copy_log_segment_data(job.segment, replace(job.data, observer=scan))
+    except KafkaFormatError as exc:
+        fields = format_error_fields(exc)
+        return RewriteResult(job.segment_id, error=failure_line(exc, what), refused=fields)
     except FileNotFoundError as exc:
-        return RewriteResult(job.segment_id, error=gone_line(job.segment.describe(), exc))
+        return RewriteResult(job.segment_id, error=gone_line(what, exc))
     except Exception as exc:  # reported to Airflow, which cleans up and fails the task
-        return RewriteResult(job.segment_id, error=failure_line(exc, job.segment.describe()))
-    return RewriteResult(job.segment_id, objects)
+        return RewriteResult(job.segment_id, error=failure_line(exc, what))
+    if scan.result is None:  # a storage manager that did not read the .log through the scan
+        return RewriteResult(job.segment_id, error=f"{what}: its batches were not checked")
+    return RewriteResult(job.segment_id, objects, scanned=scan.result)
 
 
 # A live broker deleted the segment under the copy (its retention, or a DeleteRecords, moved

@@ -1,19 +1,17 @@
-"""Everything the copy needs to know about a local segment, checked before any state is written.
+"""Everything the copy needs to know about a local segment before COPY_SEGMENT_STARTED.
 
-Reading the whole segment here (headers only, CRC checked) means a corrupt or truncated
-segment fails with the file and byte position named, before COPY_SEGMENT_STARTED exists, so
-bad input leaves no metadata and no objects behind.
+``plan_segment`` reads no batch: files missing, indexes that disagree with the log, a bad
+checkpoint fail here, naming the file, before any state exists. The batches themselves (CRC,
+framing) are checked in the pass that uploads them (segment_scan.py), so the ``.log`` is read
+once; a bad batch there ends the attempt like a failed upload, removed objects and all.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tierflow.copy_quota import throttle
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
 from tierflow.kafka.index_file import SparseIndex
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
@@ -25,11 +23,13 @@ from tierflow.kafka.segment_slice import SegmentSlice, slice_segment
 from tierflow.kafka.time_index import TimeIndex
 from tierflow.kafka.txn_index import AbortedTxn, read_txn_index, txn_index_entries
 from tierflow.lifecycle.copy.candidates import CopyCandidate
-from tierflow.lifecycle.copy.rewrite import SEGMENT_GONE
-from tierflow.lifecycle.processes import largest_first, workers_for
+from tierflow.lifecycle.copy.segment_scan import SegmentScan
 from tierflow.rsm import LogSegmentData
+from tierflow.transform.chunking import read_chunks
 
 log = logging.getLogger(__name__)
+
+SCAN_READ = 4 << 20  # inspect_segment's reads: the chunk size of the chunked layout
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,12 @@ class SegmentFacts:
         return self.leader_epochs[-1].epoch
 
 
-def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts:
+def plan_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts:
+    """What COPY_SEGMENT_STARTED records, from everything but the ``.log``'s batches: the files
+    present, the indexes checked, the size, and the leader epochs Kafka takes (its leader-epoch
+    cache's entries in range; the first batch's epoch when the checkpoint has none there). The
+    batches are checked as they are uploaded (segment_scan.py); until then the largest
+    timestamp is unknown (-1), and FINISHED records it with the batches' epochs."""
     segment = candidate.segment
     for path in (segment.log_path, segment.index_path, segment.time_index_path):
         if not path.exists():
@@ -55,16 +60,13 @@ def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts
         # Kafka requires the producer snapshot at the next segment's base offset (KIP-405).
         raise MissingFileError(str(snapshot), None, "producer snapshot required for upload")
     cut = slice_segment(segment, candidate.slice_from) if candidate.slice_from is not None else None
-    max_timestamp, batch_epochs = _scan_batches(segment, candidate, cut.position if cut else 0)
     size, txn_entries = _checked_files(segment, candidate, cut)
     checkpoint = log.leader_epoch_entries()
-    epochs = batch_epochs or _epochs_in_range(checkpoint, candidate)
-    if not epochs:
-        raise KafkaFormatError(
-            str(segment.log_path), None, "no leader epoch in the batches or the checkpoint"
-        )
+    epochs = _epochs_in_range(checkpoint, candidate) or _first_epoch(
+        segment, candidate, cut.position if cut else 0
+    )
     return SegmentFacts(
-        max_timestamp_ms=max_timestamp,
+        max_timestamp_ms=-1,
         leader_epochs=epochs,
         size_in_bytes=size,
         txn_index_empty=not txn_entries,
@@ -79,6 +81,33 @@ def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts
             ),
             slice_from=candidate.slice_from,
         ),
+    )
+
+
+def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts:
+    """``plan_segment`` and the batches' check in one read, here: every fact a FINISHED
+    segment ends with (``tierflow verify``, and tests that hold a broker's facts beside
+    tierflow's)."""
+    facts = plan_segment(log, candidate)
+    segment = candidate.segment
+    scan = SegmentScan(str(segment.log_path), candidate.start_offset, candidate.end_offset)
+    start = slice_segment(segment, candidate.slice_from).position if candidate.slice_from else 0
+    for _chunk in scan.watch(read_chunks(segment.log_path, SCAN_READ, start=start), start):
+        pass
+    assert scan.result is not None, "set when the chunks end"
+    found = scan.result.leader_epochs
+    epochs = [EpochEntry(e, o) for e, o in found] if found else facts.leader_epochs
+    return replace(facts, max_timestamp_ms=scan.result.max_timestamp_ms, leader_epochs=epochs)
+
+
+def _first_epoch(segment: LogSegment, candidate: CopyCandidate, position: int) -> list[EpochEntry]:
+    """The first leader epoch a batch carries, as of the segment's start: for a checkpoint
+    that has no entry in range (headers only, and mostly the first)."""
+    for batch in iter_batches(segment.log_path, validate_crc=False, start_position=position):
+        if batch.partition_leader_epoch >= 0:
+            return [EpochEntry(batch.partition_leader_epoch, candidate.start_offset)]
+    raise KafkaFormatError(
+        str(segment.log_path), None, "no leader epoch in the batches or the checkpoint"
     )
 
 
@@ -100,69 +129,6 @@ def _checked_files(
     _say_zero_tail(TimeIndex, segment.time_index_path)
     txn_path = segment.txn_index_path if segment.has_txn_index() else None
     return size, read_txn_index(txn_path) if txn_path else []
-
-
-def _scan_batches(
-    segment: LogSegment, candidate: CopyCandidate, position: int
-) -> tuple[int, list[EpochEntry]]:
-    """The uploaded batches' largest timestamp and leader epochs, every CRC checked; a batch
-    past the segment's end is refused."""
-    max_timestamp, last_offset = -1, None
-    batch_epochs: list[EpochEntry] = []
-    for batch in iter_batches(segment.log_path, validate_crc=True, start_position=position):
-        throttle(segment.log_path, batch.size_in_bytes)  # read from the broker's disk
-        max_timestamp = max(max_timestamp, batch.max_timestamp)
-        last_offset = batch.last_offset
-        epoch = batch.partition_leader_epoch
-        if epoch >= 0 and (not batch_epochs or epoch > batch_epochs[-1].epoch):
-            batch_epochs.append(EpochEntry(epoch, batch.base_offset))
-    if last_offset is not None and last_offset > candidate.end_offset:
-        raise KafkaFormatError(
-            str(segment.log_path),
-            None,
-            f"last offset {last_offset} is beyond the next segment's base offset "
-            f"{candidate.next_base_offset}",
-        )
-    if batch_epochs and batch_epochs[0].start_offset > candidate.start_offset:
-        # Compaction removed the segment's first offsets; its first epoch still starts at the
-        # segment's start, as Kafka's epochEntriesInRange clamps it.
-        batch_epochs[0] = EpochEntry(batch_epochs[0].epoch, candidate.start_offset)
-    return max_timestamp, batch_epochs
-
-
-def checked_segments(
-    log: PartitionLog, candidates: Sequence[CopyCandidate], workers: int | None = None
-) -> Iterator[tuple[CopyCandidate, SegmentFacts | KafkaFormatError]]:
-    """Each candidate, in offset order, with its facts or the reason it is refused.
-
-    Many or large candidates are checked on every core at once (tierflow.lifecycle.processes);
-    the caller still records them in order and stops at the first refused one, so the end
-    state is the one-by-one check's. A few small ones are checked here, one at a time.
-    """
-    total = sum(c.segment.size_in_bytes() for c in candidates)
-    count = workers_for(total, len(candidates), workers)
-    if count <= 1:
-        for candidate in candidates:
-            yield candidate, _checked(log, candidate)
-        return
-    check = partial(_checked, log)
-    done = largest_first(check, candidates, size=_candidate_size, workers=count)
-    found = {candidate.base_offset: future.result() for candidate, future in done}
-    for candidate in candidates:
-        yield candidate, found[candidate.base_offset]
-
-
-def _checked(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts | KafkaFormatError:
-    try:
-        return inspect_segment(log, candidate)
-    except KafkaFormatError as exc:
-        return exc
-    except FileNotFoundError as exc:  # listed a moment ago, deleted by the broker since
-        return KafkaFormatError(exc.filename or str(candidate.segment.log_path), None, SEGMENT_GONE)
-
-
-def _candidate_size(candidate: CopyCandidate) -> int:
-    return candidate.segment.size_in_bytes()
 
 
 def _say_zero_tail(kind: type[SparseIndex], path: Path) -> None:

@@ -38,7 +38,7 @@ from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT
 from tierflow.kafka.cleaner import cleaner_state
-from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.errors import KafkaFormatError, format_error_of
 from tierflow.kafka.last_stable_offset import StableOffset, last_stable_offset
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.segment import LogSegment
@@ -52,13 +52,18 @@ from tierflow.lifecycle.copy.candidates import (
 from tierflow.lifecycle.copy.compacted import compacted_candidates
 from tierflow.lifecycle.copy.lease import PartitionBusyError as PartitionBusyError
 from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
-from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_segment
-from tierflow.lifecycle.copy.segment_facts import SegmentFacts, checked_segments
+from tierflow.lifecycle.copy.rewrite import (
+    SEGMENT_GONE,
+    RewriteJob,
+    RewriteResult,
+    rewrite_segment,
+)
+from tierflow.lifecycle.copy.segment_facts import SegmentFacts, plan_segment
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.lease_holder import LeaseHolder
-from tierflow.metadata.models import Topic
+from tierflow.metadata.models import ScannedFacts, Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
@@ -248,9 +253,10 @@ def _start_segments(
         release_taking(store, lease)
         return
     plan.report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
-    # Every candidate is checked before any state is written for it.
-    candidates = _candidates(store, topic, log_, bounds, plan.report)
-    for candidate, facts in checked_segments(log_, candidates):
+    # Every candidate is planned (files, indexes, epochs) before any state is written for it;
+    # its batches are checked as they are uploaded.
+    for candidate in _candidates(store, topic, log_, bounds, plan.report):
+        facts = _planned(log_, candidate)
         if isinstance(facts, KafkaFormatError):
             # Said once, by whoever catches it when it is raised after the segments before it
             # are copied (a shard task's log, the CLI's line); here only the sequence is noted.
@@ -260,6 +266,15 @@ def _start_segments(
         plan.jobs.append(
             _start_segment(store, topic, log_.partition, candidate, facts, lease, actor, clock)
         )
+
+
+def _planned(log_: PartitionLog, candidate: CopyCandidate) -> SegmentFacts | KafkaFormatError:
+    try:
+        return plan_segment(log_, candidate)
+    except KafkaFormatError as exc:
+        return exc
+    except FileNotFoundError as exc:  # listed a moment ago, deleted by the broker since
+        return KafkaFormatError(exc.filename or str(candidate.segment.log_path), None, SEGMENT_GONE)
 
 
 def _start_segment(
@@ -361,40 +376,57 @@ def finalize_copy(
             raise plan.blocked_by
         return report
     topic = store.topic(report.topic)
-    failure: str | None = None
+    failed: tuple[RewriteJob, str] | None = None
     verdicts = _verify_all(plan.jobs, results, rsm)
     try:
         for job in plan.jobs:
             row = store.segment(job.segment_id)
-            if failure is None and row.state == RemoteLogSegmentState.COPY_SEGMENT_FINISHED:
+            if failed is None and row.state == RemoteLogSegmentState.COPY_SEGMENT_FINISHED:
                 _record_copied(report, job, on_copied)  # a rerun of a finalize that got here
                 continue
-            if failure is None and row.state != RemoteLogSegmentState.COPY_SEGMENT_STARTED:
-                failure = _no_longer_copied(job, row.state)
-            if failure is None:
-                failure = verdicts[job.segment_id]
+            failure = failed[1] if failed else _not_finished(job, row.state, verdicts)
             if failure is None:
                 failure = _finish(job, results[job.segment_id], store, owner, plan.lease, clock)
             if failure is not None:
+                failed = failed or (job, failure)
                 _discard(store, rsm, topic, job, owner, clock)
                 continue
             _record_copied(report, job, on_copied)
-            log.info(
-                "copied %s-%d offsets %d-%d (%d bytes) as segment %s",
-                job.topic,
-                job.partition,
-                job.start_offset,
-                job.end_offset,
-                job.size_in_bytes,
-                job.segment_id,
-            )
+            log.info("copied %s-%d offsets %d-%d (%d bytes) as segment %s", *_said(job))
     finally:
         release_plan(store, plan, owner)
-    if failure is not None:
-        raise CopyFailedError(failure)
+    if failed is not None:
+        raise _failure_of(*failed, results)
     if plan.blocked_by is not None:
         raise plan.blocked_by
     return report
+
+
+def _not_finished(job: RewriteJob, state: str, verdicts: Mapping[str, str | None]) -> str | None:
+    """Why the job cannot be FINISHED: its row moved on, or its upload did not verify."""
+    if state != RemoteLogSegmentState.COPY_SEGMENT_STARTED:
+        return _no_longer_copied(job, state)
+    return verdicts[job.segment_id]
+
+
+def _said(job: RewriteJob) -> tuple:
+    return (
+        job.topic,
+        job.partition,
+        job.start_offset,
+        job.end_offset,
+        job.size_in_bytes,
+        job.segment_id,
+    )
+
+
+def _failure_of(job: RewriteJob, failure: str, results: Mapping[str, RewriteResult]) -> Exception:
+    """What finalize raises for the first segment that failed: its bad input, as the scan
+    found it (the file and byte named, of its own class), or CopyFailedError."""
+    result = results.get(job.segment_id)
+    if result is not None and result.refused is not None and failure == result.error:
+        return format_error_of(result.refused)
+    return CopyFailedError(failure)
 
 
 class CopyOptions(TypedDict, total=False):
@@ -454,11 +486,19 @@ def _finish(
             now_ms=clock(),
             objects=object_rows(result.objects),
             lease=lease,
+            scanned=_scanned_facts(result),
         )
     except (InvalidStateTransition, LeaseLostError):
         return _no_longer_copied(job, store.segment(job.segment_id).state)
     crash_point("copy.after_finished")
     return None
+
+
+def _scanned_facts(result: RewriteResult) -> ScannedFacts | None:
+    scanned = result.scanned
+    if scanned is None:
+        return None
+    return ScannedFacts(scanned.max_timestamp_ms, scanned.leader_epochs)
 
 
 def _held_back(stable: StableOffset) -> str | None:

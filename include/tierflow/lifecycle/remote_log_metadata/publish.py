@@ -8,6 +8,11 @@ Three steps, each safe to kill:
    entry found there byte for byte is marked, not sent again.
 3. *Send* the rest in history order, a chunk at a time, marking each chunk as it is acked.
 
+A COPY_SEGMENT_STARTED waits until its segment's copy has ended (FINISHED, or abandoned): the
+record carries the segment's largest timestamp and leader epochs, which the copy learns from
+the batches it uploads. Kafka's own copy publishes STARTED first; a consumer sees the same
+records, in the same order per segment.
+
 Records are unique (a segment id or partition with its state and time), so a byte match is
 the entry itself. Entries are sent oldest first and an idempotent producer leaves no gap, so
 only the oldest chunk can be taken-but-unmarked: recovery looks at that many entries.
@@ -61,11 +66,18 @@ def fill_outbox(store: MetadataStore, partitions: int, *, chunk: int = CHUNK) ->
         full = len(found) == chunk
         looked = found[-1].event.id if full and found[-1].event.id else newest
         entries = [entry_of(f, partitions) for f in found]
-        store.enqueue(entries, looked_through=max(looked, position))
+        store.enqueue(entries, looked_through=_held_at(store, max(looked, position)))
         crash_point("rlmm.after_enqueue")
         total += len(found)
         if not full:
             return total
+
+
+def _held_at(store: MetadataStore, looked: int) -> int:
+    """The outbox's new position: never past a COPY_SEGMENT_STARTED held back until its copy
+    ends, so that it is looked at again then."""
+    held = store.oldest_waiting_started()
+    return looked if held is None else min(looked, held - 1)
 
 
 def entry_of(found: PublishableEvent, partitions: int) -> OutboxEntry:
