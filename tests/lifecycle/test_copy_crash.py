@@ -68,6 +68,7 @@ def assert_complete_and_clean(t: Tiered) -> None:
 
 KILL_POINTS = [
     "copy.after_started",  # STARTED recorded, nothing uploaded
+    "copy.mid_pass",  # the first chunk checked and handed to the upload, the pass not done
     "rsm.after_put#1",  # the .log uploaded, indexes not
     "rsm.after_put#2",  # plain: the offset index is up; chunked: .log and .indexes, no manifest
     "copy.after_upload",  # everything uploaded, not verified

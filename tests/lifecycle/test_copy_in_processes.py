@@ -44,3 +44,23 @@ def test_a_killed_worker_fails_its_segments_and_the_rerun_copies_them(tmp_path: 
     rerun = copy(t, "--workers", "2")
     assert rerun.returncode == 0, rerun.stderr + rerun.stdout
     assert_complete_and_clean(t)
+
+
+@pytest.mark.parametrize(
+    "kill_point",
+    [
+        # A worker process killed in the middle of its pass over a segment's batches.
+        "copy.mid_pass",
+        # The parent killed once a batch's uploads are back, before any store write for them.
+        "copy.after_upload",
+    ],
+)
+def test_a_run_killed_mid_pass_or_before_its_store_writes_resumes(
+    tmp_path: Path, kill_point: str
+) -> None:
+    t = build_tiered(tmp_path)
+    crashed = copy(t, "--workers", "2", crash_at=kill_point)
+    assert crashed.returncode != 0, crashed.stderr + crashed.stdout
+    rerun = copy(t, "--workers", "2")
+    assert rerun.returncode == 0, rerun.stderr + rerun.stdout
+    assert_complete_and_clean(t)

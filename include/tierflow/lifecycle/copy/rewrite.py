@@ -20,6 +20,7 @@ from tierflow.rsm import (
     LogSegmentData,
     ObjectInfo,
     RemoteSegment,
+    RemoteStorageError,
     RemoteStorageManager,
 )
 from tierflow.units import failure_line
@@ -83,6 +84,9 @@ class RewriteResult:
     scanned: ScannedSegment | None = None
     # The bad input the pass found (a KafkaFormatError's fields): raised again by finalize.
     refused: dict | None = None
+    # Read back and checked (size, sha256, manifest) where it was uploaded, on the worker:
+    # finalize then records FINISHED without reading every object again itself.
+    verified: bool = False
 
     def as_dict(self) -> dict:
         return {
@@ -91,18 +95,27 @@ class RewriteResult:
             "error": self.error,
             "scanned": self.scanned.as_dict() if self.scanned else None,
             "refused": self.refused,
+            "verified": self.verified,
         }
 
     @classmethod
     def from_dict(cls, raw: dict) -> RewriteResult:
         objects = [ObjectInfo(o["key"], int(o["size"]), o.get("sha256")) for o in raw["objects"]]
         scanned = ScannedSegment.from_dict(raw["scanned"]) if raw.get("scanned") else None
-        return cls(raw["segment_id"], objects, raw.get("error"), scanned, raw.get("refused"))
+        return cls(
+            raw["segment_id"],
+            objects,
+            raw.get("error"),
+            scanned,
+            raw.get("refused"),
+            bool(raw.get("verified", False)),
+        )
 
 
 def rewrite_segment(job: RewriteJob, rsm: RemoteStorageManager) -> RewriteResult:
-    """Transform and upload one segment, its batches checked in the same read; failures become
-    results, so one bad segment does not take the other segments of a Spark job down with it."""
+    """Transform and upload one segment, its batches checked in the same read, and verify what
+    was stored; failures become results, so one bad segment does not take the other segments
+    of a Spark job down with it."""
     scan = SegmentScan(job.log_segment, job.start_offset, job.end_offset)
     what = job.segment.describe()
     try:
@@ -116,7 +129,11 @@ def rewrite_segment(job: RewriteJob, rsm: RemoteStorageManager) -> RewriteResult
         return RewriteResult(job.segment_id, error=failure_line(exc, what))
     if scan.result is None:  # a storage manager that did not read the .log through the scan
         return RewriteResult(job.segment_id, error=f"{what}: its batches were not checked")
-    return RewriteResult(job.segment_id, objects, scanned=scan.result)
+    try:
+        rsm.verify(job.segment, objects)
+    except RemoteStorageError as exc:
+        return RewriteResult(job.segment_id, objects, error=f"{what}: {exc}")
+    return RewriteResult(job.segment_id, objects, scanned=scan.result, verified=True)
 
 
 # A live broker deleted the segment under the copy (its retention, or a DeleteRecords, moved

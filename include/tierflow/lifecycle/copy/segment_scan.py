@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from tierflow.faults import crash_point
 from tierflow.kafka.batch_scan import BatchScan
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.leader_epoch import EpochEntry
@@ -52,6 +53,7 @@ class SegmentScan:
         for chunk in chunks:
             seen.add(batches.feed(chunk))
             yield chunk
+            crash_point("copy.mid_pass")
         seen.add(batches.finish())
         self.result = self._ended(seen)
 
