@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -23,6 +25,7 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 PARALLEL_MIN_BYTES = 32 << 20
+PARENT_CHECK_S = 0.5
 
 
 def default_workers() -> int:
@@ -49,11 +52,27 @@ def largest_first(
     first, so the last to finish are small ones and no core idles long at the end.
     ``func`` must be a module-level function: spawned processes find it by import."""
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+    parent = os.getpid()
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=die_with, initargs=(parent,)
+    ) as pool:
         ordered = sorted(items, key=size, reverse=True)
         futures = {pool.submit(func, item): item for item in ordered}
         for future in as_completed(futures):
             yield futures[future], future
+
+
+def die_with(parent: int) -> None:
+    """In each worker: exit once ``parent`` is gone. A parent killed outright (SIGKILL, an
+    Airflow task's timeout) cannot stop its pool, and idle workers would wait on it forever,
+    holding its output pipes open."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
 def on_cores(
