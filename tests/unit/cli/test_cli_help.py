@@ -4,6 +4,8 @@ has ``--json`` for scripts."""
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -70,3 +72,18 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert stopped.value.code == 0
     assert capsys.readouterr().out.startswith("tierflow ")
+
+
+def test_version_loads_no_command(tmp_path) -> None:
+    """``tierflow --version`` answers before any command module, or SQLAlchemy, loads."""
+    probe = (
+        "import sys\n"
+        "from tierflow.cli import main\n"
+        "try:\n    main(['--version'])\n"
+        "except SystemExit as stop:\n    assert stop.code == 0\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('sqlalchemy', 'tierflow.cli.')))\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [done.stdout.splitlines()[0], "['tierflow.cli.version']"]
+    assert done.stdout.startswith("tierflow ")

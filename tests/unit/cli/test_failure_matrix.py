@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import tierflow.cli as cli
+import tierflow.cli.app as cli
 from tierflow.cli import READS_STORE_ONLY, build_parser, main
 from tierflow.cli.exit_codes import BROKEN_PIPE, EXIT_CODES, INTERRUPTED, NOT_FOUND, USAGE
 

@@ -9,14 +9,14 @@ the upload: the attempt is then removed like any failed upload, objects and all.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from tierflow.faults import crash_point
-from tierflow.kafka.batch_scan import BatchScan
+from tierflow.kafka.batch_scan import BatchFacts, BatchScan
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.leader_epoch import EpochEntry
-from tierflow.kafka.record_batch import BatchHeader
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class SegmentScan:
     def watch(self, chunks: Iterable[bytes], start: int) -> Iterator[bytes]:
         """Each chunk passed on once checked; a storage retry that reads again starts over."""
         self.result = None
-        batches = BatchScan(self.log_path, start)
+        batches = BatchScan(self.log_path, start, os.stat(self.log_path).st_size)
         seen = _Seen()
         for chunk in chunks:
             seen.add(batches.feed(chunk))
@@ -82,10 +82,10 @@ class _Seen:
         self.last_offset: int | None = None
         self.epochs: list[EpochEntry] = []
 
-    def add(self, batches: Sequence[BatchHeader]) -> None:
+    def add(self, batches: Sequence[BatchFacts]) -> None:
         for batch in batches:
             self.max_timestamp = max(self.max_timestamp, batch.max_timestamp)
             self.last_offset = batch.last_offset
-            epoch = batch.partition_leader_epoch
+            epoch = batch.leader_epoch
             if epoch >= 0 and (not self.epochs or epoch > self.epochs[-1].epoch):
                 self.epochs.append(EpochEntry(epoch, batch.base_offset))
