@@ -15,8 +15,13 @@ stores the bytes as they are, one read, sha256 and fsynced write of a segment (t
 pace, whatever the cores). Data: ``json`` records compress
 about 5x; ``mixed`` records carry 100 random bytes after their JSON and compress about 2.5x.
 
+For the chunked layout it also measures the work no copy can skip, on every core at once
+(read, CRC32C, sha256, zstd-3, AES-GCM in one process per core), and with ``--cli-paths
+one-process processes`` the serial seconds per GiB that one process and all cores imply.
+
 Run: .venv/bin/python benchmarks/copy_end_to_end.py [--gib 1 4] [--kinds json mixed]
-     [--layouts plain chunked] [--dag-paths spark worker] [--cli-paths processes spark]
+     [--layouts plain chunked] [--dag-paths spark worker]
+     [--cli-paths processes one-process spark]
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from datetime import datetime
 from pathlib import Path
 
 from big_segments import build_partition, build_templates
-from tiering_throughput import measure_ceiling
+from tiering_throughput import mandatory_mib_s, measure_ceiling
 
 from tierflow.config import Settings
 from tierflow.runtime import open_store, partition_logs
@@ -54,6 +59,16 @@ PARTITIONS = 2
 NOISE = {"json": 0, "mixed": 100}
 # The issue's goals, as ratios of the ceiling measured in the same run.
 GOAL_DAG, GOAL_REWRITE, GOAL_CLI = 0.60, 0.85, 0.80
+# Issue 34: tierflow copy on every core against the mandatory work on every core (read,
+# CRC32C, sha256, zstd-3, AES-GCM in one process per core), and the serial part that follows
+# from one process and all cores (Amdahl), per GiB.
+GOAL_MANDATORY, GOAL_SERIAL_S_PER_GIB = 0.75, 0.3
+# How tierflow copy runs: its processes on every core, one process only, or Spark.
+CLI_FLAGS = {
+    "processes": ("--no-spark",),
+    "one-process": ("--no-spark", "--workers", "1"),
+    "spark": ("--spark",),
+}
 GOAL_IDLE_S = 10.0  # a segment_copy run with nothing to copy on the demo's data
 
 
@@ -209,6 +224,9 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
     size = write_log_dir(settings.log_dirs[0], case)
     ceiling = ceiling_mib_s(case, settings, cores)
     figures: dict = {"case": case, "mib": size / MIB, "ceiling": ceiling, "dag": {}, "cli": {}}
+    if case.layout == "chunked":
+        logs = sorted(Path(settings.log_dirs[0]).glob("*/*.log"))
+        figures["mandatory"] = mandatory_mib_s(logs, 4 * MIB, cores)
     for path in args.dag_paths:
         dag = replace(fresh(settings, base / f"dag-{path}"), spark_threshold_bytes=THRESHOLDS[path])
         register(dag)
@@ -218,7 +236,7 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
-        figures["cli"][path] = run_cli(cli, "--spark" if path == "spark" else "--no-spark")
+        figures["cli"][path] = run_cli(cli, *CLI_FLAGS[path])
     return figures
 
 
@@ -241,6 +259,27 @@ def report(figures: dict) -> None:
         print(
             f"tierflow copy on {path:14s} {wall:6.1f} s {rate:6.1f} MiB/s "
             f"{rate / ceiling:4.0%} of ceiling (goal >= {GOAL_CLI:.0%} at 4 GiB)"
+        )
+    report_mandatory(figures)
+
+
+def report_mandatory(figures: dict) -> None:
+    """Issue 34's figures: all cores against the mandatory work, and the serial s/GiB."""
+    mandatory, cli, mib = figures.get("mandatory"), figures["cli"], figures["mib"]
+    if mandatory is None or "processes" not in cli:
+        return
+    share = mib / cli["processes"] / mandatory
+    print(
+        f"mandatory work on every core  {mandatory:6.1f} MiB/s; tierflow copy on every core "
+        f"{share:4.0%} of it (goal >= {GOAL_MANDATORY:.0%})"
+    )
+    cores = len(os.sched_getaffinity(0))
+    if "one-process" in cli and cores > 1:
+        serial = (cores * cli["processes"] - cli["one-process"]) / (cores - 1)
+        print(
+            f"serial part (one process {cli['one-process']:.1f} s, {cores} cores "
+            f"{cli['processes']:.1f} s): {serial / (mib / 1024):.2f} s per GiB "
+            f"(goal < {GOAL_SERIAL_S_PER_GIB} s)"
         )
 
 
@@ -284,7 +323,7 @@ def main() -> None:
     paths = sorted(THRESHOLDS)
     parser.add_argument("--dag-paths", nargs="*", choices=paths, default=paths)
     parser.add_argument(
-        "--cli-paths", nargs="*", choices=("processes", "spark"), default=["processes", "spark"]
+        "--cli-paths", nargs="*", choices=sorted(CLI_FLAGS), default=["processes", "spark"]
     )
     parser.add_argument(
         "--idle-demo", action="store_true", help="also time a run with nothing to copy"
