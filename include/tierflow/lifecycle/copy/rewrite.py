@@ -84,8 +84,8 @@ class RewriteResult:
     scanned: ScannedSegment | None = None
     # The bad input the pass found (a KafkaFormatError's fields): raised again by finalize.
     refused: dict | None = None
-    # Read back and checked (size, sha256, manifest) where it was uploaded, on the worker:
-    # finalize then records FINISHED without reading every object again itself.
+    # Read back and checked (size, sha256, manifest) where it was uploaded, on the worker, so
+    # a bad upload fails early; finalize verifies again before FINISHED all the same.
     verified: bool = False
 
     def as_dict(self) -> dict:

@@ -578,8 +578,6 @@ def _verify_result(
         return f"{job.segment.describe()}: no result from the rewrite job"
     if result.error:
         return result.error
-    if result.verified:  # read back where it was uploaded (rewrite_segment)
-        return None
     try:
         rsm.verify(job.segment, result.objects)
     except RemoteStorageError as exc:
