@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.metadata.metadata_support import NOW, TOPIC, TOPIC_ID, add_segment, new_store
+from tierflow.kafka.batch_scan import ScannedFacts
 from tierflow.kafka.remote_log_metadata.records import SegmentMetadata
 from tierflow.kafka.remote_log_metadata.serde import deserialize
 from tierflow.kafka.remote_log_metadata.topic import MetadataTopic
@@ -23,7 +24,7 @@ from tierflow.lifecycle.remote_log_metadata.handover import (
 from tierflow.lifecycle.remote_log_metadata.publish import fill_outbox
 from tierflow.lifecycle.retention.remote import remote_retention_applies
 from tierflow.metadata.errors import MetadataError
-from tierflow.metadata.models import RemoteLogSegment, ScannedFacts
+from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.remote_log_metadata_store import OUTBOX_POSITION
 from tierflow.metadata.states import RemoteLogSegmentState as S
 

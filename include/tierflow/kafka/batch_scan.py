@@ -12,6 +12,7 @@ a zero length ends the data, as a preallocated tail does.
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from kafka.record.util import calc_crc32c
@@ -34,6 +35,23 @@ class BatchFacts(NamedTuple):
     last_offset: int
     leader_epoch: int
     max_timestamp: int
+
+
+@dataclass(frozen=True)
+class ScannedFacts:
+    """What a copy learned from a segment's batches as it uploaded them, recorded with
+    COPY_SEGMENT_FINISHED: the largest timestamp, and the leader epochs as (epoch, start
+    offset) pairs (None: the batches carry none, the STARTED row's checkpoint epochs stand)."""
+
+    max_timestamp_ms: int
+    leader_epochs: list[tuple[int, int]] | None
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> ScannedFacts:
+        """Back from JSON (a job result, ``dataclasses.asdict``)."""
+        epochs = raw.get("leader_epochs")
+        pairs = None if epochs is None else [(int(e), int(o)) for e, o in epochs]
+        return cls(int(raw["max_timestamp_ms"]), pairs)
 
 
 class BatchScan:

@@ -281,11 +281,11 @@ def iter_batches(
     Without ``validate_crc`` only headers are read (except for legacy compressed wrappers, whose
     base offset is inside the compressed payload).
     """
-    source = str(path)
     with open(path, "rb") as f:
         end = _end(os.fstat(f.fileno()).st_size, end_position)
-        for frame in _frames(_file_reader(f), end, source, start_position, need_all=validate_crc):
-            yield _header(frame, source, validate_crc)
+        yield from iter_batches_read_by(
+            _file_reader(f), end, source=str(path), start=start_position, validate_crc=validate_crc
+        )
 
 
 def iter_batches_read_by(
@@ -312,8 +312,9 @@ def iter_batches_in_buffer(
         return bytes(view[position : position + length])
 
     end = _end(len(view), end_position)
-    for frame in _frames(read, end, source, start_position, need_all=validate_crc):
-        yield _header(frame, source, validate_crc)
+    yield from iter_batches_read_by(
+        read, end, source=source, start=start_position, validate_crc=validate_crc
+    )
 
 
 def iter_records(

@@ -10,7 +10,6 @@ index names are explicit so the Alembic migrations create exactly these and
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -52,16 +51,6 @@ def references_partition(table: str, target: str = "partitions") -> sa.ForeignKe
         [f"{target}.topic_id", f"{target}.partition"],
         name=f"fk_{table}_partition_{target}",
     )
-
-
-@dataclass(frozen=True)
-class ScannedFacts:
-    """What a copy learned from a segment's batches as it uploaded them, recorded with
-    COPY_SEGMENT_FINISHED: the largest timestamp, and the leader epochs as (epoch, start
-    offset) pairs (None: the batches carry none, the STARTED row's checkpoint epochs stand)."""
-
-    max_timestamp_ms: int
-    leader_epochs: list[tuple[int, int]] | None
 
 
 class SegmentObjectKind(StrEnum):

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, bindparam, func, insert, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
+from tierflow.kafka.batch_scan import ScannedFacts
 from tierflow.metadata.errors import InvalidStateTransition, MetadataError, UnknownSegmentError
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import (
@@ -24,7 +25,6 @@ from tierflow.metadata.models import (
     Partition,
     RemoteLogSegment,
     RemoteSegmentObject,
-    ScannedFacts,
     SegmentObjectKind,
 )
 from tierflow.metadata.partition_registry import Lease, hold_lease

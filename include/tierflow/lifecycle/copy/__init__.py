@@ -1,10 +1,10 @@
 """Copying rolled segments to remote storage: Kafka's RLMCopyTask, made resumable.
 
 Entry: ``steps.py`` (``prepare_copy`` takes the partition lease and records
-COPY_SEGMENT_STARTED, ``finalize_copy`` records COPY_SEGMENT_FINISHED for verified uploads).
+COPY_SEGMENT_STARTED, ``finalize_copy`` verifies and records COPY_SEGMENT_FINISHED).
 Its parts: ``candidates.py`` (which segments Kafka would copy), ``segment_facts.py`` (what a
 segment needs besides its batches, before any state is written), ``rewrite.py`` and
 ``rewrite_executor.py`` (the upload, run in-process or by Spark, its batches checked in the same
-read by ``segment_scan.py``, and verified where it ran), ``liveness.py`` (is a STARTED copy
+read by ``segment_scan.py``), ``liveness.py`` (is a STARTED copy
 still being worked on) and ``verify.py`` (reading tiered segments back byte for byte).
 """

@@ -14,13 +14,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from tierflow.kafka.batch_scan import ScannedFacts
 from tierflow.kafka.errors import KafkaFormatError, format_error_fields
-from tierflow.lifecycle.copy.segment_scan import ScannedSegment, SegmentScan
+from tierflow.lifecycle.copy.segment_scan import SegmentScan
 from tierflow.rsm import (
     LogSegmentData,
     ObjectInfo,
     RemoteSegment,
-    RemoteStorageError,
     RemoteStorageManager,
 )
 from tierflow.units import failure_line
@@ -81,41 +81,30 @@ class RewriteResult:
     objects: list[ObjectInfo] = field(default_factory=list)
     error: str | None = None
     # What the batches said, checked in the upload's pass: FINISHED records it.
-    scanned: ScannedSegment | None = None
+    scanned: ScannedFacts | None = None
     # The bad input the pass found (a KafkaFormatError's fields): raised again by finalize.
     refused: dict | None = None
-    # Read back and checked (size, sha256, manifest) where it was uploaded, on the worker, so
-    # a bad upload fails early; finalize verifies again before FINISHED all the same.
-    verified: bool = False
 
     def as_dict(self) -> dict:
         return {
             "segment_id": self.segment_id,
             "objects": [asdict(o) for o in self.objects],
             "error": self.error,
-            "scanned": self.scanned.as_dict() if self.scanned else None,
+            "scanned": asdict(self.scanned) if self.scanned else None,
             "refused": self.refused,
-            "verified": self.verified,
         }
 
     @classmethod
     def from_dict(cls, raw: dict) -> RewriteResult:
         objects = [ObjectInfo(o["key"], int(o["size"]), o.get("sha256")) for o in raw["objects"]]
-        scanned = ScannedSegment.from_dict(raw["scanned"]) if raw.get("scanned") else None
-        return cls(
-            raw["segment_id"],
-            objects,
-            raw.get("error"),
-            scanned,
-            raw.get("refused"),
-            bool(raw.get("verified", False)),
-        )
+        scanned = ScannedFacts.from_dict(raw["scanned"]) if raw.get("scanned") else None
+        return cls(raw["segment_id"], objects, raw.get("error"), scanned, raw.get("refused"))
 
 
 def rewrite_segment(job: RewriteJob, rsm: RemoteStorageManager) -> RewriteResult:
-    """Transform and upload one segment, its batches checked in the same read, and verify what
-    was stored; failures become results, so one bad segment does not take the other segments
-    of a Spark job down with it."""
+    """Transform and upload one segment, its batches checked in the same read; failures become
+    results, so one bad segment does not take the other segments of a Spark job down with it.
+    Finalize verifies what was stored before FINISHED."""
     scan = SegmentScan(job.log_segment, job.start_offset, job.end_offset)
     what = job.segment.describe()
     try:
@@ -129,11 +118,7 @@ def rewrite_segment(job: RewriteJob, rsm: RemoteStorageManager) -> RewriteResult
         return RewriteResult(job.segment_id, error=failure_line(exc, what))
     if scan.result is None:  # a storage manager that did not read the .log through the scan
         return RewriteResult(job.segment_id, error=f"{what}: its batches were not checked")
-    try:
-        rsm.verify(job.segment, objects)
-    except RemoteStorageError as exc:
-        return RewriteResult(job.segment_id, objects, error=f"{what}: {exc}")
-    return RewriteResult(job.segment_id, objects, scanned=scan.result, verified=True)
+    return RewriteResult(job.segment_id, objects, scanned=scan.result)
 
 
 # A live broker deleted the segment under the copy (its retention, or a DeleteRecords, moved

@@ -51,6 +51,12 @@ def plan_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts:
     cache's entries in range; the first batch's epoch when the checkpoint has none there). The
     batches are checked as they are uploaded (segment_scan.py); until then the largest
     timestamp is unknown (-1), and FINISHED records it with the batches' epochs."""
+    return _planned(log, candidate)[0]
+
+
+def _planned(log: PartitionLog, candidate: CopyCandidate) -> tuple[SegmentFacts, int]:
+    """``plan_segment``'s facts, and the ``.log`` position the upload starts from (a slice's
+    first batch, else 0)."""
     segment = candidate.segment
     for path in (segment.log_path, segment.index_path, segment.time_index_path):
         if not path.exists():
@@ -62,10 +68,9 @@ def plan_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts:
     cut = slice_segment(segment, candidate.slice_from) if candidate.slice_from is not None else None
     size, txn_entries = _checked_files(segment, candidate, cut)
     checkpoint = log.leader_epoch_entries()
-    epochs = _epochs_in_range(checkpoint, candidate) or _first_epoch(
-        segment, candidate, cut.position if cut else 0
-    )
-    return SegmentFacts(
+    start = cut.position if cut else 0
+    epochs = _epochs_in_range(checkpoint, candidate) or _first_epoch(segment, candidate, start)
+    facts = SegmentFacts(
         max_timestamp_ms=-1,
         leader_epochs=epochs,
         size_in_bytes=size,
@@ -82,16 +87,16 @@ def plan_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts:
             slice_from=candidate.slice_from,
         ),
     )
+    return facts, start
 
 
 def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts:
     """``plan_segment`` and the batches' check in one read, here: every fact a FINISHED
     segment ends with (``tierflow verify``, and tests that hold a broker's facts beside
     tierflow's)."""
-    facts = plan_segment(log, candidate)
+    facts, start = _planned(log, candidate)
     segment = candidate.segment
     scan = SegmentScan(str(segment.log_path), candidate.start_offset, candidate.end_offset)
-    start = slice_segment(segment, candidate.slice_from).position if candidate.slice_from else 0
     for _chunk in scan.watch(read_chunks(segment.log_path, SCAN_READ, start=start), start):
         pass
     assert scan.result is not None, "set when the chunks end"

@@ -11,31 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
 from tierflow.faults import crash_point
-from tierflow.kafka.batch_scan import BatchFacts, BatchScan
+from tierflow.kafka.batch_scan import BatchFacts, BatchScan, ScannedFacts
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.leader_epoch import EpochEntry
-
-
-@dataclass(frozen=True)
-class ScannedSegment:
-    """What the batches said: their largest timestamp, and their leader epochs (None when no
-    batch carries one, magic 0/1: the checkpoint's epochs recorded at STARTED stand)."""
-
-    max_timestamp_ms: int
-    leader_epochs: list[tuple[int, int]] | None
-
-    def as_dict(self) -> dict:
-        epochs = None if self.leader_epochs is None else [list(e) for e in self.leader_epochs]
-        return {"max_timestamp_ms": self.max_timestamp_ms, "leader_epochs": epochs}
-
-    @classmethod
-    def from_dict(cls, raw: dict) -> ScannedSegment:
-        epochs = raw.get("leader_epochs")
-        pairs = None if epochs is None else [(int(e), int(o)) for e, o in epochs]
-        return cls(int(raw["max_timestamp_ms"]), pairs)
 
 
 class SegmentScan:
@@ -43,7 +23,7 @@ class SegmentScan:
 
     def __init__(self, log_path: str, start_offset: int, end_offset: int) -> None:
         self.log_path, self.start_offset, self.end_offset = log_path, start_offset, end_offset
-        self.result: ScannedSegment | None = None
+        self.result: ScannedFacts | None = None
 
     def watch(self, chunks: Iterable[bytes], start: int) -> Iterator[bytes]:
         """Each chunk passed on once checked; a storage retry that reads again starts over."""
@@ -57,7 +37,7 @@ class SegmentScan:
         seen.add(batches.finish())
         self.result = self._ended(seen)
 
-    def _ended(self, seen: _Seen) -> ScannedSegment:
+    def _ended(self, seen: _Seen) -> ScannedFacts:
         if seen.last_offset is not None and seen.last_offset > self.end_offset:
             raise KafkaFormatError(
                 self.log_path,
@@ -71,7 +51,7 @@ class SegmentScan:
             # the segment's start, as Kafka's epochEntriesInRange clamps it.
             epochs[0] = EpochEntry(epochs[0].epoch, self.start_offset)
         pairs = [(e.epoch, e.start_offset) for e in epochs] or None
-        return ScannedSegment(seen.max_timestamp, pairs)
+        return ScannedFacts(seen.max_timestamp, pairs)
 
 
 class _Seen:

@@ -63,7 +63,7 @@ from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.lease_holder import LeaseHolder
-from tierflow.metadata.models import ScannedFacts, Topic
+from tierflow.metadata.models import Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
@@ -486,19 +486,12 @@ def _finish(
             now_ms=clock(),
             objects=object_rows(result.objects),
             lease=lease,
-            scanned=_scanned_facts(result),
+            scanned=result.scanned,
         )
     except (InvalidStateTransition, LeaseLostError):
         return _no_longer_copied(job, store.segment(job.segment_id).state)
     crash_point("copy.after_finished")
     return None
-
-
-def _scanned_facts(result: RewriteResult) -> ScannedFacts | None:
-    scanned = result.scanned
-    if scanned is None:
-        return None
-    return ScannedFacts(scanned.max_timestamp_ms, scanned.leader_epochs)
 
 
 def _held_back(stable: StableOffset) -> str | None:
