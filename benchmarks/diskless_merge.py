@@ -42,10 +42,11 @@ from local_spark import local_spark, timed_collect, warm
 from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge import MergeOptions, MergePlan, finalize_merge, prepare_merge
-from tierflow.diskless.merge_executor import merge_partitions
-from tierflow.diskless.merge_job import MergeJob
+from tierflow.diskless.merge_job import WAL_MERGE, MergeJob
 from tierflow.diskless.wal_reads import runs
 from tierflow.diskless.writer import WalWriter
+from tierflow.engine.kind import run_rows
+from tierflow.engine.worker import Worker
 from tierflow.lifecycle.copy.rewrite import RewriteResult
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
@@ -153,8 +154,8 @@ def spark_jobs(cores: int, rows: list[dict], plain: Settings, chunked: Settings)
         jobs: list[tuple[str, Callable]] = [
             ("ceiling, plain", lambda part: ceiling_copy(plain, part, transform=False)),
             ("ceiling, zstd+AES", lambda part: ceiling_copy(chunked, part, transform=True)),
-            ("merge, plain", lambda part: merge_partitions(plain, part)),
-            ("merge, zstd+AES", lambda part: merge_partitions(chunked, part)),
+            ("merge, plain", lambda part: run_rows(WAL_MERGE, Worker(plain), part)),
+            ("merge, zstd+AES", lambda part: run_rows(WAL_MERGE, Worker(chunked), part)),
         ]
         for label, work in jobs:
             print(f"{label} ...", flush=True)

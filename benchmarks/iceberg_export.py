@@ -31,8 +31,10 @@ from pathlib import Path
 from local_spark import local_spark, timed_collect, warm
 from tiered_topic import MIB, tiered_settings, tiered_topic
 
+from tierflow.engine.kind import run_rows
+from tierflow.engine.worker import Worker
 from tierflow.export.catalog import settings_target
-from tierflow.export.job import ExportJob, run_job_rows
+from tierflow.export.job import PARTITION_EXPORT, ExportJob
 from tierflow.export.run import commit_topic, plan_topic
 from tierflow.export.segment_export import export_partition
 from tierflow.export.table import existing_table
@@ -70,7 +72,7 @@ def spark_export(settings, rows: list[dict], cores: int) -> tuple[float, list[di
     try:
 
         def work(part: Iterator[dict]) -> Iterator[dict]:
-            return run_job_rows(settings, part)
+            return run_rows(PARTITION_EXPORT, Worker(settings), part)
 
         warm(spark, work)
         return timed_collect(spark, rows, work)

@@ -48,10 +48,12 @@ from local_spark import local_spark, timed_collect, warm
 from tiered_topic import CHUNK, MIB, build_topic, tier, tiered_settings, tiered_topic
 
 from tierflow.config import Settings
+from tierflow.engine.kind import run_rows
+from tierflow.engine.worker import Worker
 from tierflow.kafka.log_dir import LogDir
 from tierflow.restore.aux_state import restore_aux_state
 from tierflow.restore.request import RestoreRequest, prepare_restore, run_restore
-from tierflow.restore.segment_job import restore_partition_rows
+from tierflow.restore.segment_job import SEGMENT_RESTORE
 from tierflow.runtime import open_storage, open_store
 from tierflow.transform.chunking import read_chunks
 from tierflow.transform.encryption import DataKey
@@ -121,7 +123,7 @@ def spark_restore(
     try:
 
         def work(part: Iterator[dict]) -> Iterator[dict]:
-            return restore_partition_rows(settings, part)
+            return run_rows(SEGMENT_RESTORE, Worker(settings), part)
 
         warm(spark, work)
         for _ in range(repeat):

@@ -13,7 +13,7 @@ from big_segments import BatchTemplates, BuiltPartition, build_partition, build_
 from tierflow.config import Settings
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.copy.batch import BatchCopy, copy_partitions
-from tierflow.lifecycle.copy.rewrite_pool import rewrite_jobs
+from tierflow.lifecycle.copy.rewrite import rewrite_jobs
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store, partition_logs

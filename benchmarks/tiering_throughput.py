@@ -5,9 +5,10 @@ segments, reach >= 70% of the transform ceiling measured in the same run. The ce
 chunked storage manager's own per-chunk transform (tierflow.transform's zstd, then AES-GCM) on
 the chunks of one segment in a tight loop on one core, times the number of cores.
 
-The Spark figure times exactly what the segment_copy DAG submits: ``rewrite_partition`` over
-one RewriteJob per segment, one Spark task each, into the local bucket (read, transform,
-sha256, write, fsync). A one-core breakdown of those steps shows where the difference goes.
+The Spark figure times exactly what the segment_copy DAG submits: the engine's ``run_rows``
+of the copy's ``SEGMENT_REWRITE`` over one RewriteJob per segment, one Spark task each, into
+the local bucket (read, transform, sha256, write, fsync). A one-core breakdown of those steps
+shows where the difference goes.
 
 Run: .venv/bin/python benchmarks/tiering_throughput.py [--gib 1] [--segment-mib 128]
 """
@@ -32,10 +33,11 @@ from big_segments import BuiltPartition, BuiltSegment, build_partition
 from local_spark import local_spark, timed_collect, warm
 
 from tierflow.config import Settings
+from tierflow.engine.kind import run_rows
+from tierflow.engine.worker import Worker
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.leader_epoch import entries_before, leader_epoch_checkpoint_bytes
-from tierflow.lifecycle.copy.rewrite import RewriteJob, rewrite_segment
-from tierflow.lifecycle.copy.rewrite_executor import rewrite_partition
+from tierflow.lifecycle.copy.rewrite import SEGMENT_REWRITE, RewriteJob, rewrite_segment
 from tierflow.rsm import LogSegmentData, RemoteSegment
 from tierflow.runtime import open_storage
 from tierflow.transform.chunking import read_chunks
@@ -268,7 +270,7 @@ def run_spark(settings: Settings, jobs: list[RewriteJob], cores: int) -> SparkRu
     try:
 
         def work(part: Iterable[dict]) -> Iterator[dict]:
-            return rewrite_partition(settings, part)
+            return run_rows(SEGMENT_REWRITE, Worker(settings), part)
 
         warm(spark, work)
         startup = time.perf_counter() - started

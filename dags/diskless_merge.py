@@ -34,6 +34,7 @@ from pathlib import Path
 from airflow.sdk import Param
 
 from tierflow.airflow_dags.defaults import tierflow_dag
+from tierflow.airflow_dags.operations import merge_operation
 from tierflow.airflow_dags.staged_pipeline import wire_staged_pipeline
 from tierflow.airflow_dags.task_helpers import dry_run_param
 
@@ -55,7 +56,10 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "merge_wal_segm
 )
 def diskless_merge() -> None:
     wire_staged_pipeline(
-        operation="merge", verb="merge", pool="tierflow_diskless", spark_app=SPARK_APP
+        operation=merge_operation,
+        verb="merge",
+        pool="tierflow_diskless",
+        spark_app=SPARK_APP,
     )
 
 

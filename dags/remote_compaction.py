@@ -33,6 +33,7 @@ from pathlib import Path
 from airflow.sdk import Param
 
 from tierflow.airflow_dags.defaults import tierflow_dag
+from tierflow.airflow_dags.operations import compaction_operation
 from tierflow.airflow_dags.staged_pipeline import wire_staged_pipeline
 from tierflow.airflow_dags.task_helpers import dry_run_param, switch_param
 
@@ -54,7 +55,10 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "compact_segmen
 )
 def remote_compaction() -> None:
     wire_staged_pipeline(
-        operation="compaction", verb="compact", pool="tierflow_compaction", spark_app=SPARK_APP
+        operation=compaction_operation,
+        verb="compact",
+        pool="tierflow_compaction",
+        spark_app=SPARK_APP,
     )
 
 

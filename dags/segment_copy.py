@@ -34,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tierflow.airflow_dags.defaults import tierflow_dag
+from tierflow.airflow_dags.operations import copy_operation
 from tierflow.airflow_dags.staged_pipeline import wire_staged_pipeline
 
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "rewrite_segments.py"
@@ -49,7 +50,7 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "rewrite_segmen
 )
 def segment_copy() -> None:
     wire_staged_pipeline(
-        operation="copy",
+        operation=copy_operation,
         verb="rewrite",
         pool="tierflow_copy",
         spark_app=SPARK_APP,

@@ -23,11 +23,11 @@ from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
 
+from tierflow.engine.json_lines import read_json_lines
+from tierflow.engine.worker import executor_storage
 from tierflow.lifecycle.compaction.executor import scan_source, without_map, write_group
 from tierflow.lifecycle.compaction.job import CompactionJob, aborted_in
 from tierflow.lifecycle.compaction.offset_map import KeptOffsets, later, stays
-from tierflow.lifecycle.copy.rewrite import read_json_lines
-from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.lifecycle.remote_log import remote_aborted
 from tierflow.metadata.store import MetadataStore
 from tierflow.tasks.spark_driver import SparkApp, run_spark_app

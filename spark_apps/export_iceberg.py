@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tierflow.export.job import ExportJob, run_job_rows
-from tierflow.lifecycle.copy.rewrite import read_json_lines
+from tierflow.engine.json_lines import read_json_lines
+from tierflow.export.job import PARTITION_EXPORT, ExportJob
 from tierflow.metadata.store import MetadataStore
 from tierflow.tasks.spark_driver import SparkApp, run_spark_app
 
 
 def planned_jobs(store: MetadataStore, path: Path) -> list[ExportJob]:
     """Every job of the file: the plan chose them, and a rerun writes them again."""
-    return [ExportJob(**row) for row in read_json_lines(path)]
+    return [PARTITION_EXPORT.load(row) for row in read_json_lines(path)]
 
 
 def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
@@ -34,7 +34,7 @@ def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
     return f"exported {records} records from {len(jobs)} partitions ({len(failed)} failed)"
 
 
-APP = SparkApp("export-iceberg", "ExportJobs", planned_jobs, run_job_rows, summary)
+APP = SparkApp("export-iceberg", "ExportJobs", planned_jobs, PARTITION_EXPORT, summary)
 
 
 if __name__ == "__main__":

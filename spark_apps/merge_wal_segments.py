@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tierflow.diskless.merge_executor import merge_partitions
+from tierflow.diskless.merge_job import WAL_MERGE
 from tierflow.metadata.store import MetadataStore
 from tierflow.tasks.spark_driver import SparkApp, run_spark_app
 
@@ -38,7 +38,7 @@ def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
     return f"merged {len(results) - len(failed)} of {segments} segments from {len(jobs)} partitions"
 
 
-APP = SparkApp("merge-wal-segments", "MergeJobs", started_jobs, merge_partitions, summary)
+APP = SparkApp("merge-wal-segments", "MergeJobs", started_jobs, WAL_MERGE, summary)
 
 
 if __name__ == "__main__":

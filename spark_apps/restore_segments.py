@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tierflow.lifecycle.copy.rewrite import read_json_lines
+from tierflow.engine.json_lines import read_json_lines
 from tierflow.metadata.store import MetadataStore
-from tierflow.restore.segment_job import RestoreSegmentJob, restore_partition_rows
+from tierflow.restore.segment_job import SEGMENT_RESTORE, RestoreSegmentJob
 from tierflow.tasks.spark_driver import SparkApp, run_spark_app
 
 
 def planned_jobs(store: MetadataStore, path: Path) -> list[RestoreSegmentJob]:
     """Every job of the file: the plan checked the targets, and each task skips what is done."""
-    return [RestoreSegmentJob(**row) for row in read_json_lines(path)]
+    return [SEGMENT_RESTORE.load(row) for row in read_json_lines(path)]
 
 
 def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
@@ -35,9 +35,7 @@ def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
     return f"restored {written} of {len(jobs)} segments ({len(failed)} failed)"
 
 
-APP = SparkApp(
-    "restore-segments", "RestoreSegmentJobs", planned_jobs, restore_partition_rows, summary
-)
+APP = SparkApp("restore-segments", "RestoreSegmentJobs", planned_jobs, SEGMENT_RESTORE, summary)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tierflow.lifecycle.copy.rewrite_executor import rewrite_partition
+from tierflow.lifecycle.copy.rewrite import SEGMENT_REWRITE
 from tierflow.metadata.store import MetadataStore
 from tierflow.tasks.spark_driver import SparkApp, run_spark_app
 
@@ -33,7 +33,7 @@ def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
     return f"rewrote {len(results) - len(failed)} of {len(results)} segments"
 
 
-APP = SparkApp("rewrite-segments", "RewriteJobs", started_jobs, rewrite_partition, summary)
+APP = SparkApp("rewrite-segments", "RewriteJobs", started_jobs, SEGMENT_REWRITE, summary)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from tierflow.storage.handover import connection_client, from_json, to_json
 EXECUTOR = """
 import json, sys
 from tierflow.config import Settings
-from tierflow.lifecycle.copy.rewrite_executor import executor_storage
+from tierflow.engine.worker import executor_storage
 from tierflow.storage.handover import from_json
 
 rsm = executor_storage(Settings.from_env(), from_json(sys.argv[1]))

@@ -1,4 +1,4 @@
-"""The diskless merge's worker path on several processes (merge_pool): the same end state as
+"""The diskless merge's worker path on several processes (engine.pool): the same end state as
 one process, and a process killed mid-batch (a real SIGKILL, in the child) fails only its
 partition's segments, which finalize removes and the rerun merges; nothing is lost, merged
 twice or left in the bucket."""
@@ -19,7 +19,7 @@ from tests.diskless.merge_support import (
     expected_files,
 )
 from tierflow.diskless.merge import prepare_merge
-from tierflow.diskless.merge_pool import merge_jobs
+from tierflow.diskless.merge_job import merge_jobs
 from tierflow.faults import ENV_CRASH_AT
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.steps import CopyFailedError

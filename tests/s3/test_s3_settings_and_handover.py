@@ -121,7 +121,7 @@ def test_the_task_hands_over_only_for_an_s3_bucket(
 EXECUTOR = """
 import json, sys
 from tierflow.config import Settings
-from tierflow.lifecycle.copy.rewrite_executor import executor_storage
+from tierflow.engine.worker import executor_storage
 from tierflow.storage.s3_handover import S3ClientSpec
 
 settings = Settings.from_env()

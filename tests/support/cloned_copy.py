@@ -32,10 +32,10 @@ from tierflow.metadata.models import (
 )
 from tierflow.metadata.store import MetadataStore
 from tierflow.storage.factory import is_s3_url
+from tierflow.tasks.segment_copy import COPY
 from tierflow.tasks.shards import cut_shards
 from tierflow.tasks.staged import (
     finalize_shard,
-    operation,
     plan_batch,
     prepare_shard,
     run_in_worker,
@@ -49,7 +49,7 @@ LEASE_TTL_S = 900
 def copy_in_process(settings: Settings, topics: set[str] | None = None) -> dict:
     """The segment_copy DAG's steps in this process (plan, prepare per shard, one rewrite in
     the worker, finalize per shard, summarize), for the partitions of ``topics`` (None: all)."""
-    op = operation("copy")
+    op = COPY
     params = {"lease_ttl_s": LEASE_TTL_S}
     targets = [t for t in op.targets(settings, params) if topics is None or t["topic"] in topics]
     shards = cut_shards(targets, max_shards=settings.max_shards)

@@ -26,6 +26,7 @@ LAYERS: list[list[str]] = [
     ["copy_quota"],
     ["transform"],
     ["storage"],
+    ["engine"],
     ["metadata"],
     ["segment_refs"],
     ["lifecycle"],
@@ -107,3 +108,68 @@ def test_the_base_imports_nothing_of_tierflow_above_it(unit: str) -> None:
     assert files
     found = [(p.name, there) for p in files for _, there in imported_units(p) if there != unit]
     assert found == []
+
+
+def imported_modules(path: Path, known: set[str]) -> set[str]:
+    """The tierflow modules a file imports; ``from package import module`` names the module
+    alone, as the package's other contents are not what the file needs."""
+    package = module_of(path)[:-1] if path.name != "__init__.py" else module_of(path)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package[: len(package) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            subs = {f"{base}.{alias.name}" for alias in node.names} & known
+            found.update(subs or {base})
+    return found & known
+
+
+def test_no_module_import_cycle() -> None:
+    """No chain of imports leads from a module back to itself, lazy ones included: a cycle
+    (a registry importing its own callers, say) makes the import order matter."""
+    names = {".".join(module_of(p)): p for p in [*library_files(), LIBRARY / "__init__.py"]}
+    graph = {name: imported_modules(path, set(names)) - {name} for name, path in names.items()}
+    cycles = [sorted(c) for c in strongly_connected(graph) if len(c) > 1]
+    assert cycles == [], f"import cycles: {cycles}"
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's components, iteratively (the module graph is deep)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while (top := stack.pop()) != node:
+                        on_stack.discard(top)
+                        component.append(top)
+                    on_stack.discard(node)
+                    found.append([*component, node])
+            elif step not in index:
+                index[step] = low[step] = len(index)
+                stack.append(step)
+                on_stack.add(step)
+                work.append((step, iter(sorted(graph[step]))))
+            elif step in on_stack:
+                low[node] = min(low[node], index[step])
+    return found

@@ -19,6 +19,7 @@ from typing import Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, Context, TriggerRule, get_current_context, task
 
+from tierflow.airflow_dags.operations import Loader
 from tierflow.airflow_dags.shard_tasks import (
     OUTCOME,
     broker_queues,
@@ -53,13 +54,14 @@ def _params(extra: dict) -> dict:
 
 
 def wire_staged_pipeline(
-    *, operation: str, verb: str, pool: str, spark_app: Path, extra_params: dict | None = None
+    *, operation: Loader, verb: str, pool: str, spark_app: Path, extra_params: dict | None = None
 ) -> None:
     """Wire the pipeline into the DAG being defined (call inside a ``@dag`` function)."""
     extra = dict(extra_params or {})
     queues = broker_queues()
     all_lanes = lanes(queues)
-    with_spark = spark_task(operation, verb, spark_app)
+    name = operation.__name__.removesuffix("_operation")
+    with_spark = spark_task(name, verb, spark_app)
     planned = _plan_task(operation, extra, queues, all_lanes)()
     picked = pick_lanes(planned, all_lanes)
     prepared = map_over_lanes(_prepare_task(operation, pool, extra), "prepare", picked)
@@ -76,51 +78,46 @@ def wire_staged_pipeline(
     announce_new_segments(summary)
 
 
-def _plan_task(operation: str, extra: dict, queues: dict[int, str], all_lanes: list[str]) -> Any:
+def _plan_task(operation: Loader, extra: dict, queues: dict[int, str], all_lanes: list[str]) -> Any:
     """plan: the partitions with work, cut into shards, grouped by lane. With none, every later
     task is skipped at once: an idle run is this one task instance, and announces nothing."""
 
     @task.short_circuit(ignore_downstream_trigger_rules=True)
     def plan() -> dict[str, list[dict]]:
-        from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import plan_shards
 
-        shards = plan_shards(staged(operation), _params(extra), queues=queues)
+        shards = plan_shards(operation(), _params(extra), queues=queues)
         return by_lane(shards, all_lanes) if shards else {}
 
     return plan
 
 
-def _prepare_task(operation: str, pool: str, extra: dict) -> Any:
+def _prepare_task(operation: Loader, pool: str, extra: dict) -> Any:
     """prepare (mapped over a lane's shards): each partition ready for the batch."""
 
     @task(pool=pool, map_index_template="{{ shard_label }}")
     def prepare(shard: dict) -> None:
-        from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import prepare_shard
 
         label_shard(shard)
         run_key = get_current_context()["run_id"]
         finish_shard(
-            prepare_shard(
-                staged(operation), shard, params=_params(extra), run_key=run_key, settings=None
-            )
+            prepare_shard(operation(), shard, params=_params(extra), run_key=run_key, settings=None)
         )
 
     return prepare
 
 
-def _plan_batch_task(operation: str, verb: str) -> Any:
+def _plan_batch_task(operation: Loader, verb: str) -> Any:
     """plan_<verb>: one batch of every prepared partition's jobs, Spark or the worker."""
 
     @task(task_id=f"plan_{verb}", trigger_rule=TriggerRule.ALL_DONE)
     def plan_batch(planned: dict[str, list[dict]]) -> dict:
-        from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import plan_batch as plan_the_batch
 
         _, outcomes = lane_outcomes("prepare", planned)
         run_key = get_current_context()["run_id"]
-        return plan_the_batch(staged(operation), outcomes, run_key=run_key, settings=None)
+        return plan_the_batch(operation(), outcomes, run_key=run_key, settings=None)
 
     return plan_batch
 
@@ -133,7 +130,7 @@ def _choose_task(verb: str) -> Any:
     return choose
 
 
-def spark_task(operation: str, verb: str, spark_app: Path) -> StagedSparkSubmitOperator:
+def spark_task(name: str, verb: str, spark_app: Path) -> StagedSparkSubmitOperator:
     """<verb>_with_spark: the batch's jobs file through spark-submit, paths from plan_<verb>."""
     pull = f"ti.xcom_pull(task_ids='plan_{verb}')"
     return StagedSparkSubmitOperator(
@@ -141,7 +138,7 @@ def spark_task(operation: str, verb: str, spark_app: Path) -> StagedSparkSubmitO
         application=str(spark_app),
         conn_id="spark_default",
         pool=SPARK_POOL,
-        name=f"tierflow-{operation}",
+        name=f"tierflow-{name}",
         application_args=[
             "--jobs",
             f"{{{{ {pull}['jobs_file'] }}}}",
@@ -153,47 +150,44 @@ def spark_task(operation: str, verb: str, spark_app: Path) -> StagedSparkSubmitO
     )
 
 
-def _in_worker_task(operation: str, verb: str) -> Any:
+def _in_worker_task(operation: Loader, verb: str) -> Any:
     """<verb>_in_worker: a batch too small for Spark, run in this worker."""
 
     @task(task_id=f"{verb}_in_worker")
     def in_worker(batch: dict) -> dict:
-        from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import run_in_worker
 
-        return run_in_worker(staged(operation), batch)
+        return run_in_worker(operation(), batch)
 
     return in_worker
 
 
-def _finalize_task(operation: str, pool: str) -> Any:
+def _finalize_task(operation: Loader, pool: str) -> Any:
     """finalize (mapped over a lane's shards): verify and record, whatever the batch did."""
 
     @task(pool=pool, trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ shard_label }}")
     def finalize(shard: dict, batch: dict) -> None:
         from tierflow.tasks.staged import finalize_shard
-        from tierflow.tasks.staged import operation as staged
 
         label_shard(shard)
         ti = get_current_context()["ti"]
         prepare_task = lane_task_id("prepare", shard["queue"])
         outcome = ti.xcom_pull(task_ids=prepare_task, key=OUTCOME, map_indexes=ti.map_index)
-        finish_shard(finalize_shard(staged(operation), outcome, batch))
+        finish_shard(finalize_shard(operation(), outcome, batch))
 
     return finalize
 
 
-def _summarize_task(operation: str) -> Any:
+def _summarize_task(operation: Loader) -> Any:
     @task(trigger_rule=TriggerRule.ALL_DONE)
     def summarize(planned: dict[str, list[dict]]) -> dict:
         from tierflow.tasks.staged import PartitionsFailedError
-        from tierflow.tasks.staged import operation as staged
         from tierflow.tasks.staged import summarize as summarize_run
 
         shards, prepares = lane_outcomes("prepare", planned)
         _, finalizes = lane_outcomes("finalize", planned)
         with fail_for_good(PartitionsFailedError):  # a retry of summarize cannot fix it
-            return summarize_run(staged(operation), shards, prepares, finalizes)
+            return summarize_run(operation(), shards, prepares, finalizes)
 
     return summarize
 

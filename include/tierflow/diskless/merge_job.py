@@ -19,13 +19,16 @@ The same inputs always give the same bytes, so a rerun simply builds the segment
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tierflow.config import Settings
 from tierflow.diskless.coordinates import BatchCoordinate
 from tierflow.diskless.merge_segment import ProducerState, SegmentBuilder
 from tierflow.diskless.wal_reads import read_run, runs
+from tierflow.engine.pool import run_jobs
+from tierflow.engine.worker import Worker
 from tierflow.faults import crash_point
 from tierflow.kafka.naming import (
     INDEX_SUFFIX,
@@ -44,6 +47,7 @@ from tierflow.rsm import (
     RemoteStorageManager,
     SegmentFiles,
 )
+from tierflow.storage.handover import BucketClient
 from tierflow.storage.object_store import ObjectStore
 from tierflow.units import failure_line
 
@@ -193,3 +197,42 @@ def _previous_producers(job: MergeJob, rsm: RemoteStorageManager) -> ProducerSta
         log.warning("%s: no producer snapshot; starting from none", job.previous.describe())
         return ProducerState()
     return ProducerState.from_snapshot(data, f"{job.previous.describe()} producer snapshot")
+
+
+class WalMerge:
+    """The merge's jobs on a worker: one partition's segments built from the WAL per job, in
+    order (each producer snapshot continues the previous one)."""
+
+    doing = "merging partitions"
+    worker_point = "merge.worker"
+
+    def load(self, row: dict) -> MergeJob:
+        return MergeJob.from_dict(row)
+
+    def size(self, job: MergeJob) -> int:
+        return job.size_in_bytes
+
+    def run(self, job: MergeJob, worker: Worker) -> list[dict]:
+        return [r.as_dict() for r in run_merge_job(job, worker.objects, worker.rsm)]
+
+    def died(self, job: MergeJob, exc: BaseException) -> list[dict]:
+        first = job.segments[0].rewrite  # finalize discards every segment after a failed one
+        error = f"{first.segment.describe()}: the process merging it died ({exc})"
+        return [RewriteResult(first.segment_id, error=error).as_dict()]
+
+
+WAL_MERGE = WalMerge()
+
+
+def merge_jobs(
+    jobs: Sequence[MergeJob],
+    settings: Settings,
+    *,
+    bucket_client: BucketClient | None = None,
+    workers: int | None = None,
+) -> Iterator[RewriteResult]:
+    """Every segment's result, partition by partition in the order they finish, on every core
+    (engine.pool)."""
+    worker = Worker(settings, bucket_client)
+    for _job, rows in run_jobs(WAL_MERGE, jobs, worker, workers=workers):
+        yield from (RewriteResult.from_dict(row) for row in rows)

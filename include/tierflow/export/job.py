@@ -9,16 +9,12 @@ reported in its result, not raised, so the other partitions' results still come 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 
-from tierflow.config import Settings
+from tierflow.engine.worker import Worker
 from tierflow.export.segment_export import ExportedRange, export_partition
 from tierflow.export.warehouse import DataFiles
-from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.rsm import RemoteSegment, RemoteStorageManager
-from tierflow.storage.factory import settings_object_store
-from tierflow.storage.handover import BucketClient
 from tierflow.storage.object_store import ObjectStore
 from tierflow.units import failure_line
 
@@ -56,11 +52,24 @@ def exported_range(result: dict) -> ExportedRange:
     return ExportedRange(**fields)
 
 
-def run_job_rows(
-    settings: Settings, rows: Iterable[dict], bucket_client: BucketClient | None = None
-) -> Iterator[dict]:
-    """What a Spark executor runs over the job rows of one Spark partition."""
-    rsm = executor_storage(settings, bucket_client)
-    objects = settings_object_store(settings, bucket_client=bucket_client)
-    for row in rows:
-        yield run_job(ExportJob(**row), rsm, objects)
+class PartitionExport:
+    """The export's jobs on a worker: one partition's Parquet files written per job."""
+
+    doing = "exporting partitions"
+    worker_point = "export.worker"
+
+    def load(self, row: dict) -> ExportJob:
+        return ExportJob(**row)
+
+    def size(self, job: ExportJob) -> int:
+        return job.size_in_bytes
+
+    def run(self, job: ExportJob, worker: Worker) -> list[dict]:
+        return [run_job(job, worker.rsm, worker.objects)]
+
+    def died(self, job: ExportJob, exc: BaseException) -> list[dict]:
+        error = f"{job.table} partition {job.partition}: the process exporting it died ({exc})"
+        return [{"table": job.table, "partition": job.partition, "error": error}]
+
+
+PARTITION_EXPORT = PartitionExport()

@@ -12,18 +12,16 @@ the partition into place once every segment is written (``restore.place``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tierflow.config import Settings
+from tierflow.engine.worker import Worker
 from tierflow.faults import crash_point
-from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.restore.cut import Cut
 from tierflow.restore.segment_files import clear_segment, is_restored, write_segment
 from tierflow.rsm import ObjectInfo, RemoteSegment, RemoteStorageManager
-from tierflow.storage.handover import BucketClient
 from tierflow.units import failure_line
 
 
@@ -109,10 +107,24 @@ def restore_segments_here(
     return results
 
 
-def restore_partition_rows(
-    settings: Settings, rows: Iterable[dict], bucket_client: BucketClient | None = None
-) -> Iterator[dict]:
-    """What a Spark executor runs over the job rows of one Spark partition (one segment)."""
-    rsm = executor_storage(settings, bucket_client)
-    for row in rows:
-        yield restore_segment(RestoreSegmentJob(**row), rsm)
+class SegmentRestore:
+    """The restore's jobs on a worker: one segment checked and written per job."""
+
+    doing = "restoring segments"
+    worker_point = "restore.worker"
+
+    def load(self, row: dict) -> RestoreSegmentJob:
+        return RestoreSegmentJob(**row)
+
+    def size(self, job: RestoreSegmentJob) -> int:
+        return job.size_in_bytes
+
+    def run(self, job: RestoreSegmentJob, worker: Worker) -> list[dict]:
+        return [restore_segment(job, worker.rsm)]
+
+    def died(self, job: RestoreSegmentJob, exc: BaseException) -> list[dict]:
+        error = f"{job.segment.describe()}: the process restoring it died ({exc})"
+        return [{"segment_id": job.segment_id, "error": error}]
+
+
+SEGMENT_RESTORE = SegmentRestore()

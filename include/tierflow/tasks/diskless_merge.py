@@ -26,22 +26,21 @@ from tierflow.diskless.merge import (
     merge_targets,
     prepare_merge,
 )
-from tierflow.diskless.merge_job import MergeJob
+from tierflow.diskless.merge_job import MergeJob, merge_jobs
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
-from tierflow.diskless.merge_pool import merge_jobs
-from tierflow.ids import safe_name
-from tierflow.lifecycle.copy.rewrite import read_json_lines, write_json_lines
-from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.metadata.store import MetadataStore
-from tierflow.runtime import open_storage, open_store
-from tierflow.tasks.attribution import attributed
-from tierflow.tasks.rewrite_batch import (
+from tierflow.engine.batch_files import (
     batch_dir,
-    read_results,
     runs_on,
     write_batch,
     write_results,
 )
+from tierflow.engine.json_lines import read_json_lines, write_json_lines
+from tierflow.ids import safe_name
+from tierflow.lifecycle.copy.rewrite import rewrite_results
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import MetadataStore
+from tierflow.runtime import open_storage, open_store
+from tierflow.tasks.attribution import attributed
 from tierflow.tasks.segment_copy import plan_from_dict, plan_to_dict, worker_bucket_client
 from tierflow.tasks.staged import StagedOperation
 
@@ -139,7 +138,7 @@ def plan_merge(
 
 def merge_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     """The path below the Spark threshold: the same job Spark runs, on every core of the
-    worker (merge_pool)."""
+    worker (engine.pool)."""
     settings = settings or Settings.from_env()
     store = open_store(settings)
     started = (still_started(store, job) for job in load_jobs(Path(batch["jobs_file"])))
@@ -157,7 +156,7 @@ def finalize_target(prepared: dict, batch: dict, settings: Settings | None = Non
     target = {"topic": plan.report.topic, "partition": plan.report.partition}
     report = finalize_merge(
         plan,
-        read_results(batch),
+        rewrite_results(batch),
         DisklessCoordinator.for_store(store),
         store,
         open_storage(settings),

@@ -17,6 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from tierflow.config import Settings
+from tierflow.engine.batch_files import batch_dir, runs_on, write_batch, write_results
+from tierflow.engine.json_lines import read_json_lines
 from tierflow.export.catalog import settings_catalog, settings_target
 from tierflow.export.job import ExportJob, run_job
 from tierflow.export.run import (
@@ -27,10 +29,8 @@ from tierflow.export.run import (
     plan_topic,
 )
 from tierflow.export.table import existing_table, expire_snapshots
-from tierflow.lifecycle.copy.rewrite import read_json_lines
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
-from tierflow.tasks.rewrite_batch import batch_dir, runs_on, write_batch, write_results
 
 log = logging.getLogger(__name__)
 

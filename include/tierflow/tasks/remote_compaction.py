@@ -17,6 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tierflow.config import Settings
+from tierflow.engine.batch_files import batch_dir, runs_on, write_batch, write_results
+from tierflow.engine.json_lines import read_json_lines, write_json_lines
+from tierflow.engine.worker import executor_storage
 from tierflow.ids import safe_name
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.compaction.finalize import finalize_compaction
@@ -24,11 +27,8 @@ from tierflow.lifecycle.compaction.job import CompactionJob, CompactionResult, r
 from tierflow.lifecycle.compaction.report import CompactionOptions, CompactionPlan, CompactionReport
 from tierflow.lifecycle.compaction.swap import prepare_compaction
 from tierflow.lifecycle.compaction.targets import compaction_targets
-from tierflow.lifecycle.copy.rewrite import read_json_lines, write_json_lines
-from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.metadata.partition_registry import Lease
 from tierflow.runtime import open_storage, open_store
-from tierflow.tasks.rewrite_batch import batch_dir, runs_on, write_batch, write_results
 from tierflow.tasks.segment_copy import worker_bucket_client
 from tierflow.tasks.staged import StagedOperation
 

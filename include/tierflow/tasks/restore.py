@@ -20,13 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.lifecycle.copy.rewrite import read_json_lines
+from tierflow.engine.batch_files import batch_dir, runs_on, write_batch, write_results
+from tierflow.engine.json_lines import read_json_lines
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.restore.place import place_partitions
 from tierflow.restore.request import RestoreRequest, SegmentWriter, prepare_restore
 from tierflow.restore.segment_job import RestoreSegmentJob, restore_segments_here
 from tierflow.runtime import open_storage, open_store
-from tierflow.tasks.rewrite_batch import batch_dir, runs_on, write_batch, write_results
 from tierflow.tasks.spark_submit import submit_batch
 
 log = logging.getLogger(__name__)

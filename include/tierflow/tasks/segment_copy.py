@@ -16,10 +16,16 @@ from pathlib import Path
 
 from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
+from tierflow.engine.batch_files import (
+    batch_dir,
+    runs_on,
+    write_batch,
+    write_results,
+)
+from tierflow.engine.json_lines import read_json_lines
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
-from tierflow.lifecycle.copy.rewrite import RewriteJob, read_json_lines
-from tierflow.lifecycle.copy.rewrite_pool import rewrite_jobs
+from tierflow.lifecycle.copy.rewrite import RewriteJob, rewrite_jobs, rewrite_results
 from tierflow.lifecycle.copy.steps import (
     UNFINISHED,
     CopyFailedError,
@@ -35,13 +41,6 @@ from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.handover import BucketClient, connection_client, handed_over
 from tierflow.tasks.attribution import attributed
-from tierflow.tasks.rewrite_batch import (
-    batch_dir,
-    read_results,
-    runs_on,
-    write_batch,
-    write_results,
-)
 from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
@@ -131,7 +130,7 @@ def plan_rewrite(
 
 def rewrite_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     """The path below the Spark threshold: the same rewrite Spark runs, on every core of the
-    worker (rewrite_pool)."""
+    worker (engine.pool)."""
     settings = settings or Settings.from_env()
     jobs = still_started(open_store(settings), load_jobs(Path(batch["jobs_file"])))
     results = rewrite_jobs(jobs, settings, bucket_client=worker_bucket_client(settings))
@@ -168,7 +167,7 @@ def finalize_target(
     target = {"topic": plan.report.topic, "partition": plan.report.partition}
     report = finalize_copy(
         plan,
-        read_results(batch),
+        rewrite_results(batch),
         open_store(settings),
         open_storage(settings),
         owner=copy_owner(target),

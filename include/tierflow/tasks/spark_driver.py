@@ -13,17 +13,16 @@ FINISHED. Failures are reported per segment in the results; Airflow decides what
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tierflow.config import Settings
+from tierflow.engine.kind import JobKind, run_rows
+from tierflow.engine.worker import Worker
 from tierflow.metadata.store import MetadataStore
 from tierflow.storage.handover import BucketClient
-
-# What an executor runs over the job rows of one Spark partition: one result dict per segment.
-Executor = Callable[[Settings, Iterable[dict], BucketClient | None], Iterator[dict]]
 
 
 @dataclass(frozen=True)
@@ -34,11 +33,12 @@ class SparkApp:
     job_type: str  # what each line of the --jobs file holds, for --help
     # The jobs still to run: read from the file, filtered against the (read-only) store.
     started_jobs: Callable[[MetadataStore, Path], Sequence[Any]]
-    execute: Executor
+    # What an executor runs per job row (engine.kind), one Spark task per row.
+    kind: JobKind[Any]
     # The line summing up the run, from the jobs, all results and the failed ones.
     summary: Callable[[Sequence[Any], list[dict], list[dict]], str]
     # An app with stages of its own (the compaction's shuffle) runs them on the session;
-    # by default one Spark task per job row runs ``execute``.
+    # by default one Spark task per job row runs ``kind``.
     stages: Callable[[Any, Settings, list[dict], BucketClient | None], list[dict]] | None = None
 
 
@@ -49,7 +49,7 @@ def run_spark_app(app: SparkApp, description: str, argv: list[str] | None = None
     parser.add_argument("--results", required=True, type=Path, help="where to write results")
     args = parser.parse_args(argv)
 
-    from tierflow.lifecycle.copy.rewrite import write_json_lines
+    from tierflow.engine.json_lines import write_json_lines
     from tierflow.runtime import open_store
     from tierflow.storage.handover import take_handed_over
 
@@ -75,12 +75,12 @@ def _run_on_spark(
     in the task closure."""
     from pyspark.sql import SparkSession
 
-    execute = app.execute
+    kind, worker = app.kind, Worker(settings, bucket_client)
     spark = SparkSession.builder.appName(f"tierflow-{app.name}").getOrCreate()
     try:
         if app.stages is not None:
             return app.stages(spark, settings, rows, bucket_client)
         rdd = spark.sparkContext.parallelize(rows, numSlices=max(1, len(rows)))
-        return rdd.mapPartitions(lambda part: execute(settings, part, bucket_client)).collect()
+        return rdd.mapPartitions(lambda part: run_rows(kind, worker, part)).collect()
     finally:
         spark.stop()

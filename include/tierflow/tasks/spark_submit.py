@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tierflow.config import Settings
-from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
+from tierflow.engine.batch_files import batch_dir, write_batch
+from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_results
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
-from tierflow.tasks.rewrite_batch import batch_dir, read_results, write_batch
 from tierflow.tasks.segment_copy import spark_bucket_handover
 
 if TYPE_CHECKING:
@@ -54,13 +54,13 @@ def rewrite_on_spark(
     """Write the batch, spark-submit ``rewrite_segments.py`` over it, read its results."""
     batch = write_batch(batch_dir(settings, "rewrite-jobs", run_key), jobs, settings)
     submit_batch("rewrite_segments.py", batch, settings, name="tierflow-copy")
-    results = read_results(batch)
+    results = rewrite_results(batch)
     progress.advance(len(results), sum(j.size_in_bytes for j in jobs if j.segment_id in results))
     return list(results.values())
 
 
 def submit_batch(app_file: str, batch: dict, settings: Settings, *, name: str) -> None:
-    """spark-submit one of ``spark_apps/`` over a batch (``rewrite_batch.write_batch``), with
+    """spark-submit one of ``spark_apps/`` over a batch (``engine.batch_files.write_batch``), with
     an S3 bucket's connection handed over in the driver's environment."""
     app = SPARK_APPS / app_file
     if not app.is_file():

@@ -1,12 +1,12 @@
-"""The staged pipeline that segment copy and the diskless merge share, in bounded shards.
+"""The staged pipeline that copy, the diskless merge and compaction share, in bounded shards.
 
     plan (one task) → prepare (per shard) → plan the batch → rewrite (Spark or the worker)
     → finalize (per shard) → summarize
 
-An operation (``copy``, ``merge``) supplies what is particular to it per partition; everything
-about shards, failures and totals is here once. Per partition nothing changes: each is
-prepared under its fenced lease, rewritten by the same code, verified before FINISHED, and a
-partition that fails is named while the rest of its shard goes ahead.
+An operation (copy, the diskless merge, the remote compaction) supplies what is particular to
+it per partition; everything about shards, failures and totals is here once. Per partition
+nothing changes: each is prepared under its fenced lease, rewritten by the same code, verified
+before FINISHED, and a partition that fails is named while the rest of its shard goes ahead.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class StagedOperation:
-    """The per-partition steps of one staged operation; see segment_copy and diskless_merge."""
+    """The per-partition steps of one staged operation: segment_copy, diskless_merge and
+    remote_compaction each define one, and their DAGs hand it over (airflow_dags.operations)."""
 
     name: str
     targets: Callable[[Settings, dict], list[dict]]
@@ -38,23 +39,6 @@ class StagedOperation:
     run_in_worker: Callable[[dict, Settings], dict]
     finalize: Callable[[dict, dict, Settings], dict | None]
     totals: Callable[[Sequence[dict]], dict]
-
-
-def operation(name: str) -> StagedOperation:
-    """The operation by name, imported only when a task runs it."""
-    if name == "copy":
-        from tierflow.tasks.segment_copy import COPY
-
-        return COPY
-    if name == "merge":
-        from tierflow.tasks.diskless_merge import MERGE
-
-        return MERGE
-    if name == "compaction":
-        from tierflow.tasks.remote_compaction import COMPACTION
-
-        return COMPACTION
-    raise ValueError(f"unknown staged operation {name!r}: expected copy, merge or compaction")
 
 
 def plan_shards(

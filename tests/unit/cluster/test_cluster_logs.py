@@ -17,7 +17,8 @@ from tierflow.cluster.leaders import leader_logs
 from tierflow.kafka.log_dir import LogDir
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.runtime import open_store
-from tierflow.tasks.staged import operation, plan_shards
+from tierflow.tasks.segment_copy import COPY
+from tierflow.tasks.staged import plan_shards
 
 TOPICS = ("orders", "clicks")
 PARTITIONS = 12
@@ -83,4 +84,4 @@ def test_cloned_copies_are_finished_segments_with_objects_naming_their_partition
             "topic": "clicks",
             "partition": partition,
         }
-    assert not plan_shards(operation("copy"), {}, settings)  # nothing left to copy anywhere
+    assert not plan_shards(COPY, {}, settings)  # nothing left to copy anywhere

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.support.tiered import build_tiered
 from tierflow.tasks import staged
+from tierflow.tasks.segment_copy import COPY
 
 TTL_S = 7
 REPO = Path(__file__).resolve().parents[3]
@@ -15,7 +16,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 def test_prepare_takes_the_lease_for_the_configured_ttl(tmp_path: Path) -> None:
     t = build_tiered(tmp_path, copy_lease_ttl_s=TTL_S)
-    op = staged.operation("copy")
+    op = COPY
     shards = staged.plan_shards(op, {}, t.settings)
     before_ms = int(time.time() * 1000)
     for shard in shards:

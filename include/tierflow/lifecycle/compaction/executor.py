@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tierflow.config import Settings
+from tierflow.engine.worker import executor_storage
 from tierflow.kafka.txn_index import AbortedTxn
 from tierflow.lifecycle.compaction.job import CompactionJob, compact_group
 from tierflow.lifecycle.compaction.offset_map import KeptOffsets, SegmentScan, scan_segment
-from tierflow.lifecycle.copy.rewrite_executor import executor_storage
 from tierflow.rsm import RemoteSegment
 from tierflow.storage.handover import BucketClient
 

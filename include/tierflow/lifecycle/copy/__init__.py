@@ -3,8 +3,8 @@
 Entry: ``steps.py`` (``prepare_copy`` takes the partition lease and records
 COPY_SEGMENT_STARTED, ``finalize_copy`` verifies and records COPY_SEGMENT_FINISHED).
 Its parts: ``candidates.py`` (which segments Kafka would copy), ``segment_facts.py`` (what a
-segment needs besides its batches, before any state is written), ``rewrite.py`` and
-``rewrite_executor.py`` (the upload, run in-process or by Spark, its batches checked in the same
-read by ``segment_scan.py``), ``liveness.py`` (is a STARTED copy
+segment needs besides its batches, before any state is written), ``rewrite.py`` (the
+upload, a job kind of the batch engine run on every core or by Spark, its batches checked in the
+same read by ``segment_scan.py``), ``liveness.py`` (is a STARTED copy
 still being worked on) and ``verify.py`` (reading tiered segments back byte for byte).
 """

@@ -19,6 +19,7 @@ from tierflow.lifecycle.copy.steps import (
     CopiedSegment,
     CopyPlan,
     PartitionCopyReport,
+    UploadChecks,
     finalize_copy,
     prepare_copy,
     release_plan,
@@ -85,16 +86,30 @@ def copy_partitions(
             return outcomes
         jobs = [job for plan in plans for job in plan.jobs]
         how.progress.add_total(len(jobs), sum(job.size_in_bytes for job in jobs))
-        results = {result.segment_id: result for result in how.rewrite(jobs, how.progress)}
-        for outcome, plan in filter(None, prepared):
-            if plan is not None:
-                _finalize(outcome, plan, results, store, rsm, how)
+        with UploadChecks(rsm) as checks:
+            results = _rewritten(jobs, how, checks)
+            for outcome, plan in filter(None, prepared):
+                if plan is not None:
+                    _finalize(outcome, plan, results, store, rsm, how, checks)
     except BaseException:
         for _outcome, plan in filter(None, prepared):
             if plan is not None:  # a finalized plan's release changes nothing
                 release_plan(store, plan, how.owner)
         raise
     return outcomes
+
+
+def _rewritten(
+    jobs: Sequence[RewriteJob], how: BatchCopy, checks: UploadChecks
+) -> dict[str, RewriteResult]:
+    """Every job's result, each upload's verification started as soon as it is back: the
+    read-back overlaps the rest of the rewrite instead of following it."""
+    by_id = {job.segment_id: job for job in jobs}
+    results = {}
+    for result in how.rewrite(jobs, how.progress):
+        results[result.segment_id] = result
+        checks.check(by_id[result.segment_id], result)
+    return results
 
 
 def _prepare(
@@ -127,6 +142,7 @@ def _finalize(
     store: MetadataStore,
     rsm: RemoteStorageManager,
     how: BatchCopy,
+    checks: UploadChecks,
 ) -> None:
     told = how.on_copied
     try:
@@ -138,6 +154,7 @@ def _finalize(
             owner=how.owner,
             clock=wall_clock_ms,
             on_copied=None if told is None else lambda s: told(outcome.topic, outcome.partition, s),
+            checks=checks,
         )
     except Exception as exc:
         outcome.error = error_line(exc)

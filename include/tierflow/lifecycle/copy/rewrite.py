@@ -9,20 +9,26 @@ state transitions, after verifying them: Spark never writes metadata.
 from __future__ import annotations
 
 import base64
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from tierflow.config import Settings
+from tierflow.engine.batch_files import read_rows
+from tierflow.engine.pool import run_jobs
+from tierflow.engine.worker import Worker
+from tierflow.faults import crash_point
 from tierflow.kafka.batch_scan import ScannedFacts
 from tierflow.kafka.errors import KafkaFormatError, format_error_fields
 from tierflow.lifecycle.copy.segment_scan import SegmentScan
+from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.rsm import (
     LogSegmentData,
     ObjectInfo,
     RemoteSegment,
     RemoteStorageManager,
 )
+from tierflow.storage.handover import BucketClient
 from tierflow.units import failure_line
 
 
@@ -133,17 +139,46 @@ def gone_line(what: str, exc: FileNotFoundError) -> str:
     return f"{what}: {exc.filename or exc} {SEGMENT_GONE}"
 
 
-def write_json_lines(path: Path, rows: Iterable[dict]) -> None:
-    """Write rows atomically: a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as out:
-        for row in rows:
-            out.write(json.dumps(row, sort_keys=True) + "\n")
-    tmp.replace(path)
+class SegmentRewrite:
+    """The copy's jobs on a worker: one segment rewritten and uploaded per job."""
+
+    doing = "rewriting segments"
+    worker_point = "copy.rewrite_worker"
+
+    def load(self, row: dict) -> RewriteJob:
+        return RewriteJob(**row)
+
+    def size(self, job: RewriteJob) -> int:
+        return job.size_in_bytes
+
+    def run(self, job: RewriteJob, worker: Worker) -> list[dict]:
+        return [rewrite_segment(job, worker.rsm).as_dict()]
+
+    def died(self, job: RewriteJob, exc: BaseException) -> list[dict]:
+        error = f"{job.segment.describe()}: the process rewriting it died ({exc})"
+        return [RewriteResult(job.segment_id, error=error).as_dict()]
 
 
-def read_json_lines(path: Path) -> Iterator[dict]:
-    with open(path) as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+SEGMENT_REWRITE = SegmentRewrite()
+
+
+def rewrite_jobs(
+    jobs: Sequence[RewriteJob],
+    settings: Settings,
+    *,
+    bucket_client: BucketClient | None = None,
+    workers: int | None = None,
+    progress: Progress = NO_PROGRESS,
+) -> Iterator[RewriteResult]:
+    """One result per job, in the order they finish, on every core (engine.pool); ``progress``
+    hears of each."""
+    worker = Worker(settings, bucket_client)
+    for job, (row,) in run_jobs(SEGMENT_REWRITE, jobs, worker, workers=workers):
+        progress.advance(1, job.size_in_bytes)
+        yield RewriteResult.from_dict(row)
+        crash_point("copy.after_upload")
+
+
+def rewrite_results(batch: dict) -> dict[str, RewriteResult]:
+    """The batch's results by segment id; none when the rewrite wrote no file."""
+    return {row["segment_id"]: RewriteResult.from_dict(row) for row in read_rows(batch)}

@@ -128,7 +128,7 @@ def _checked_files(
         TimeIndex.from_bytes(cut.time_index, cut.base_offset, source=source)
         return size, txn_index_entries(cut.txn_index, source)
     size = segment.size_in_bytes()
-    OffsetIndex.read(segment.index_path, segment.base_offset, log_size=size)
+    OffsetIndex.check(segment.index_path, segment.base_offset, log_size=size)
     TimeIndex.read(segment.time_index_path, segment.base_offset)
     _say_zero_tail(OffsetIndex, segment.index_path)
     _say_zero_tail(TimeIndex, segment.time_index_path)

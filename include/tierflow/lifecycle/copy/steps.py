@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypedDict, Unpack
@@ -360,8 +360,10 @@ def finalize_copy(
     owner: str,
     clock: Clock = wall_clock_ms,
     on_copied: Callable[[CopiedSegment], None] | None = None,
+    checks: UploadChecks | None = None,
 ) -> PartitionCopyReport:
-    """Verify each result and record COPY_SEGMENT_FINISHED in offset order.
+    """Verify each result and record COPY_SEGMENT_FINISHED in offset order; ``checks``: the
+    uploads already being verified as they came back (a CLI run), else they are verified here.
 
     Segments become FINISHED strictly in ascending order, as Kafka copies them: after the first
     one that failed or did not verify, the rest are deleted too (their offsets would leave a
@@ -377,7 +379,7 @@ def finalize_copy(
         return report
     topic = store.topic(report.topic)
     failed: tuple[RewriteJob, str] | None = None
-    verdicts = _verify_all(plan.jobs, results, rsm)
+    verdicts = _verdicts(plan.jobs, results, rsm, checks)
     try:
         for job in plan.jobs:
             row = store.segment(job.segment_id)
@@ -549,19 +551,46 @@ def _record_copied(
         on_copied(copied)
 
 
-def _verify_all(
-    jobs: Sequence[RewriteJob], results: Mapping[str, RewriteResult], rsm: RemoteStorageManager
+class UploadChecks:
+    """Each upload read back and verified in threads (mostly waiting on reads and sha256,
+    which let go of the GIL): as soon as its result comes back, while the rewrite goes on, or
+    all at once in finalize. FINISHED still follows in offset order."""
+
+    def __init__(self, rsm: RemoteStorageManager) -> None:
+        self._rsm = rsm
+        self._pool = ThreadPoolExecutor(VERIFY_THREADS, thread_name_prefix="verify")
+        self._pending: dict[str, Future[str | None]] = {}
+
+    def __enter__(self) -> UploadChecks:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+    def check(self, job: RewriteJob, result: RewriteResult | None) -> None:
+        """Start verifying ``result``'s upload now."""
+        self._pending[job.segment_id] = self._pool.submit(_verify_result, job, result, self._rsm)
+
+    def verdicts(
+        self, jobs: Sequence[RewriteJob], results: Mapping[str, RewriteResult]
+    ) -> dict[str, str | None]:
+        """Every job's verdict: None when its upload verified, else why not."""
+        for job in jobs:
+            if job.segment_id not in self._pending:
+                self.check(job, results.get(job.segment_id))
+        return {job.segment_id: self._pending.pop(job.segment_id).result() for job in jobs}
+
+
+def _verdicts(
+    jobs: Sequence[RewriteJob],
+    results: Mapping[str, RewriteResult],
+    rsm: RemoteStorageManager,
+    checks: UploadChecks | None,
 ) -> dict[str, str | None]:
-    """Every job's verdict, read back from storage side by side: each is mostly waiting on
-    reads and sha256 (which let go of the GIL), and FINISHED still follows in offset order."""
-
-    def verdict(job: RewriteJob) -> str | None:
-        return _verify_result(job, results.get(job.segment_id), rsm)
-
-    if len(jobs) <= 1:
-        return {job.segment_id: verdict(job) for job in jobs}
-    with ThreadPoolExecutor(min(len(jobs), VERIFY_THREADS)) as pool:
-        return dict(zip((job.segment_id for job in jobs), pool.map(verdict, jobs), strict=True))
+    if checks is not None:
+        return checks.verdicts(jobs, results)
+    with UploadChecks(rsm) as own:
+        return own.verdicts(jobs, results)
 
 
 def _verify_result(

@@ -29,13 +29,14 @@ from tierflow.kafka.partition_metadata import PARTITION_METADATA, partition_meta
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.runtime import open_store
 from tierflow.tasks import staged
+from tierflow.tasks.segment_copy import COPY
 
 TOPIC = "orders"
 TOPIC_ID = to_kafka_uuid(uuid.UUID(int=41))
 
 
 def copy_run(settings: Settings, run_key: str) -> dict:
-    op = staged.operation("copy")
+    op = COPY
     shards = staged.plan_shards(op, {}, settings)
     prepares = [
         staged.prepare_shard(op, s, params={}, run_key=run_key, settings=settings) for s in shards

@@ -1,4 +1,4 @@
-"""The files of one rewrite batch, shared by segment copy and the diskless merge.
+"""The files of one batch, as every operation of the engine writes them.
 
 A batch is a directory per run: ``jobs.jsonl`` (what to build and upload), ``results.jsonl``
 (what Spark or the worker did), and tierflow as a zip for Spark's ``--py-files``. Only the
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from tierflow.config import Settings
+from tierflow.engine.json_lines import read_json_lines, write_json_lines
 from tierflow.ids import safe_name
-from tierflow.lifecycle.copy.rewrite import RewriteResult, read_json_lines, write_json_lines
 
 
 class BatchJob(Protocol):
@@ -65,14 +65,10 @@ def write_results(batch: dict, results: Iterable[dict]) -> dict:
     return {"segments": len(rows), "failed": sum(1 for r in rows if r["error"])}
 
 
-def read_results(batch: dict) -> dict[str, RewriteResult]:
-    """The batch's results by segment id; none when the rewrite wrote no file."""
+def read_rows(batch: dict) -> list[dict]:
+    """The batch's result rows; none when the run wrote no results file (it did not run)."""
     results_file = Path(batch["results_file"])
-    if not results_file.exists():
-        return {}
-    return {
-        raw["segment_id"]: RewriteResult.from_dict(raw) for raw in read_json_lines(results_file)
-    }
+    return list(read_json_lines(results_file)) if results_file.exists() else []
 
 
 def package_zip(directory: Path) -> Path:

@@ -1,0 +1,52 @@
+"""What a worker opens once and keeps: the storage manager and the bucket, per settings.
+
+Spark reuses its Python workers across tasks and the engine's processes run many jobs each;
+opening storage (loading the key ring, building a cloud client) for every segment would cost
+tens of milliseconds. Nothing here imports Airflow: a cloud bucket is reached through the
+client spec the caller hands over (tierflow.storage.handover).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tierflow.config import Settings
+from tierflow.rsm import RemoteStorageManager
+from tierflow.storage.handover import BucketClient
+from tierflow.storage.object_store import ObjectStore
+
+
+@dataclass(frozen=True)
+class Worker:
+    """The settings and bucket connection a job runs with; its storage is opened once per
+    process and shared by every job that process runs."""
+
+    settings: Settings
+    bucket_client: BucketClient | None = None
+
+    @property
+    def rsm(self) -> RemoteStorageManager:
+        return executor_storage(self.settings, self.bucket_client)
+
+    @property
+    def objects(self) -> ObjectStore:
+        return executor_objects(self.settings, self.bucket_client)
+
+
+@lru_cache(maxsize=4)
+def executor_storage(
+    settings: Settings, bucket_client: BucketClient | None = None
+) -> RemoteStorageManager:
+    """The storage manager, one per Python process."""
+    from tierflow.storage.factory import open_remote_storage
+
+    return open_remote_storage(settings, bucket_client=bucket_client)
+
+
+@lru_cache(maxsize=4)
+def executor_objects(settings: Settings, bucket_client: BucketClient | None = None) -> ObjectStore:
+    """The bucket as plain objects (the WAL, the export's Parquet files), one per process."""
+    from tierflow.storage.factory import settings_object_store
+
+    return settings_object_store(settings, bucket_client=bucket_client)
