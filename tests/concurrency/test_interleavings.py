@@ -13,8 +13,9 @@ from __future__ import annotations
 import pytest
 
 from tests.support.tiered import NOW_MS, Tiered
+from tierflow.lifecycle.copy.finalize import finalize_copy
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
-from tierflow.lifecycle.copy.steps import finalize_copy, prepare_copy
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.states import RemoteLogSegmentState as S

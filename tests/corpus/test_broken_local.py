@@ -32,7 +32,8 @@ from tierflow.kafka.errors import (
     TruncatedDataError,
 )
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.copy.steps import TopicIdMismatchError, copy_partition
+from tierflow.lifecycle.copy.plan import TopicIdMismatchError
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 Key = tuple[str, int]

@@ -14,13 +14,11 @@ import pytest
 
 from tests.corpus.state import Snapshot, finished_ranges, pattern, recorded_keys, snapshot
 from tests.support.tiered import Tiered, build_tiered, eligible
+from tierflow.lifecycle.copy.finalize import finalize_copy
+from tierflow.lifecycle.copy.plan import CopyFailedError
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
-from tierflow.lifecycle.copy.steps import (
-    CopyFailedError,
-    copy_partition,
-    finalize_copy,
-    prepare_copy,
-)
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.states import RemoteLogSegmentState as S

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.kafka.log_dir import PartitionLog
+from tierflow.lifecycle.copy.finalize import finalize_copy
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
-from tierflow.lifecycle.copy.steps import copy_partition, finalize_copy, prepare_copy
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 LIVE = (S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED, S.DELETE_SEGMENT_STARTED)

@@ -13,8 +13,9 @@ import pytest
 from tests.disablement.support import bucket_files, clock, copy, copy_first, live, live_keys
 from tests.retention.support import configure, copy_all, spans
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
-from tierflow.lifecycle.copy.steps import copy_partition, prepare_copy
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.disablement import complete_disable, enable, request_disable
 from tierflow.lifecycle.retention.remote import execute_remote_retention, plan_partition_retention
 from tierflow.metadata.errors import InvalidConfigError, TieredStorageDisablementInProgressError

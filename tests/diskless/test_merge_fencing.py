@@ -26,7 +26,7 @@ from tests.diskless.merge_support import (
 )
 from tierflow.diskless.merge import MergePlan, prepare_merge
 from tierflow.diskless.merge_job import run_merge_job
-from tierflow.lifecycle.copy.steps import CopyFailedError
+from tierflow.lifecycle.copy.plan import CopyFailedError
 from tierflow.metadata.errors import LeaseLostError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.tasks.diskless_merge import merge_plan_from_dict, merge_plan_to_dict

@@ -22,7 +22,7 @@ from tierflow.diskless.merge import prepare_merge
 from tierflow.diskless.merge_job import merge_jobs
 from tierflow.faults import ENV_CRASH_AT
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.copy.steps import CopyFailedError
+from tierflow.lifecycle.copy.plan import CopyFailedError
 
 OWNER = "test:merge_in_processes"
 

@@ -11,7 +11,9 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
 from tierflow.kafka.last_stable_offset import last_stable_offset
-from tierflow.lifecycle.copy.steps import PartitionBusyError, TopicIdMismatchError, copy_partition
+from tierflow.lifecycle.copy.lease import PartitionBusyError
+from tierflow.lifecycle.copy.plan import TopicIdMismatchError
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.segment_refs import remote_segment
@@ -235,8 +237,10 @@ def test_deleting_remote_segments_never_makes_them_eligible_again(tiered: Tiered
 
 
 def test_finalize_can_be_retried_after_a_failed_rewrite_and_after_success(tiered: Tiered):
+    from tierflow.lifecycle.copy.finalize import finalize_copy
+    from tierflow.lifecycle.copy.plan import CopyFailedError
+    from tierflow.lifecycle.copy.prepare import prepare_copy
     from tierflow.lifecycle.copy.rewrite import rewrite_segment
-    from tierflow.lifecycle.copy.steps import CopyFailedError, finalize_copy, prepare_copy
 
     log_ = tiered.log("payments", 0)
     plan = prepare_copy(log_, tiered.store, rsm=tiered.rsm, owner="o")

@@ -15,7 +15,7 @@ from tierflow.kafka.remote_log_metadata.records import SegmentMetadata
 from tierflow.kafka.remote_log_metadata.serde import deserialize
 from tierflow.kafka.remote_log_metadata.topic import MetadataTopic
 from tierflow.lifecycle.compaction.swap import compactable
-from tierflow.lifecycle.copy.steps import _not_copyable
+from tierflow.lifecycle.copy.prepare import _not_copyable
 from tierflow.lifecycle.remote_log_metadata.handover import (
     HandoverRefused,
     hand_over,

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
+from tierflow.lifecycle.copy.finalize import finalize_copy
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
-from tierflow.lifecycle.copy.steps import copy_partition, finalize_copy, prepare_copy
+from tierflow.lifecycle.copy.steps import copy_partition
 
 
 def _now() -> int:

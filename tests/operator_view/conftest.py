@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
+from tierflow.lifecycle.copy.finalize import finalize_copy
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
-from tierflow.lifecycle.copy.steps import copy_partition, finalize_copy, prepare_copy
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.tasks.attribution import TaskInstanceRef, with_task_instance

@@ -14,8 +14,9 @@ from pathlib import Path
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
-from tierflow.lifecycle.copy.steps import copy_partition, prepare_copy
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.reconcile import FindingKind as K
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.models import RemoteLogSegment

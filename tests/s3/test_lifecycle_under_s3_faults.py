@@ -13,7 +13,8 @@ from tests.s3.test_lifecycle_on_s3 import finished_keys
 from tests.support.moto_server import MotoServer
 from tests.support.s3_fault_proxy import FaultProxy, Rule, running_fault_proxy
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
-from tierflow.lifecycle.copy.steps import CopyFailedError, copy_partition
+from tierflow.lifecycle.copy.plan import CopyFailedError
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 

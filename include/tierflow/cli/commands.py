@@ -29,11 +29,8 @@ from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.meta_properties import META_PROPERTIES, read_properties
 from tierflow.kafka.uuid import derived_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.copy.steps import (
-    CopyFailedError,
-    PartitionBusyError,
-    TopicIdMismatchError,
-)
+from tierflow.lifecycle.copy.lease import PartitionBusyError
+from tierflow.lifecycle.copy.plan import CopyFailedError, TopicIdMismatchError
 from tierflow.metadata.engine import describe_url
 from tierflow.metadata.errors import InvalidConfigError, TopicConflictError, UnknownTopicError
 from tierflow.metadata.log_config import parse_kafka_configs

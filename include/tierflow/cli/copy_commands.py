@@ -31,9 +31,8 @@ from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.batch import BatchCopy, CopyOutcome, Rewrite, copy_partitions
-from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
-from tierflow.lifecycle.copy.rewrite import rewrite_jobs
-from tierflow.lifecycle.copy.steps import CopiedSegment, PartitionCopyReport
+from tierflow.lifecycle.copy.plan import CopiedSegment, PartitionCopyReport
+from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_jobs
 from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
 from tierflow.lifecycle.progress import Progress
 from tierflow.metadata.errors import MetadataError, UnknownTopicError

@@ -56,15 +56,11 @@ from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
+from tierflow.lifecycle.copy.finalize import finalize_copy
 from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
+from tierflow.lifecycle.copy.plan import CopiedSegment, CopyPlan, PartitionCopyReport
+from tierflow.lifecycle.copy.prepare import clean_up_abandoned
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
-from tierflow.lifecycle.copy.steps import (
-    CopiedSegment,
-    CopyPlan,
-    PartitionCopyReport,
-    clean_up_abandoned,
-    finalize_copy,
-)
 from tierflow.metadata.epochs import epochs_from_segments
 from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.models import Topic

@@ -25,15 +25,10 @@ from tierflow.engine.batch_files import (
 from tierflow.engine.json_lines import read_json_lines
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
+from tierflow.lifecycle.copy.finalize import finalize_copy
+from tierflow.lifecycle.copy.plan import UNFINISHED, CopyFailedError, CopyPlan, PartitionCopyReport
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import RewriteJob, rewrite_jobs, rewrite_results
-from tierflow.lifecycle.copy.steps import (
-    UNFINISHED,
-    CopyFailedError,
-    CopyPlan,
-    PartitionCopyReport,
-    finalize_copy,
-    prepare_copy,
-)
 from tierflow.metadata.models import Partition
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState

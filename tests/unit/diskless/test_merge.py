@@ -31,7 +31,7 @@ from tierflow.diskless.models import WalObjectState
 from tierflow.diskless.writer import WalWriter
 from tierflow.kafka.batch_builder import build_batch
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
-from tierflow.lifecycle.copy.steps import CopyFailedError
+from tierflow.lifecycle.copy.plan import CopyFailedError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.rsm import IndexType
 from tierflow.segment_refs import remote_segment

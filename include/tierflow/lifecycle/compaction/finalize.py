@@ -24,8 +24,8 @@ from tierflow.lifecycle.compaction.report import (
     CompactionPlan,
     CompactionReport,
 )
+from tierflow.lifecycle.copy.finalize import object_rows
 from tierflow.lifecycle.copy.lease import release_taking
-from tierflow.lifecycle.copy.steps import object_rows
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.models import Topic

@@ -45,7 +45,7 @@ from tierflow.lifecycle.compaction.rules import (
 )
 from tierflow.lifecycle.compaction.supersede import superseded
 from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
-from tierflow.lifecycle.copy.steps import clean_up_abandoned
+from tierflow.lifecycle.copy.prepare import clean_up_abandoned
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.partition_registry import Lease

@@ -14,16 +14,10 @@ from dataclasses import dataclass
 
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
+from tierflow.lifecycle.copy.finalize import UploadChecks, finalize_copy, release_plan
+from tierflow.lifecycle.copy.plan import CopiedSegment, CopyPlan, PartitionCopyReport
+from tierflow.lifecycle.copy.prepare import prepare_copy
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
-from tierflow.lifecycle.copy.steps import (
-    CopiedSegment,
-    CopyPlan,
-    PartitionCopyReport,
-    UploadChecks,
-    finalize_copy,
-    prepare_copy,
-    release_plan,
-)
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.lease_holder import LeaseHolder

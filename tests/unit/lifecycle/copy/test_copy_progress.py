@@ -7,7 +7,8 @@ from pathlib import Path
 
 from tests.support.progress import HeardProgress
 from tests.support.tiered import Tiered, build_tiered
-from tierflow.lifecycle.copy.steps import CopiedSegment, copy_partition
+from tierflow.lifecycle.copy.plan import CopiedSegment
+from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
 
 
