@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.concurrency.runs import start
+from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = pytest.mark.slow
 
@@ -31,8 +32,14 @@ def test_a_held_copy_has_done_its_step_and_not_the_next(fresh, tmp_path: Path) -
     assert run.gate.release() == "copy.after_lease#1"
 
     assert run.gate.wait_held()
-    assert len(t.store.segments(topic_id, 0)) == 1  # exactly one step further
+    # One step further: the partition's planned segments STARTED (in one transaction), none
+    # uploaded or FINISHED yet.
+    started = {s.segment_id for s in t.store.segments(topic_id, 0)}
+    assert started
+    assert {s.state for s in t.store.segments(topic_id, 0)} == {S.COPY_SEGMENT_STARTED}
     assert run.gate.release() == "copy.after_started#1"
 
     assert run.wait()["exit_code"] == 0
+    finished = t.store.segments(topic_id, 0, states=[S.COPY_SEGMENT_FINISHED])
+    assert {s.segment_id for s in finished} == started  # those very segments, and no other
     assert run.gate.passed[-1] == "copy.after_finished#7"  # every point of the run went by

@@ -19,7 +19,7 @@ from tierflow.ids import safe_name
 
 
 class BatchJob(Protocol):
-    """A job of either operation: it sizes itself and is written as one JSON line."""
+    """A job of any operation: it sizes itself and is written as one JSON line."""
 
     @property
     def size_in_bytes(self) -> int: ...

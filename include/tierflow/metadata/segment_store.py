@@ -107,6 +107,66 @@ class EpochEntryLike(Protocol):
     start_offset: int
 
 
+class StartedSegment(NamedTuple):
+    """A new segment as COPY_SEGMENT_STARTED records it: what the copy planned for it."""
+
+    segment_id: str
+    topic_id: str
+    partition: int
+    start_offset: int
+    end_offset: int
+    max_timestamp_ms: int
+    segment_leader_epochs: Sequence[tuple[int, int] | EpochEntryLike]
+    segment_size_bytes: int
+    txn_index_empty: bool
+    leader_epoch: int | None = None
+    tiered_epoch: int | None = None  # None: the topic's current one
+
+
+class _Starting(NamedTuple):
+    """Who starts segments, when, and the topic's tiered epoch at the time."""
+
+    actor: str
+    now_ms: int
+    owner: str | None
+    custom_metadata: bytes | None
+    writer: str
+    tiered_epoch: int
+
+
+def _started_row(started: StartedSegment, how: _Starting) -> dict[str, Any]:
+    """The COPY_SEGMENT_STARTED row, checked as Kafka checks a new segment's metadata."""
+    segment_id = started.segment_id
+    epochs = _leader_epoch_pairs(segment_id, started.segment_leader_epochs)
+    _check_new_segment(
+        segment_id,
+        epochs,
+        started.leader_epoch,
+        started.start_offset,
+        started.end_offset,
+        started.segment_size_bytes,
+    )
+    return {
+        "segment_id": segment_id,
+        "topic_id": started.topic_id,
+        "partition": started.partition,
+        "start_offset": started.start_offset,
+        "end_offset": started.end_offset,
+        "max_timestamp_ms": started.max_timestamp_ms,
+        "leader_epoch": epochs[-1][0],
+        "segment_leader_epochs": json.dumps([list(pair) for pair in epochs]),
+        "segment_size_bytes": started.segment_size_bytes,
+        "state": RemoteLogSegmentState.COPY_SEGMENT_STARTED.value,
+        "tiered_epoch": how.tiered_epoch if started.tiered_epoch is None else started.tiered_epoch,
+        "event_timestamp_ms": how.now_ms,
+        "custom_metadata": how.custom_metadata,
+        "txn_index_empty": started.txn_index_empty,
+        "writer": how.writer,
+        "owner": how.actor if how.owner is None else how.owner,
+        "created_ms": how.now_ms,
+    }
+
+
 class SegmentStore(StoreBase):
     def add_segment(
         self,
@@ -136,32 +196,48 @@ class SegmentStore(StoreBase):
         defaults to ``actor``, ``tiered_epoch`` to the topic's current one. With ``lease``,
         nothing is written unless it is still the partition's current lease (LeaseLostError).
         """
-        epochs = _leader_epoch_pairs(segment_id, segment_leader_epochs)
-        _check_new_segment(
-            segment_id, epochs, leader_epoch, start_offset, end_offset, segment_size_bytes
+        started = StartedSegment(
+            segment_id,
+            topic_id,
+            partition,
+            start_offset,
+            end_offset,
+            max_timestamp_ms,
+            tuple(segment_leader_epochs),
+            segment_size_bytes,
+            txn_index_empty,
+            leader_epoch,
+            tiered_epoch,
         )
         topic = self.topic_by_id(topic_id)
         self._require_partition(topic_id, partition)
-        row = {
-            "segment_id": segment_id,
-            "topic_id": topic_id,
-            "partition": partition,
-            "start_offset": start_offset,
-            "end_offset": end_offset,
-            "max_timestamp_ms": max_timestamp_ms,
-            "leader_epoch": epochs[-1][0],
-            "segment_leader_epochs": json.dumps([list(pair) for pair in epochs]),
-            "segment_size_bytes": segment_size_bytes,
-            "state": RemoteLogSegmentState.COPY_SEGMENT_STARTED.value,
-            "tiered_epoch": topic.tiered_epoch if tiered_epoch is None else tiered_epoch,
-            "event_timestamp_ms": now_ms,
-            "custom_metadata": custom_metadata,
-            "txn_index_empty": txn_index_empty,
-            "writer": writer,
-            "owner": actor if owner is None else owner,
-            "created_ms": now_ms,
-        }
-        return self._add_started(row, actor=actor, lease=lease)
+        how = _Starting(actor, now_ms, owner, custom_metadata, writer, topic.tiered_epoch)
+        return self._add_started(_started_row(started, how), actor=actor, lease=lease)
+
+    def start_segments(
+        self,
+        started: Sequence[StartedSegment],
+        *,
+        actor: str,
+        now_ms: int,
+        lease: Lease | None = None,
+    ) -> None:
+        """null -> COPY_SEGMENT_STARTED for the fresh segments a copy planned in one
+        partition: every row and event in one transaction, fenced by ``lease``. A copy
+        starts many segments a run, and one commit each was most of its store writes."""
+        if not started:
+            return
+        first = started[0]
+        topic = self.topic_by_id(first.topic_id)
+        self._require_partition(first.topic_id, first.partition)
+        how = _Starting(actor, now_ms, None, None, TIERFLOW_COPIER, topic.tiered_epoch)
+        rows = [_started_row(segment, how) for segment in started]
+        with self._write() as connection:
+            if lease is not None:
+                hold_lease(connection, lease)
+            connection.execute(insert(RemoteLogSegment), rows)
+            for row in rows:
+                append_event(connection, _started_event(row, actor))
 
     def _add_started(
         self, row: dict[str, Any], *, actor: str, lease: Lease | None

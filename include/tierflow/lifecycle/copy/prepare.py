@@ -39,6 +39,7 @@ from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.models import Topic
 from tierflow.metadata.partition_registry import Lease
+from tierflow.metadata.segment_store import StartedSegment
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteSegment, RemoteStorageManager
@@ -167,6 +168,7 @@ def _start_segments(
     plan.report.cleaned_up = clean_up_abandoned(store, rsm, topic, lease, clock)
     # Every candidate is planned (files, indexes, epochs) before any state is written for it;
     # its batches are checked as they are uploaded.
+    planned = []
     for candidate in _candidates(store, topic, log_, bounds, plan.report):
         facts = _planned(log_, candidate)
         if isinstance(facts, KafkaFormatError):
@@ -174,10 +176,14 @@ def _start_segments(
             # are copied (a shard task's log, the CLI's line); here only the sequence is noted.
             log.info("%s-%d: stopping at a bad segment: %s", topic.name, log_.partition, facts)
             plan.blocked_by = facts
-            return
-        plan.jobs.append(
-            _start_segment(store, topic, log_.partition, candidate, facts, lease, actor, clock)
-        )
+            break
+        planned.append(_job_of(topic, log_.partition, candidate, facts))
+    store.start_segments(
+        [started for started, _job in planned], actor=actor, now_ms=clock(), lease=lease
+    )
+    for _started, job in planned:
+        plan.jobs.append(job)
+        crash_point("copy.after_started")
 
 
 def _planned(log_: PartitionLog, candidate: CopyCandidate) -> SegmentFacts | KafkaFormatError:
@@ -189,18 +195,11 @@ def _planned(log_: PartitionLog, candidate: CopyCandidate) -> SegmentFacts | Kaf
         return KafkaFormatError(exc.filename or str(candidate.segment.log_path), None, SEGMENT_GONE)
 
 
-def _start_segment(
-    store: MetadataStore,
-    topic: Topic,
-    partition: int,
-    candidate: CopyCandidate,
-    facts: SegmentFacts,
-    lease: Lease,
-    actor: str,
-    clock: Clock,
-) -> RewriteJob:
-    """One checked candidate recorded COPY_SEGMENT_STARTED under a fresh segment id (one
-    insert, fenced by the lease), and the rewrite job that uploads it."""
+def _job_of(
+    topic: Topic, partition: int, candidate: CopyCandidate, facts: SegmentFacts
+) -> tuple[StartedSegment, RewriteJob]:
+    """A planned candidate under a fresh segment id: its COPY_SEGMENT_STARTED row (all of a
+    partition's go in one transaction, fenced by the lease) and the job that uploads it."""
     segment = RemoteSegment(
         topic.name,
         topic.topic_id,
@@ -209,25 +208,20 @@ def _start_segment(
         candidate.start_offset,
         candidate.end_offset,
     )
-    store.add_segment(
+    started = StartedSegment(
         segment_id=segment.segment_id,
         topic_id=topic.topic_id,
         partition=partition,
         start_offset=segment.start_offset,
         end_offset=segment.end_offset,
         max_timestamp_ms=facts.max_timestamp_ms,
-        leader_epoch=facts.leader_epoch,
         segment_leader_epochs=[(e.epoch, e.start_offset) for e in facts.leader_epochs],
         segment_size_bytes=facts.size_in_bytes,
-        tiered_epoch=topic.tiered_epoch,
         txn_index_empty=facts.txn_index_empty,
-        owner=actor,
-        actor=actor,
-        now_ms=clock(),
-        lease=lease,
+        leader_epoch=facts.leader_epoch,
+        tiered_epoch=topic.tiered_epoch,
     )
-    crash_point("copy.after_started")
-    return RewriteJob.build(segment, facts.data, facts.size_in_bytes)
+    return started, RewriteJob.build(segment, facts.data, facts.size_in_bytes)
 
 
 def _candidates(
