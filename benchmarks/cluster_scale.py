@@ -50,7 +50,8 @@ from dev.airflow_server import LocalAirflow, free_port  # noqa: E402
 from tests.support.cloned_copy import clone_copies, copy_in_process  # noqa: E402
 from tests.support.cluster_logs import ClusterLogs, build_cluster, roll  # noqa: E402
 from tierflow.runtime import open_store  # noqa: E402
-from tierflow.tasks.staged import operation, plan_shards  # noqa: E402
+from tierflow.tasks.segment_copy import COPY  # noqa: E402
+from tierflow.tasks.staged import plan_shards  # noqa: E402
 
 MARKER = ".tierflow-bench-cluster"
 RUN_TIMEOUT_S = 900
@@ -236,7 +237,7 @@ def main() -> None:
     replicas = list_every_partition(log_dirs)
     listing = timed(3, lambda: list_every_partition(log_dirs))
     settings = cluster.settings
-    in_process = timed(3, lambda: plan_shards(operation("copy"), {}, settings))
+    in_process = timed(3, lambda: plan_shards(COPY, {}, settings))
     figures = {
         "cluster": {
             "brokers": len(cluster.log_dirs),

@@ -17,7 +17,8 @@ from rich.table import Table
 
 from tierflow.config import Settings
 from tierflow.tasks.retention import plan_retention_shards
-from tierflow.tasks.staged import operation, plan_shards
+from tierflow.tasks.segment_copy import COPY
+from tierflow.tasks.staged import plan_shards
 
 NOOP_WALL_S = 60.0
 MAX_TASK_INSTANCES = 64
@@ -135,7 +136,7 @@ def _number(value: float) -> str:
 def print_profile(settings: Settings, *, file: IO[str], top: int = 25) -> None:
     """Where the plans' time goes, run in this process (cumulative, top functions)."""
     plans = {
-        "plan_shards(operation('copy'), {})": lambda: plan_shards(operation("copy"), {}, settings),
+        "plan_shards(COPY, {})": lambda: plan_shards(COPY, {}, settings),
         "plan_retention_shards()": lambda: plan_retention_shards(settings),
     }
     for label, plan in plans.items():

@@ -57,7 +57,7 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.copy.finalize import finalize_copy
-from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
+from tierflow.lifecycle.copy.lease import partition_lease, release_taking
 from tierflow.lifecycle.copy.plan import CopiedSegment, CopyPlan, PartitionCopyReport
 from tierflow.lifecycle.copy.prepare import clean_up_abandoned
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
@@ -218,11 +218,9 @@ def prepare_merge(
         local_log_start_offset=wal.diskless_start_offset,
     )
     crash_point("merge.before_lease")
-    lease = take_partition_lease(
-        store, topic, partition, owner, options.lease_ttl_s, clock, options.holder
-    )
-    plan.copy.lease = lease  # finalize_copy writes under it and releases it by its token
-    try:
+    ttl_s = options.lease_ttl_s
+    with partition_lease(store, topic, partition, owner, ttl_s, clock, options.holder) as lease:
+        plan.copy.lease = lease  # finalize_copy writes under it and releases it by its token
         crash_point("merge.after_lease")
         topic = store.topic_by_id(topic_id)  # under the lease: tiering may have changed
         if _skip(plan, mergeable(topic)):
@@ -236,9 +234,6 @@ def prepare_merge(
             plan.job = _record_started(
                 store, topic, partition, segments, options, plan, actor or owner, clock
             )
-    except BaseException:
-        release_taking(store, lease)
-        raise
     return plan
 
 

@@ -27,6 +27,7 @@ from tierflow.config import Settings
 from tierflow.diskless.coordinates import BatchCoordinate
 from tierflow.diskless.merge_segment import ProducerState, SegmentBuilder
 from tierflow.diskless.wal_reads import read_run, runs
+from tierflow.engine.kind import JobKind
 from tierflow.engine.pool import run_jobs
 from tierflow.engine.worker import Worker
 from tierflow.faults import crash_point
@@ -199,29 +200,21 @@ def _previous_producers(job: MergeJob, rsm: RemoteStorageManager) -> ProducerSta
     return ProducerState.from_snapshot(data, f"{job.previous.describe()} producer snapshot")
 
 
-class WalMerge:
-    """The merge's jobs on a worker: one partition's segments built from the WAL per job, in
-    order (each producer snapshot continues the previous one)."""
-
-    doing = "merging partitions"
-    worker_point = "merge.worker"
-
-    def load(self, row: dict) -> MergeJob:
-        return MergeJob.from_dict(row)
-
-    def size(self, job: MergeJob) -> int:
-        return job.size_in_bytes
-
-    def run(self, job: MergeJob, worker: Worker) -> list[dict]:
-        return [r.as_dict() for r in run_merge_job(job, worker.objects, worker.rsm)]
-
-    def died(self, job: MergeJob, exc: BaseException) -> list[dict]:
-        first = job.segments[0].rewrite  # finalize discards every segment after a failed one
-        error = f"{first.segment.describe()}: the process merging it died ({exc})"
-        return [RewriteResult(first.segment_id, error=error).as_dict()]
+def _merge_on(job: MergeJob, worker: Worker) -> list[dict]:
+    return [r.as_dict() for r in run_merge_job(job, worker.objects, worker.rsm)]
 
 
-WAL_MERGE = WalMerge()
+def _merge_died(job: MergeJob, exc: BaseException) -> list[dict]:
+    first = job.segments[0].rewrite  # finalize discards every segment after a failed one
+    error = f"{first.segment.describe()}: the process merging it died ({exc})"
+    return [RewriteResult(first.segment_id, error=error).as_dict()]
+
+
+# The merge's jobs on a worker: one partition's segments built from the WAL per job, in order
+# (each producer snapshot continues the previous one).
+WAL_MERGE = JobKind(
+    "merging partitions", "merge.worker", MergeJob.from_dict, _merge_on, _merge_died
+)
 
 
 def merge_jobs(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from tierflow.engine.kind import JobKind
 from tierflow.engine.worker import Worker
 from tierflow.export.segment_export import ExportedRange, export_partition
 from tierflow.export.warehouse import DataFiles
@@ -52,24 +53,20 @@ def exported_range(result: dict) -> ExportedRange:
     return ExportedRange(**fields)
 
 
-class PartitionExport:
-    """The export's jobs on a worker: one partition's Parquet files written per job."""
-
-    doing = "exporting partitions"
-    worker_point = "export.worker"
-
-    def load(self, row: dict) -> ExportJob:
-        return ExportJob(**row)
-
-    def size(self, job: ExportJob) -> int:
-        return job.size_in_bytes
-
-    def run(self, job: ExportJob, worker: Worker) -> list[dict]:
-        return [run_job(job, worker.rsm, worker.objects)]
-
-    def died(self, job: ExportJob, exc: BaseException) -> list[dict]:
-        error = f"{job.table} partition {job.partition}: the process exporting it died ({exc})"
-        return [{"table": job.table, "partition": job.partition, "error": error}]
+def _export_on(job: ExportJob, worker: Worker) -> list[dict]:
+    return [run_job(job, worker.rsm, worker.objects)]
 
 
-PARTITION_EXPORT = PartitionExport()
+def _export_died(job: ExportJob, exc: BaseException) -> list[dict]:
+    error = f"{job.table} partition {job.partition}: the process exporting it died ({exc})"
+    return [{"table": job.table, "partition": job.partition, "error": error}]
+
+
+def _load_export(row: dict) -> ExportJob:
+    return ExportJob(**row)
+
+
+# The export's jobs on a worker: one partition's Parquet files written per job.
+PARTITION_EXPORT = JobKind(
+    "exporting partitions", "export.worker", _load_export, _export_on, _export_died
+)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tierflow.engine.kind import JobKind
 from tierflow.engine.worker import Worker
 from tierflow.faults import crash_point
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
@@ -107,24 +108,20 @@ def restore_segments_here(
     return results
 
 
-class SegmentRestore:
-    """The restore's jobs on a worker: one segment checked and written per job."""
-
-    doing = "restoring segments"
-    worker_point = "restore.worker"
-
-    def load(self, row: dict) -> RestoreSegmentJob:
-        return RestoreSegmentJob(**row)
-
-    def size(self, job: RestoreSegmentJob) -> int:
-        return job.size_in_bytes
-
-    def run(self, job: RestoreSegmentJob, worker: Worker) -> list[dict]:
-        return [restore_segment(job, worker.rsm)]
-
-    def died(self, job: RestoreSegmentJob, exc: BaseException) -> list[dict]:
-        error = f"{job.segment.describe()}: the process restoring it died ({exc})"
-        return [{"segment_id": job.segment_id, "error": error}]
+def _restore_on(job: RestoreSegmentJob, worker: Worker) -> list[dict]:
+    return [restore_segment(job, worker.rsm)]
 
 
-SEGMENT_RESTORE = SegmentRestore()
+def _restore_died(job: RestoreSegmentJob, exc: BaseException) -> list[dict]:
+    error = f"{job.segment.describe()}: the process restoring it died ({exc})"
+    return [{"segment_id": job.segment_id, "error": error}]
+
+
+def _load_restore(row: dict) -> RestoreSegmentJob:
+    return RestoreSegmentJob(**row)
+
+
+# The restore's jobs on a worker: one segment checked and written per job.
+SEGMENT_RESTORE = JobKind(
+    "restoring segments", "restore.worker", _load_restore, _restore_on, _restore_died
+)

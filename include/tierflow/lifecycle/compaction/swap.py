@@ -44,7 +44,7 @@ from tierflow.lifecycle.compaction.rules import (
     needs_compaction,
 )
 from tierflow.lifecycle.compaction.supersede import superseded
-from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
+from tierflow.lifecycle.copy.lease import partition_lease, release_taking
 from tierflow.lifecycle.copy.prepare import clean_up_abandoned
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
@@ -94,11 +94,9 @@ def prepare_compaction(
             size = sum(s.segment_size_bytes for s in group)
             plan.report.pending.append([group[0].start_offset, group[-1].end_offset, size])
         return plan
-    lease = take_partition_lease(
-        store, topic, partition, owner, options.lease_ttl_s, clock, options.holder
-    )
-    plan.lease = lease
-    try:
+    ttl_s = options.lease_ttl_s
+    with partition_lease(store, topic, partition, owner, ttl_s, clock, options.holder) as lease:
+        plan.lease = lease
         topic = store.topic_by_id(topic_id)  # under the lease: the topic may have changed
         if _skip(plan, compactable(topic)):
             release_taking(store, lease)
@@ -109,9 +107,6 @@ def prepare_compaction(
         groups = _choose(store, rsm, topic, partition, options, plan.report)
         if groups:
             plan.job = _record_started(store, topic, partition, groups, options, lease, clock)
-    except BaseException:
-        release_taking(store, lease)
-        raise
     return plan
 
 

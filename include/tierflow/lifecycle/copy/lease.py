@@ -8,6 +8,8 @@ wait, stop a holder that still runs here, or take over as its owner once it is g
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from tierflow.config import ENV_LEASE_TTL_S
 from tierflow.lifecycle.clock import Clock
@@ -42,6 +44,28 @@ def take_partition_lease(
         held = store.partition(topic.topic_id, partition)
         raise PartitionBusyError(f"{topic.name}-{partition}: {busy_reason(held, ttl_s)}")
     return lease
+
+
+@contextmanager
+def partition_lease(
+    store: MetadataStore,
+    topic: Topic,
+    partition: int,
+    owner: str,
+    ttl_s: int,
+    clock: Clock,
+    holder: LeaseHolder | None = None,
+) -> Iterator[Lease]:
+    """The partition's lease (``take_partition_lease``) for a step that works under it, given
+    back at once if the step fails or is interrupted, so a rerun by another owner does not
+    wait out its TTL. A step that succeeds keeps holding it: the step after it (a copy's
+    finalize) writes under the same taking, and releases it by its token."""
+    lease = take_partition_lease(store, topic, partition, owner, ttl_s, clock, holder)
+    try:
+        yield lease
+    except BaseException:
+        release_taking(store, lease)
+        raise
 
 
 def release_taking(store: MetadataStore, lease: Lease) -> None:

@@ -26,7 +26,7 @@ from tierflow.lifecycle.copy.candidates import (
     past_the_remote_end,
 )
 from tierflow.lifecycle.copy.compacted import compacted_candidates
-from tierflow.lifecycle.copy.lease import release_taking, take_partition_lease
+from tierflow.lifecycle.copy.lease import partition_lease, release_taking
 from tierflow.lifecycle.copy.plan import (
     UNFINISHED,
     CopyPlan,
@@ -87,15 +87,10 @@ def prepare_copy(
     )
 
     crash_point("copy.before_lease")
-    plan.lease = lease = take_partition_lease(
-        store, topic, log_.partition, owner, lease_ttl_s, clock, holder
-    )
-    try:
+    with partition_lease(store, topic, log_.partition, owner, lease_ttl_s, clock, holder) as lease:
+        plan.lease = lease
         crash_point("copy.after_lease")
         _start_segments(plan, log_, store, rsm, bounds, actor or owner, clock)
-    except BaseException:
-        release_taking(store, lease)
-        raise
     return plan
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tierflow.config import Settings
 from tierflow.engine.batch_files import read_rows
+from tierflow.engine.kind import JobKind
 from tierflow.engine.pool import run_jobs
 from tierflow.engine.worker import Worker
 from tierflow.faults import crash_point
@@ -139,27 +140,23 @@ def gone_line(what: str, exc: FileNotFoundError) -> str:
     return f"{what}: {exc.filename or exc} {SEGMENT_GONE}"
 
 
-class SegmentRewrite:
-    """The copy's jobs on a worker: one segment rewritten and uploaded per job."""
-
-    doing = "rewriting segments"
-    worker_point = "copy.rewrite_worker"
-
-    def load(self, row: dict) -> RewriteJob:
-        return RewriteJob(**row)
-
-    def size(self, job: RewriteJob) -> int:
-        return job.size_in_bytes
-
-    def run(self, job: RewriteJob, worker: Worker) -> list[dict]:
-        return [rewrite_segment(job, worker.rsm).as_dict()]
-
-    def died(self, job: RewriteJob, exc: BaseException) -> list[dict]:
-        error = f"{job.segment.describe()}: the process rewriting it died ({exc})"
-        return [RewriteResult(job.segment_id, error=error).as_dict()]
+def _load_rewrite(row: dict) -> RewriteJob:
+    return RewriteJob(**row)
 
 
-SEGMENT_REWRITE = SegmentRewrite()
+def _rewrite_on(job: RewriteJob, worker: Worker) -> list[dict]:
+    return [rewrite_segment(job, worker.rsm).as_dict()]
+
+
+def _rewrite_died(job: RewriteJob, exc: BaseException) -> list[dict]:
+    error = f"{job.segment.describe()}: the process rewriting it died ({exc})"
+    return [RewriteResult(job.segment_id, error=error).as_dict()]
+
+
+# The copy's jobs on a worker: one segment rewritten and uploaded per job.
+SEGMENT_REWRITE = JobKind(
+    "rewriting segments", "copy.rewrite_worker", _load_rewrite, _rewrite_on, _rewrite_died
+)
 
 
 def rewrite_jobs(
