@@ -1,5 +1,10 @@
 """The ``tierflow`` command's parser and runner: every command module, loaded for a command
-(``tierflow.cli.main`` answers ``--version`` without them)."""
+(``tierflow.cli.main`` answers ``--version`` without them).
+
+The command modules hold only their options; each command's work, and the libraries it needs,
+is imported when it runs (``spec.Deferred``), and so are the settings here: ``--help`` and a
+command that reads the store load nothing else.
+"""
 
 from __future__ import annotations
 
@@ -32,8 +37,6 @@ from tierflow.cli.common import require_existing_store
 from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for
 from tierflow.cli.spec import add_commands, place_trailing
 from tierflow.cli.version import version
-from tierflow.config import InvalidSettingError, Settings
-from tierflow.runtime import redact
 from tierflow.units import error_line
 
 # Commands that run Airflow itself, its logging as Airflow sets it up.
@@ -128,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if not args.verbose:  # kafka-python logs each refused connection it then retries past
         logging.getLogger("kafka").setLevel(logging.CRITICAL)
+    from tierflow.config import Settings  # once the arguments parsed: not for --help
+
     try:
         if args.func not in RUNS_AIRFLOW:
             _airflow_logs_to_stderr(args.verbose)
@@ -158,6 +163,8 @@ def _airflow_logs_to_stderr(verbose: bool) -> None:
     """Settings that reach Airflow connections (a cloud bucket, an Iceberg catalog connection)
     import Airflow, whose logging writes to stdout from then on. Point it at
     stderr first, so stdout holds only the command's output and ``--json`` one document."""
+    from tierflow.config import InvalidSettingError, Settings
+
     try:
         settings = Settings.from_env()
     except InvalidSettingError:
@@ -181,6 +188,9 @@ def _reader_gone() -> int:
 
 def _redacted(message: str) -> str:
     """The message without the secrets of the configured URLs (an error may quote one)."""
+    from tierflow.config import InvalidSettingError, Settings
+    from tierflow.runtime import redact
+
     try:
         settings = Settings.from_env()
     except InvalidSettingError:

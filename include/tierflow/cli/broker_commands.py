@@ -9,7 +9,6 @@ from pathlib import Path
 from tierflow.cli.common import as_command_error, print_json
 from tierflow.cli.spec import Command, add_commands, arg, flag
 from tierflow.cluster.broker_options import DEFAULT_LISTENER, BrokerConfigError, BrokerOptions
-from tierflow.config import Settings
 
 DESCRIPTION = """\
 Print the server.properties lines that make Kafka brokers (3.9, 4.x) tier to, and read, the
@@ -32,8 +31,10 @@ settings to fill in. Settings marked required in a comment (an S3 region without
 
 
 def broker_config_command(args: argparse.Namespace) -> int:
-    # The key export (cryptography) loads when the command runs, not with every command.
+    # The key export (cryptography) and the settings load when the command runs, not with
+    # every command.
     from tierflow.cluster.broker_config import broker_config
+    from tierflow.config import Settings
 
     settings = Settings.from_env()
     options = BrokerOptions(

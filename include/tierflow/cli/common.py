@@ -1,6 +1,6 @@
 """What every command module shares: the operator's error, the actor it acts as, ``--config``
 parsing, the width of its output and the check that a store exists. Imports nothing of tierflow,
-so any command may use it."""
+nor a library at its top, so any command module (and the parser) may use it."""
 
 from __future__ import annotations
 
@@ -12,9 +12,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 
 class CommandError(Exception):
@@ -76,6 +73,9 @@ class NotFoundError(CommandError):
 def require_existing_store(db_url: str) -> None:
     """Refuse to go on when the SQLite store is missing: a command that only reads must not
     create an empty store (and its directory) where the operator mistyped a path."""
+    from sqlalchemy.engine import make_url  # with the store, not with every command module
+    from sqlalchemy.exc import ArgumentError
+
     try:
         url = make_url(db_url)
     except ArgumentError:

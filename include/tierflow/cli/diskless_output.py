@@ -8,7 +8,7 @@ import json
 from rich import box
 from rich.table import Table
 
-from tierflow.cli.commands import console
+from tierflow.cli.shared import console
 from tierflow.demo.diskless import DisklessDemo
 from tierflow.diskless.coordinates import PrefixDeletion
 from tierflow.diskless.coordinator import DisklessCoordinator

@@ -7,22 +7,9 @@ line on stderr says which file, offset, key or setting. The README's "Using the 
 
 from __future__ import annotations
 
-from sqlalchemy.exc import SQLAlchemyError
+import sys
 
 from tierflow.cli.common import CommandError, NotFoundError
-from tierflow.config import InvalidSettingError
-from tierflow.kafka.errors import KafkaFormatError, MissingFileError
-from tierflow.kafka.errors import UnknownPartitionError as NoPartitionDirError
-from tierflow.metadata.engine import InvalidStoreURLError
-from tierflow.metadata.errors import (
-    MetadataError,
-    UnknownPartitionError,
-    UnknownSegmentError,
-    UnknownTopicError,
-)
-from tierflow.rsm import RemoteResourceNotFoundError, RemoteStorageError
-from tierflow.storage.factory import UnsupportedStorageURLError
-from tierflow.transform.errors import KeyRingError
 
 OK = 0
 FAILED = 1  # the command ran and reports a failure itself (verify found a mismatch, ...)
@@ -34,13 +21,19 @@ STORE = 6  # the metadata store refused or failed a request
 INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as shells report it
 BROKEN_PIPE = 141  # the reader went away (`| head`): 128 + SIGPIPE, as shells report it
 
+# A failure's class, or "module:Class" for one of the library's: the table is read without
+# importing those modules (SQLAlchemy, the metadata store, the bucket's factory), which every
+# command would otherwise load just to build it. The module must be the one the class is
+# defined in (tests/unit/cli/test_cli_imports.py checks): see ``loaded``.
+ErrorClass = type[BaseException] | str
+
 # Configuration the operator must fix, wherever a command meets it.
-SETTINGS_ERRORS: tuple[type[BaseException], ...] = (
+SETTINGS_ERRORS: tuple[ErrorClass, ...] = (
     CommandError,
-    InvalidSettingError,
-    InvalidStoreURLError,
-    UnsupportedStorageURLError,
-    KeyRingError,
+    "tierflow.config:InvalidSettingError",
+    "tierflow.metadata.engine:InvalidStoreURLError",
+    "tierflow.storage.factory:UnsupportedStorageURLError",
+    "tierflow.transform.errors:KeyRingError",
     # A path setting that names the wrong kind of file (a bucket dir that is a regular file).
     NotADirectoryError,
     IsADirectoryError,
@@ -49,25 +42,25 @@ SETTINGS_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 # First match wins: the more specific errors come before their base classes.
-EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
+EXIT_CODES: tuple[tuple[tuple[ErrorClass, ...], int], ...] = (
     (
         (
             NotFoundError,
-            MissingFileError,
-            NoPartitionDirError,
+            "tierflow.kafka.errors:MissingFileError",
+            "tierflow.kafka.errors:UnknownPartitionError",  # no such partition directory
             FileNotFoundError,
-            UnknownTopicError,
-            UnknownPartitionError,
-            UnknownSegmentError,
-            RemoteResourceNotFoundError,
+            "tierflow.metadata.errors:UnknownTopicError",
+            "tierflow.metadata.errors:UnknownPartitionError",
+            "tierflow.metadata.errors:UnknownSegmentError",
+            "tierflow.rsm:RemoteResourceNotFoundError",
         ),
         NOT_FOUND,
     ),
     (SETTINGS_ERRORS, USAGE),
-    ((KafkaFormatError,), BAD_DATA),
-    ((RemoteStorageError,), STORAGE),
+    (("tierflow.kafka.errors:KafkaFormatError",), BAD_DATA),
+    (("tierflow.rsm:RemoteStorageError",), STORAGE),
     # StoreUnavailableError (an unreachable store) is an SQLAlchemyError.
-    ((MetadataError, SQLAlchemyError), STORE),
+    (("tierflow.metadata.errors:MetadataError", "sqlalchemy.exc:SQLAlchemyError"), STORE),
 )
 
 
@@ -81,7 +74,21 @@ def exit_code_for(exc: BaseException) -> int | None:
 
 
 def _code(exc: BaseException) -> int | None:
-    for types, code in EXIT_CODES:
-        if isinstance(exc, types):
+    for classes, code in EXIT_CODES:
+        if isinstance(exc, loaded(classes)):
             return code
     return None
+
+
+def loaded(classes: tuple[ErrorClass, ...]) -> tuple[type[BaseException], ...]:
+    """The classes named, of the modules imported so far: an exception of a class whose module
+    was never imported cannot have been raised, so the others need not be imported to tell."""
+    found = []
+    for named in classes:
+        if not isinstance(named, str):
+            found.append(named)
+            continue
+        module, _, name = named.partition(":")
+        if module in sys.modules:
+            found.append(getattr(sys.modules[module], name))
+    return tuple(found)

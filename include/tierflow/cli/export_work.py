@@ -7,9 +7,9 @@ import argparse
 
 from pyiceberg.catalog import Catalog
 
-from tierflow.cli.commands import console, settings_from_env
 from tierflow.cli.common import as_command_error, print_json
 from tierflow.cli.progress import work_progress
+from tierflow.cli.shared import console, settings_from_env
 from tierflow.export.catalog import settings_target
 from tierflow.export.run import (
     ExportError,

@@ -1,39 +1,22 @@
 """``tierflow remote-log-metadata ...``: tierflow and the brokers' ``__remote_log_metadata``.
 
 ``publish`` sends each transition of the topics tierflow copies to the metadata topic as a
-broker would write it, so brokers serve the segments tierflow tiered (a hand-over).
+broker would write it, so brokers serve the segments tierflow tiered (a hand-over). What they
+run is in ``remote_log_metadata_work``, imported when one of them runs.
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 
-from tierflow.cli.common import (
-    CommandError,
-    as_command_error,
-    cli_actor,
-    parse_config,
-    print_json,
-)
-from tierflow.cli.console import stdout_console
-from tierflow.cli.spec import Command, Group, add_commands, arg, config_option, flag
-from tierflow.config import ENV_KAFKA_BOOTSTRAP, InvalidSettingError, Settings
-from tierflow.kafka.cluster_metadata import ClusterMetadataError
-from tierflow.kafka.remote_log_metadata.topic import MetadataTopic, MetadataTopicError
-from tierflow.lifecycle.remote_log_metadata.follow import follow, follow_topic
-from tierflow.lifecycle.remote_log_metadata.handover import (
-    HandoverPlan,
-    HandoverRefused,
-    hand_over,
-    plan_handover,
-)
-from tierflow.lifecycle.remote_log_metadata.publish import CHUNK, publish
-from tierflow.metadata.errors import MetadataError
-from tierflow.metadata.store_base import wall_clock_ms
-from tierflow.runtime import open_store
+from tierflow.cli.defaults import PUBLISH_CHUNK
+from tierflow.cli.spec import Command, Deferred, Group, add_commands, arg, config_option, flag
 
-console = stdout_console(soft_wrap=True, highlight=False)
+_WORK = "tierflow.cli.remote_log_metadata_work"
+publish_command = Deferred(_WORK, "publish_command")
+handover_command = Deferred(_WORK, "handover_command")
+follow_command = Deferred(_WORK, "follow_command")
+topics_follow_command = Deferred(_WORK, "topics_follow_command")
 
 
 def positive(text: str) -> int:
@@ -41,33 +24,6 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
-
-
-def _settings() -> Settings:
-    with as_command_error(InvalidSettingError):
-        return Settings.from_env()
-
-
-def metadata_topic(settings: Settings) -> MetadataTopic:
-    if not settings.kafka_bootstrap:
-        raise CommandError(f"{ENV_KAFKA_BOOTSTRAP} is not set: which cluster's metadata topic?")
-    return MetadataTopic(settings.kafka_bootstrap)
-
-
-def publish_command(args: argparse.Namespace) -> int:
-    settings = _settings()
-    topic = metadata_topic(settings)
-    with as_command_error(MetadataTopicError):
-        report = publish(open_store(settings), topic, chunk=args.chunk)
-    if args.json:
-        print_json(asdict(report))
-    else:
-        console.print(
-            f"published {report.published} record(s) to {topic.topic} at {topic.bootstrap}"
-            f" ({report.enqueued} new transition(s); {report.recovered} already there from a"
-            f" stopped run); {report.waiting} waiting"
-        )
-    return 0
 
 
 PUBLISH = Command(
@@ -80,63 +36,15 @@ PUBLISH = Command(
     "partitioner picks, oldest first. Each is sent exactly once: a run that is stopped is "
     "finished by the next, never duplicated.",
     args=(
-        arg("--chunk", type=positive, default=CHUNK, help=f"records per produce round [{CHUNK}]"),
+        arg(
+            "--chunk",
+            type=positive,
+            default=PUBLISH_CHUNK,
+            help=f"records per produce round [{PUBLISH_CHUNK}]",
+        ),
         flag("--json", "print the counts as JSON"),
     ),
 )
-
-HANDOVER_ERRORS = (HandoverRefused, MetadataError, MetadataTopicError, ClusterMetadataError)
-
-
-def handover_command(args: argparse.Namespace) -> int:
-    settings = _settings()
-    store = open_store(settings)
-    configs = dict(parse_config(item) for item in args.config)
-    with as_command_error(*HANDOVER_ERRORS):
-        plan = plan_handover(store, args.topic, configs)
-        if not args.yes:
-            _print_plan(plan, args.json)
-            return 0 if plan.refusal is None else 2
-        report = hand_over(
-            store, metadata_topic(settings), plan, actor=cli_actor(), now_ms=wall_clock_ms()
-        )
-    if args.json:
-        print_json({**_plan_json(plan), "published": report.published, "handed_over": True})
-    else:
-        settings_text = ", ".join(f"{k}={v}" for k, v in plan.configs.items())
-        console.print(
-            f"{plan.topic}: handed over to the brokers ({report.published} record(s) "
-            f"published; set {settings_text}). tierflow now follows it."
-        )
-    return 0
-
-
-def _plan_json(plan: HandoverPlan) -> dict:
-    copied = {str(p): {"segments": n, "highest_offset": h} for p, (n, h) in plan.copied.items()}
-    return {
-        "topic": plan.topic,
-        "topic_id": plan.topic_id,
-        "copier": plan.copier,
-        "copied": copied,
-        "in_flight": plan.in_flight,
-        "waiting": plan.waiting,
-        "configs": plan.configs,
-        "refusal": plan.refusal,
-    }
-
-
-def _print_plan(plan: HandoverPlan, as_json: bool) -> None:
-    if as_json:
-        print_json(_plan_json(plan))
-        return
-    console.print(f"Hand-over of {plan.topic} ({plan.topic_id}), copied by {plan.copier} now:")
-    for partition, (segments, highest) in sorted(plan.copied.items()):
-        console.print(f"  partition {partition}: {segments} segment(s) copied, to offset {highest}")
-    console.print(f"  {plan.waiting} transition(s) to publish to __remote_log_metadata first")
-    settings_text = ", ".join(f"{k}={v}" for k, v in plan.configs.items())
-    console.print(f"  then in Kafka: {settings_text}; the brokers copy from there on")
-    console.print(plan.refusal or "Dry run: nothing changed. Run again with --yes to hand over.")
-
 
 HANDOVER = Command(
     "handover",
@@ -156,35 +64,6 @@ HANDOVER = Command(
         flag("--json", "print the plan (and the outcome) as JSON"),
     ),
 )
-
-
-def follow_command(args: argparse.Namespace) -> int:
-    settings = _settings()
-    topic = metadata_topic(settings)
-    with as_command_error(MetadataTopicError, MetadataError):
-        report = follow(open_store(settings), topic, from_start=args.from_start)
-    if args.json:
-        print_json(asdict(report))
-    else:
-        console.print(
-            f"read {report.read} record(s) of {topic.topic} at {topic.bootstrap}: "
-            f"{report.mirrored} transition(s) mirrored, {report.known} known already, "
-            f"{report.not_followed} of topics tierflow does not follow"
-        )
-    return 0
-
-
-def topics_follow_command(args: argparse.Namespace) -> int:
-    settings = _settings()
-    store = open_store(settings)
-    with as_command_error(MetadataError, ValueError):
-        changed = follow_topic(store, args.topic, actor=cli_actor(), now_ms=wall_clock_ms())
-    state = "now follows" if changed else "already follows"
-    console.print(
-        f"tierflow {state} {args.topic}: the brokers copy it; "
-        "run tierflow remote-log-metadata follow to mirror their segments"
-    )
-    return 0
 
 
 FOLLOW = Command(

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tierflow.cli.commands import CLUSTER_ERRORS
 from tierflow.cli.common import NotFoundError, as_command_error, print_json
+from tierflow.cli.shared import CLUSTER_ERRORS
 from tierflow.cluster.leaders import leader_scan
 from tierflow.cluster.unread import UnreadPartition, why_unread
 from tierflow.config import Settings

@@ -3,17 +3,35 @@ function), and ``add_commands`` makes the argparse calls, always in the same way
 
 argparse stays (not click or typer): the help text, usage lines and error messages of every
 command are part of the CLI's contract, and both would print them differently.
+
+A command module imports little more than this, so that the parser is built (for ``--help``, or
+to run any one command) without the libraries the commands use: its functions are ``Deferred``
+to a module of the command's work, imported when the command runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A command's function, ``name`` of ``module``, imported when the command runs: building
+    the parser then loads none of what it needs (SQLAlchemy, kafka-python, rich, cloud SDKs)."""
+
+    module: str
+    name: str
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        run: Handler = getattr(importlib.import_module(self.module), self.name)
+        return run(args)
 
 
 @dataclass(frozen=True)

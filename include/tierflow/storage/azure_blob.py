@@ -39,14 +39,13 @@ from tierflow.storage.object_store import (
     validate_key,
 )
 from tierflow.storage.retry import Attempts, RetryPolicy, retry_call
-from tierflow.storage.urls import shown_url
+from tierflow.storage.urls import AZURE_SCHEMES, shown_url
 
 ContainerClient = Any  # azure.storage.blob.ContainerClient
 SHA256_FIELD = "sha256"
 DEFAULT_PART_SIZE = 8 * 1024 * 1024
 MAX_BLOCKS = 50_000  # Azure's limit per blob
 LIST_PAGE_SIZE = 5000  # List Blobs' maximum
-AZURE_SCHEMES = ("abfs", "abfss", "wasb", "wasbs")
 
 
 def parse_azure_url(url: str) -> tuple[str, str, str]:

@@ -27,13 +27,12 @@ from tierflow.config import (
     InvalidSettingError,
 )
 from tierflow.rsm import RemoteStorageManager
-from tierflow.storage.azure_blob import AZURE_SCHEMES
 from tierflow.storage.keys import key_layout
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
 from tierflow.storage.retry import RetryPolicy
-from tierflow.storage.urls import shown_url
+from tierflow.storage.urls import AZURE_SCHEMES, shown_url
 
 if TYPE_CHECKING:
     from tierflow.config import Settings

@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from urllib.parse import urlparse
 
 from tierflow.config import Settings
-from tierflow.storage.azure_blob import AZURE_SCHEMES
 from tierflow.storage.azure_handover import AzureClientSpec
 from tierflow.storage.gcs_handover import GcsClientSpec
 from tierflow.storage.s3_handover import S3ClientSpec
+from tierflow.storage.urls import AZURE_SCHEMES
 
 HANDOVER_ENV = "TIERFLOW_BUCKET_CLIENT"
 BucketClient = S3ClientSpec | AzureClientSpec | GcsClientSpec

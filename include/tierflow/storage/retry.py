@@ -9,6 +9,8 @@ base_delay * 2**n)] before retry n+1 ("full jitter": concurrent writers that fai
 not retry together). Permanent errors (access denied, no such bucket, a bad request) are raised
 at once, and so is the last transient one, named with the number of attempts it took: the
 exhausted error is no longer transient, so a retrying caller above never multiplies the bound.
+Which SDK error is transient each backend says itself (``s3_errors``, ``azure_errors``,
+``gcs_errors``); this module imports none of the SDKs.
 
 ``RetryingObjectStore`` applies the same policy to any ObjectStore from outside, as a wrapper.
 The S3 store retries each of its requests itself (a part, a page, a resumed read), so it never
@@ -21,22 +23,14 @@ chunks read so far cannot be read twice.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
-
-from azure.core import exceptions as azure_errors
-from botocore import exceptions as botocore_errors
-from botocore.exceptions import ClientError
-from google.api_core import exceptions as google_errors
-from google.auth import exceptions as google_auth_errors
-from google.resumable_media import InvalidResponse
-from requests import exceptions as requests_errors
-from urllib3.exceptions import ProtocolError
+from typing import Protocol, TypeVar, cast
 
 from tierflow.rsm import ObjectInfo, RemoteStorageError, TransientStorageError
 from tierflow.storage.object_store import READ_CHUNK, ObjectStore
@@ -48,64 +42,50 @@ DEFAULT_ATTEMPTS = 5
 DEFAULT_BASE_DELAY_S = 0.2
 DEFAULT_MAX_DELAY_S = 20.0
 
-# S3's error codes for "try again": throttling and server-side failures.
-_TRANSIENT_CODES = {
-    "InternalError",
-    "ServiceUnavailable",
-    "SlowDown",
-    "RequestTimeout",
-    "RequestTimeTooSkewed",
-    "Throttling",
-    "ThrottlingException",
-    "RequestLimitExceeded",
-    "BadDigest",  # the body arrived damaged: sending it again is the fix
-    "IncompleteBody",
+
+class ErrorClassifier(Protocol):
+    """What a backend knows of its SDK's errors (a module of ``is_transient`` and
+    ``describe``); each answers None for an error it does not know."""
+
+    def is_transient(self, exc: BaseException) -> bool | None: ...
+
+    def describe(self, exc: BaseException) -> str | None: ...
+
+
+# The backend module that classifies an SDK's errors, by the top-level package the SDK's
+# exception classes come from. It is imported when such an error is first met (the SDK is loaded
+# by then), so retrying imports no SDK, and a command that never leaves the disk loads none.
+# They import nothing of this module (no cycle). A new backend adds its SDK here.
+SDK_ERRORS: dict[str, str] = {
+    "botocore": "tierflow.storage.s3_errors",
+    "urllib3": "tierflow.storage.s3_errors",  # a body stream's read, below botocore
+    "azure": "tierflow.storage.azure_errors",
+    "google": "tierflow.storage.gcs_errors",
+    "requests": "tierflow.storage.gcs_errors",  # the transport of Google's client libraries
 }
-_TRANSIENT_NETWORK = (
-    botocore_errors.ConnectionClosedError,
-    botocore_errors.ConnectTimeoutError,
-    botocore_errors.EndpointConnectionError,
-    botocore_errors.IncompleteReadError,
-    botocore_errors.ReadTimeoutError,
-    botocore_errors.ResponseStreamingError,
-    ProtocolError,
-    # Azure's SDK: the request never got an answer, or the answer broke off.
-    azure_errors.ServiceRequestError,
-    azure_errors.ServiceResponseError,
-    azure_errors.IncompleteReadError,
-    # Google's client library (requests underneath), and its token refresh.
-    requests_errors.ConnectionError,
-    requests_errors.Timeout,
-    requests_errors.ChunkedEncodingError,
-    google_auth_errors.TransportError,
-    ConnectionError,  # the builtin: resets and refusals below botocore's wrappers
-    TimeoutError,
-)
+
+
+def classifiers(exc: BaseException) -> Iterator[ErrorClassifier]:
+    """The classifiers of the SDKs that ``exc``'s class, or a class it derives from, is from."""
+    seen: set[str] = set()
+    for cls in type(exc).__mro__:
+        name = SDK_ERRORS.get(cls.__module__.partition(".")[0])
+        if name is not None and name not in seen:
+            seen.add(name)
+            yield cast(ErrorClassifier, importlib.import_module(name))
 
 
 def is_transient(exc: BaseException) -> bool:
     """Whether the same request may succeed if sent again."""
-    if isinstance(exc, TransientStorageError):
+    # Ours, and the builtins whatever raised them: resets and refusals below the SDKs'
+    # wrappers, timeouts.
+    if isinstance(exc, (TransientStorageError, ConnectionError, TimeoutError)):
         return True
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
-        return error.get("Code") in _TRANSIENT_CODES or int(status) >= 500 or status == 429
-    if isinstance(exc, _TRANSIENT_NETWORK):
-        return True
-    status = _http_status(exc)
-    return status is not None and (status >= 500 or status in (408, 429))  # throttled
-
-
-def _http_status(exc: BaseException) -> int | None:
-    """The HTTP status of an Azure or Google error; None for any other exception."""
-    if isinstance(exc, azure_errors.AzureError):
-        return getattr(exc, "status_code", None)
-    if isinstance(exc, google_errors.GoogleAPICallError):
-        return exc.code
-    if isinstance(exc, InvalidResponse):  # a resumable upload's unexpected answer
-        return exc.response.status_code
-    return None
+    for classifier in classifiers(exc):
+        transient = classifier.is_transient(exc)
+        if transient is not None:
+            return transient
+    return False
 
 
 @dataclass(frozen=True)
@@ -184,18 +164,12 @@ def retry_call(policy: RetryPolicy, key: str, action: str, request: Callable[[],
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        return f"{error.get('Code')}: {error.get('Message') or exc}"
     if isinstance(exc, RemoteStorageError):
         return exc.reason
-    if isinstance(exc, azure_errors.HttpResponseError):
-        code = getattr(exc.error_code, "value", exc.error_code) or exc.status_code
-        return f"{code}: {exc.reason}"
-    if isinstance(exc, google_errors.GoogleAPICallError):
-        return f"{exc.code}: {exc.message}"
-    if isinstance(exc, InvalidResponse):
-        return f"HTTP {exc.response.status_code}: {exc.response.text[:200]}"
+    for classifier in classifiers(exc):
+        described = classifier.describe(exc)
+        if described is not None:
+            return described
     return f"{type(exc).__name__}: {exc}"
 
 

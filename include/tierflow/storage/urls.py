@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import urlparse, urlunparse
 
+# The schemes of an Azure Blob Storage container's URL (here, not in azure_blob.py, so that
+# telling the buckets apart imports no Azure SDK).
+AZURE_SCHEMES = ("abfs", "abfss", "wasb", "wasbs")
+
 
 def shown_url(url: str) -> str:
     """``url`` fit for a message: credentials (userinfo), query and fragment left out."""

@@ -9,7 +9,7 @@ import pytest
 
 from tests.cluster.replicas import cluster_settings, write_broker_root, write_replica
 from tests.support.settings_env import use_settings
-from tierflow.cli import cluster_commands
+from tierflow.cli import cluster_work
 from tierflow.cli import main as cli_main
 from tierflow.kafka.partition_metadata import write_partition_metadata
 
@@ -41,7 +41,7 @@ def test_one_table_per_topic_with_each_partition(
 def test_many_partitions_make_one_row_per_topic(
     three_topics: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster_commands, "MAX_PARTITION_ROWS", 4)
+    monkeypatch.setattr(cluster_work, "MAX_PARTITION_ROWS", 4)
     assert cli_main(["cluster", "describe"]) == 0
     out = capsys.readouterr().out
     assert "--topic NAME shows each partition" in out

@@ -19,8 +19,8 @@ from tests.retention.support import HOUR_MS, configure, copy_all, objects_of, ro
 from tests.support.settings_env import use_settings
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.cli import main
-from tierflow.cli.common import CommandError
-from tierflow.cli.retention_commands import parse_now, register
+from tierflow.cli.common import CommandError, parse_now
+from tierflow.cli.retention_commands import register
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 NOW = datetime.fromtimestamp(NOW_MS / 1000, tz=UTC).isoformat()

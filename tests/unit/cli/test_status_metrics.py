@@ -10,7 +10,8 @@ import pytest
 
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered
-from tierflow.cli.status_commands import COLUMNS, register
+from tierflow.cli.status_commands import register
+from tierflow.cli.status_tables import COLUMNS
 from tierflow.metrics import compute_metrics
 from tierflow.units import human_bytes
 
