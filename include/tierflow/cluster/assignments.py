@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from tierflow.config import Settings
-from tierflow.kafka.cluster_metadata import read_cluster_partitions
 
 PartitionKey = tuple[str, int]
 CLUSTER = "cluster"
@@ -53,6 +52,9 @@ def known_assignments(
     keys = set(keys)
     found: dict[PartitionKey, Assignment] = {}
     if settings.kafka_bootstrap and keys:
+        # Only a configured cluster loads kafka-python's client: status on log dirs needs none.
+        from tierflow.kafka.cluster_metadata import read_cluster_partitions
+
         topics = {topic for topic, _partition in keys}
         for key, p in read_cluster_partitions(settings.kafka_bootstrap, topics).items():
             if key in keys:

@@ -17,7 +17,6 @@ from typing import BinaryIO
 from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.naming import INDEX_SUFFIX, LOG_SUFFIX, offset_prefix
-from tierflow.kafka.record_batch import iter_batches_in_buffer
 
 _ENTRY = struct.Struct(">ii")  # relative offset, position
 _PREFIX = struct.Struct(">qi")  # every batch (and legacy message): base offset, length
@@ -68,6 +67,9 @@ def _last_offset(f: BinaryIO, size: int, start: int) -> int | None:
         return None
     f.seek(last_position)
     batch = f.read(position - last_position)
+    # Here, not at import: kafka-python's record classes load its whole client.
+    from tierflow.kafka.record_batch import iter_batches_in_buffer
+
     try:
         header = next(iter_batches_in_buffer(batch, source=f.name, validate_crc=False))
     except (StopIteration, TruncatedDataError, CorruptRecordError):

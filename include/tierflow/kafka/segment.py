@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.naming import (
@@ -15,7 +16,9 @@ from tierflow.kafka.naming import (
     offset_prefix,
     parse_offset_prefix,
 )
-from tierflow.kafka.record_batch import BatchHeader, iter_batches
+
+if TYPE_CHECKING:
+    from tierflow.kafka.record_batch import BatchHeader
 
 
 def _sibling(suffix: str) -> property:
@@ -45,6 +48,10 @@ class LogSegment:
         return self.log_path.stat().st_size
 
     def batches(self, *, validate_crc: bool = True) -> Iterator[BatchHeader]:
+        # Imported here: kafka-python's record classes load its whole client (0.1-0.2 s), and
+        # listing a log dir (status, a copy's plan) reads no batch.
+        from tierflow.kafka.record_batch import iter_batches
+
         return iter_batches(self.log_path, validate_crc=validate_crc)
 
     def largest_timestamp(self) -> int:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Sequence
 from itertools import pairwise
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sqlalchemy import Connection, bindparam, func, insert, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from tierflow.kafka.batch_scan import ScannedFacts
 from tierflow.metadata.errors import InvalidStateTransition, MetadataError, UnknownSegmentError
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import (
@@ -36,6 +35,9 @@ from tierflow.metadata.store_base import (
     partition_key,
     update_and_record,
 )
+
+if TYPE_CHECKING:  # kafka.batch_scan loads kafka-python: a store that only reads needs none
+    from tierflow.kafka.batch_scan import ScannedFacts
 
 
 class SegmentObject(NamedTuple):

@@ -11,13 +11,13 @@ from __future__ import annotations
 from sqlalchemy import Engine
 from sqlmodel import col, select
 
-from tierflow.metadata import migrate as migrations
 from tierflow.metadata.engine import create_store_engine
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import MetadataEvent
 from tierflow.metadata.partition_delete_store import PartitionDeleteStore
 from tierflow.metadata.partition_registry import PartitionRegistry
 from tierflow.metadata.remote_log_metadata_store import RemoteLogMetadataStore
+from tierflow.metadata.schema_version import at_head
 from tierflow.metadata.segment_store import SegmentObject, SegmentStore
 from tierflow.metadata.store_base import wall_clock_ms
 from tierflow.metadata.topic_registry import TopicRegistry
@@ -31,7 +31,9 @@ class MetadataStore(
     def __init__(self, url: str, *, migrate: bool = True) -> None:
         self.url = url
         self.engine: Engine = create_store_engine(url)
-        if migrate:
+        if migrate and not at_head(self.engine):
+            from tierflow.metadata import migrate as migrations  # Alembic: only when needed
+
             migrations.upgrade(self.engine)
 
     def close(self) -> None:

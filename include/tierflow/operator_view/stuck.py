@@ -38,7 +38,8 @@ def stuck_segments(
     partition: int | None = None,
     limit: int = MAX_SHOWN,
 ) -> list[StuckSegment]:
-    """Segments that entered a STARTED state more than ``stuck_after_s`` ago, oldest first.
+    """Segments that entered a STARTED state more than ``stuck_after_s`` ago, oldest first,
+    then in offset order (a copy starts a partition's segments in one transaction).
 
     Three queries whatever the number shown: the segments, the events that put them in their
     states, and their partitions' copy leases.
@@ -49,7 +50,13 @@ def stuck_segments(
     seg = RemoteLogSegment
     query = (
         _stuck_query(select(seg), names, now_ms, stuck_after_s, partition)
-        .order_by(col(seg.event_timestamp_ms), col(seg.segment_id))
+        .order_by(
+            col(seg.event_timestamp_ms),
+            col(seg.topic_id),
+            col(seg.partition),
+            col(seg.start_offset),
+            col(seg.segment_id),
+        )
         .limit(limit)
     )
     with Session(store.engine) as session:

@@ -95,16 +95,12 @@ def test_status_on_a_local_store_loads_no_sdk(tiered: Tiered) -> None:
     assert among(modules, tuple(p for p in HEAVY if p not in ("kafka", "alembic"))) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="outside the CLI: opening the store checks its revision with Alembic "
-    "(metadata/migrate.py, from runtime.open_store), and tierflow.metadata loads kafka-python "
-    "(metadata/segment_store.py -> kafka/batch_scan.py, kafka/record_batch.py), as does "
-    "cluster/unread.py (kafka/cluster_metadata.py)",
-)
-def test_status_on_a_local_store_loads_neither_kafka_python_nor_alembic(tiered: Tiered) -> None:
+def test_status_on_a_store_at_head_loads_no_alembic(tiered: Tiered) -> None:
+    """Alembic loads only to migrate (metadata/schema_version.py). kafka-python may load
+    here: these log dirs hold a KRaft metadata log, which status replays with kafka-python's
+    protocol schemas; listing segments alone loads it no more (kafka/segment.py)."""
     code, _out, modules = run_cli("status", env=_env(tiered))
-    assert code == 0 and among(modules, ("kafka", "alembic")) == []
+    assert code == 0 and among(modules, ("alembic",)) == []
 
 
 def _env(tiered: Tiered) -> dict[str, str]:
