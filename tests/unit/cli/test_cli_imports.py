@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.loaded_modules import among
 from tests.support.tiered import Tiered
 from tierflow.cli import build_parser, defaults
 from tierflow.cli.exit_codes import EXIT_CODES
@@ -64,18 +65,6 @@ def run_cli(*argv: str, env: dict[str, str] | None = None) -> tuple[int, str, li
     *output, last = done.stdout.splitlines()
     found = json.loads(last)
     return found["code"], "\n".join(output), found["modules"]
-
-
-def among(modules: list[str], packages: tuple[str, ...]) -> list[str]:
-    """The modules of ``packages``: a package, or one of its modules; a name ending in '.'
-    stands for what is inside it."""
-    return [m for m in modules if any(_of(m, p) for p in packages)]
-
-
-def _of(module: str, package: str) -> bool:
-    if package.endswith("."):
-        return module.startswith(package)
-    return module == package or module.startswith(f"{package}.")
 
 
 @pytest.mark.parametrize(

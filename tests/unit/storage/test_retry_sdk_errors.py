@@ -18,6 +18,7 @@ from google.api_core import exceptions as google_errors
 from google.auth import exceptions as google_auth_errors
 from google.resumable_media import InvalidResponse
 
+from tests.support.loaded_modules import among
 from tierflow.storage.retry import SDK_ERRORS, _describe, is_transient
 
 # The SDKs (and what they stand on) that only a cloud bucket's commands may load. ``google``
@@ -37,13 +38,7 @@ SDKS = (
 
 def sdks_in(modules: list[str]) -> list[str]:
     """The SDK modules among ``modules``: a package named in SDKS, or one of its modules."""
-    return [m for m in modules if any(_of(m, sdk) for sdk in SDKS)]
-
-
-def _of(module: str, sdk: str) -> bool:
-    if sdk.endswith("."):
-        return module.startswith(sdk)
-    return module == sdk or module.startswith(f"{sdk}.")
+    return among(modules, SDKS)
 
 
 def modules_after(code: str) -> list[str]:
