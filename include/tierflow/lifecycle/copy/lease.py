@@ -24,28 +24,6 @@ class PartitionBusyError(RuntimeError):
     """Another live attempt holds the partition's copy lease."""
 
 
-def take_partition_lease(
-    store: MetadataStore,
-    topic: Topic,
-    partition: int,
-    owner: str,
-    ttl_s: int,
-    clock: Clock,
-    holder: LeaseHolder | None = None,
-) -> Lease:
-    """The partition's copy lease; the Lease returned fences this attempt's writes. ``holder``:
-    this process holds it for as long as it runs (a CLI run), and takes over the lease of such
-    a process on this host that is gone (metadata.lease_holder)."""
-    ttl_ms = ttl_s * 1000
-    lease = store.take_lease(
-        topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_ms, holder=holder
-    )
-    if lease is None:
-        held = store.partition(topic.topic_id, partition)
-        raise PartitionBusyError(f"{topic.name}-{partition}: {busy_reason(held, ttl_s)}")
-    return lease
-
-
 @contextmanager
 def partition_lease(
     store: MetadataStore,
@@ -56,11 +34,18 @@ def partition_lease(
     clock: Clock,
     holder: LeaseHolder | None = None,
 ) -> Iterator[Lease]:
-    """The partition's lease (``take_partition_lease``) for a step that works under it, given
-    back at once if the step fails or is interrupted, so a rerun by another owner does not
-    wait out its TTL. A step that succeeds keeps holding it: the step after it (a copy's
-    finalize) writes under the same taking, and releases it by its token."""
-    lease = take_partition_lease(store, topic, partition, owner, ttl_s, clock, holder)
+    """The partition's copy lease for a step that works under it; the Lease fences this
+    attempt's writes. It is given back at once if the step fails or is interrupted, so a rerun
+    by another owner does not wait out its TTL; a step that succeeds keeps holding it, and the
+    step after it (a copy's finalize) writes under the same taking and releases it by its
+    token. ``holder``: this process holds it for as long as it runs (a CLI run), and takes over
+    the lease of such a process on this host that is gone (metadata.lease_holder)."""
+    lease = store.take_lease(
+        topic.topic_id, partition, owner, now_ms=clock(), ttl_ms=ttl_s * 1000, holder=holder
+    )
+    if lease is None:
+        held = store.partition(topic.topic_id, partition)
+        raise PartitionBusyError(f"{topic.name}-{partition}: {busy_reason(held, ttl_s)}")
     try:
         yield lease
     except BaseException:
