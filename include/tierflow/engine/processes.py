@@ -1,4 +1,4 @@
-"""Work on every core of this machine, in processes: the copy's segment checks and rewrites.
+"""Work on every core of this machine, in processes: the jobs of a batch (engine.pool).
 
 Processes, not threads: the CRC walk over a segment's batches, zstd, AES-GCM and sha256 each
 hold the GIL for much of their work, so threads top out near one core. Processes are spawned,

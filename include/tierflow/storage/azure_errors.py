@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from azure.core import exceptions as azure_errors
 
+from tierflow.storage.http_status import transient_status
+
 # The request never got an answer, or the answer broke off.
 TRANSIENT_NETWORK = (
     azure_errors.ServiceRequestError,
@@ -23,7 +25,7 @@ def is_transient(exc: BaseException) -> bool | None:
         return True
     if isinstance(exc, azure_errors.AzureError):
         status = getattr(exc, "status_code", None)
-        return status is not None and (status >= 500 or status in (408, 429))
+        return transient_status(status)
     return None
 
 

@@ -12,6 +12,8 @@ from google.auth import exceptions as google_auth_errors
 from google.resumable_media import InvalidResponse
 from requests import exceptions as requests_errors
 
+from tierflow.storage.http_status import transient_status
+
 # The client library's transport (requests), and its token refresh.
 TRANSIENT_NETWORK = (
     requests_errors.ConnectionError,
@@ -29,7 +31,7 @@ def is_transient(exc: BaseException) -> bool | None:
     status = _http_status(exc)
     if status is None:
         return None
-    return status >= 500 or status in (408, 429)
+    return transient_status(status)
 
 
 def _http_status(exc: BaseException) -> int | None:

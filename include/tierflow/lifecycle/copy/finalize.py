@@ -33,8 +33,8 @@ from tierflow.rsm import ObjectInfo, RemoteStorageError, RemoteStorageManager
 log = logging.getLogger(__name__)
 
 
-# Read-backs verified at once in finalize: storage round trips overlap (S3) and sha256 runs on
-# every core (a local bucket).
+# Read-backs verified side by side (UploadChecks): storage round trips overlap (S3) and sha256,
+# which lets go of the GIL, runs on every core (a local bucket).
 VERIFY_THREADS = 8
 
 
