@@ -24,10 +24,16 @@ from dataclasses import asdict
 from pathlib import Path
 
 from tierflow.engine.json_lines import read_json_lines
-from tierflow.engine.worker import executor_storage
-from tierflow.lifecycle.compaction.executor import scan_source, without_map, write_group
-from tierflow.lifecycle.compaction.job import CompactionJob, aborted_in
+from tierflow.engine.worker import Worker
+from tierflow.lifecycle.compaction.job import CompactionJob
 from tierflow.lifecycle.compaction.offset_map import KeptOffsets, later, stays
+from tierflow.lifecycle.compaction.passes import (
+    PARTITION_COMPACTION,
+    aborted_in,
+    scan_source,
+    without_map,
+    write_group,
+)
 from tierflow.lifecycle.remote_log import remote_aborted
 from tierflow.metadata.store import MetadataStore
 from tierflow.tasks.spark_driver import SparkApp, run_spark_app
@@ -44,13 +50,13 @@ def stages(spark, settings, rows: list[dict], bucket_client) -> list[dict]:
     """Scan and shuffle, then write each group: one result per group."""
     sc = spark.sparkContext
     jobs = [CompactionJob.from_dict(raw) for raw in rows]
-    rsm = executor_storage(settings, bucket_client)
-    aborted = [remote_aborted(rsm, [*job.sources, *job.later]) for job in jobs]
+    worker = Worker(settings, bucket_client)
+    aborted = [remote_aborted(worker.rsm, [*job.sources, *job.later]) for job in jobs]
     sources = [
         (i, asdict(s), aborted_in(aborted[i], s)) for i, job in enumerate(jobs) for s in job.sources
     ]
     scans = sc.parallelize(sources, max(1, len(sources)))
-    scans = scans.map(lambda item: scan_source(settings, bucket_client, item)).cache()
+    scans = scans.map(lambda item: scan_source(worker, item)).cache()
     horizons = [job.tombstone_horizon_ms for job in jobs]
     staying = (
         scans.flatMap(lambda s: (((s[0], key), latest) for key, latest in s[2].latest.items()))
@@ -80,9 +86,7 @@ def stages(spark, settings, rows: list[dict], bucket_client) -> list[dict]:
     shared = sc.broadcast(kept)
     written = sc.parallelize(groups, max(1, len(groups)))
     return written.map(
-        lambda pair: write_group(
-            settings, bucket_client, pair[1], shared.value.get(pair[0], NONE_KEPT)
-        )
+        lambda pair: write_group(worker, pair[1], shared.value.get(pair[0], NONE_KEPT))
     ).collect()
 
 
@@ -94,7 +98,9 @@ def summary(jobs: list, results: list[dict], failed: list[dict]) -> str:
     return f"compacted {len(jobs)} partitions: {len(results)} groups ({done or 'none'})"
 
 
-APP = SparkApp("compact-segments", "CompactionJobs", load_jobs, None, summary, stages)
+APP = SparkApp(
+    "compact-segments", "CompactionJobs", load_jobs, PARTITION_COMPACTION, summary, stages
+)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,13 @@ from pathlib import Path
 from tierflow.config import Settings
 from tierflow.engine.batch_files import batch_dir, runs_on, write_batch, write_results
 from tierflow.engine.json_lines import read_json_lines, write_json_lines
-from tierflow.engine.worker import executor_storage
+from tierflow.engine.pool import run_jobs
+from tierflow.engine.worker import Worker
 from tierflow.ids import safe_name
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.compaction.finalize import finalize_compaction
-from tierflow.lifecycle.compaction.job import CompactionJob, CompactionResult, run_compaction_job
+from tierflow.lifecycle.compaction.job import CompactionJob, CompactionResult
+from tierflow.lifecycle.compaction.passes import PARTITION_COMPACTION
 from tierflow.lifecycle.compaction.report import CompactionOptions, CompactionPlan, CompactionReport
 from tierflow.lifecycle.compaction.swap import prepare_compaction
 from tierflow.lifecycle.compaction.targets import compaction_targets
@@ -98,10 +100,10 @@ def plan_compaction(prepared: Sequence[dict | None], run_key: str, settings: Set
 
 
 def compact_in_worker(batch: dict, settings: Settings) -> dict:
-    """The path below the Spark threshold: each job in turn, in this process."""
-    rsm = executor_storage(settings, worker_bucket_client(settings))
+    """The path below the Spark threshold: the partitions' jobs on every core (engine.pool)."""
+    worker = Worker(settings, worker_bucket_client(settings))
     jobs = [CompactionJob.from_dict(raw) for raw in read_json_lines(Path(batch["jobs_file"]))]
-    results = [r.as_dict() for job in jobs for r in run_compaction_job(job, rsm)]
+    results = [row for _job, rows in run_jobs(PARTITION_COMPACTION, jobs, worker) for row in rows]
     return write_results(batch, results)
 
 

@@ -1,34 +1,16 @@
-"""One partition's compaction job: the two passes over its range, no state written.
+"""One partition's compaction job and what became of each of its groups, as JSON-able values.
 
-Airflow records each group's new segment COPY_SEGMENT_STARTED first (``swap.prepare``), then
-hands the job to Spark or runs it in the worker. Pass one reads every source segment through
-the ranged-read path and builds the latest offset of each key (``offset_map``); pass two
-streams each group's staying batches into the upload of its new segment (``rewrite``). A group
-the compaction would not change is not written at all ("unchanged"), nor is one from which
-every record goes ("empty"). Only Airflow turns results into state.
-
-The same inputs always give the same bytes, so a rerun simply compacts again.
+Airflow records each group's new segment COPY_SEGMENT_STARTED first (``swap.prepare``) and
+writes the job to the batch's jobs file; Spark or the engine's processes run it
+(``passes``), and finalize turns the results into state. A group the compaction would not
+change is not written at all ("unchanged"), nor is one from which every record goes ("empty").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
-from tierflow.faults import crash_point
-from tierflow.kafka.read_committed import aborted_between
-from tierflow.kafka.txn_index import AbortedTxn
-from tierflow.lifecycle.compaction.offset_map import (
-    KeptOffsets,
-    SegmentScan,
-    kept_offsets,
-    merge_latest,
-    scan_segment,
-)
-from tierflow.lifecycle.compaction.rewrite import group_stream
-from tierflow.lifecycle.remote_log import remote_aborted
-from tierflow.rsm import ObjectInfo, RemoteSegment, RemoteStorageManager
-from tierflow.units import failure_line
+from tierflow.rsm import ObjectInfo, RemoteSegment
 
 WRITTEN, UNCHANGED, EMPTY, FAILED = "written", "unchanged", "empty", "failed"
 
@@ -103,61 +85,3 @@ class CompactionResult:
     @classmethod
     def from_dict(cls, raw: dict) -> CompactionResult:
         return cls(**{**raw, "objects": [ObjectInfo(**o) for o in raw["objects"]]})
-
-
-def scan_sources(
-    rsm: RemoteStorageManager, sources: Sequence[RemoteSegment], aborted: Sequence[AbortedTxn]
-) -> Iterator[SegmentScan]:
-    """Pass one in this process, segment after segment (Spark scans them side by side)."""
-    for s in sources:
-        chunks = rsm.iter_log_segment(s)
-        yield scan_segment(s.segment_id, chunks, aborted_in(aborted, s), s.describe())
-
-
-def aborted_in(aborted: Sequence[AbortedTxn], segment: RemoteSegment) -> list[AbortedTxn]:
-    """The aborted transactions a read of the segment alone must know of: those still open
-    at its start or begun in it (a transaction aborted earlier would leave its producer
-    looking aborted for the rest of the segment)."""
-    return aborted_between(aborted, segment.start_offset, segment.end_offset)
-
-
-def run_compaction_job(job: CompactionJob, rsm: RemoteStorageManager) -> list[CompactionResult]:
-    """Both passes over the job's range; one result per group, failures included."""
-    try:
-        aborted = remote_aborted(rsm, [*job.sources, *job.later])
-        scans = {s.segment_id: s for s in scan_sources(rsm, job.sources, aborted)}
-        merged = merge_latest(scans[s.segment_id].latest for s in job.sources)
-        kept = kept_offsets(merged, job.tombstone_horizon_ms)
-    except Exception as exc:  # every group fails with it; Airflow discards them
-        return [
-            CompactionResult(g.target.segment_id, FAILED, error=failure_line(exc))
-            for g in job.groups
-        ]
-    crash_point("compaction.after_scan")
-    return [compact_group(job, group, scans, aborted, kept, rsm) for group in job.groups]
-
-
-def compact_group(
-    job: CompactionJob,
-    group: CompactionGroup,
-    scans: dict[str, SegmentScan],
-    aborted: Sequence[AbortedTxn],
-    kept: KeptOffsets,
-    rsm: RemoteStorageManager,
-) -> CompactionResult:
-    """Write the group's new segment, unless it would change nothing or hold nothing."""
-    target = group.target.segment_id
-    source_scans = [scans[s.segment_id] for s in group.sources]
-    if not any(scan.changed_by(kept) for scan in source_scans):
-        return CompactionResult(target, UNCHANGED)
-    if not any(scan.keeps_any(kept) for scan in source_scans):
-        return CompactionResult(target, EMPTY)
-    try:
-        stream, indexes = group_stream(
-            rsm, group.target, group.sources, aborted, kept, job.segment_bytes
-        )
-        objects = rsm.copy_log_segment_stream(group.target, stream)
-    except Exception as exc:  # Airflow discards the segment and fails the task with this
-        return CompactionResult(target, FAILED, error=failure_line(exc, group.target.describe()))
-    crash_point("compaction.after_upload")
-    return CompactionResult(target, WRITTEN, objects, indexes.size_in_bytes, indexes.max_timestamp)

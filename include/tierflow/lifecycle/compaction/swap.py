@@ -8,7 +8,8 @@
      rolled forward;
    - the range and its groups are chosen (``rules``), and each group's new segment is recorded
      COPY_SEGMENT_STARTED.
-2. ``run_compaction_job`` (Spark, or the worker): both passes and the uploads. No state.
+2. ``passes.run_compaction_job`` (Spark, or the engine's processes): both passes and the
+   uploads. No state.
 3. ``finalize_compaction`` (Airflow): each new segment is verified and recorded
    COPY_SEGMENT_FINISHED with the size it turned out to have, the clean section moves to the
    range's end, and only then do the replaced segments go DELETE_SEGMENT_STARTED, storage
@@ -30,7 +31,8 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.producer_snapshot import producer_snapshot_entries
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.compaction.finalize import finalize_compaction
-from tierflow.lifecycle.compaction.job import CompactionGroup, CompactionJob, run_compaction_job
+from tierflow.lifecycle.compaction.job import CompactionGroup, CompactionJob
+from tierflow.lifecycle.compaction.passes import run_compaction_job
 from tierflow.lifecycle.compaction.report import (
     CompactionOptions,
     CompactionPlan,
