@@ -7,6 +7,9 @@ segments), registers the topic, and then:
 - runs ``segment_copy`` with ``dag.test()`` on a private SQLite Airflow, as ``make demo`` does,
   timing the ``airflow test-dag`` process from its start to its end (the Airflow database is
   migrated before the clock starts), with each task's span read from Airflow's own records;
+- runs the same DAG again on the same store and Airflow home, with nothing left to copy: that
+  idle run's time is Airflow's fixed cost (start-up, DAG parse, scheduling, planning), printed
+  beside the copy run's and subtracted from it for issue 34's goal;
 - runs ``tierflow copy`` on a fresh store and bucket over the same files.
 
 The ceiling is measured in the same run, on the same segments: zstd-3 then AES-256-GCM of
@@ -18,6 +21,9 @@ about 5x; ``mixed`` records carry 100 random bytes after their JSON and compress
 For the chunked layout it also measures the work no copy can skip, on every core at once
 (read, CRC32C, sha256, zstd-3, AES-GCM in one process per core), and with ``--cli-paths
 one-process processes`` the serial seconds per GiB that one process and all cores imply.
+The DAG's goals (copy run minus idle run, and the rewrite task alone) are set against that
+mandatory-work ceiling; the plain layout, which has none, falls back to its copy ceiling, and
+the printed line says which one is used.
 
 Run: .venv/bin/python benchmarks/copy_end_to_end.py [--gib 1 4] [--kinds json mixed]
      [--layouts plain chunked] [--dag-paths spark worker]
@@ -58,7 +64,10 @@ SEGMENT_MIB = 128
 PARTITIONS = 2
 NOISE = {"json": 0, "mixed": 100}
 # The issue's goals, as ratios of the ceiling measured in the same run.
-GOAL_DAG, GOAL_REWRITE, GOAL_CLI = 0.60, 0.85, 0.80
+GOAL_CLI = 0.80
+# Issue 34: a segment_copy run through Airflow minus the idle run's time (Airflow's fixed cost),
+# and the rewrite task alone, against the mandatory-work ceiling (the older ceiling for plain).
+GOAL_DAG, GOAL_REWRITE = 0.70, 0.85
 # Issue 34: tierflow copy on every core against the mandatory work on every core (read,
 # CRC32C, sha256, zstd-3, AES-GCM in one process per core), and the serial part that follows
 # from one process and all cores (Amdahl), per GiB.
@@ -90,6 +99,20 @@ class Case:
 class Timed:
     wall_s: float
     phases: dict[str, float]  # task id -> seconds from its first start to its last end
+
+
+@dataclass(frozen=True)
+class DagRun:
+    """A segment_copy run and the idle run after it on the same store and Airflow home: the
+    idle run's time is Airflow's fixed cost, which issue 34's goal subtracts."""
+
+    copy: Timed
+    idle: Timed
+
+    @property
+    def net_s(self) -> float:
+        """The copy run's wall time less Airflow's fixed cost."""
+        return self.copy.wall_s - self.idle.wall_s
 
 
 def settings_for(base: Path, layout: str) -> Settings:
@@ -234,7 +257,9 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         dag = replace(fresh(settings, base / f"dag-{path}"), spark_threshold_bytes=THRESHOLDS[path])
         register(dag)
         print(f"{case.label}: segment_copy through Airflow, rewrite on {path} ...", flush=True)
-        figures["dag"][path] = run_dag(dag, base / f"dag-{path}" / "airflow")
+        copy = run_dag(dag, base / f"dag-{path}" / "airflow")
+        print(f"{case.label}: segment_copy again, nothing left to copy (idle run) ...", flush=True)
+        figures["dag"][path] = DagRun(copy, run_dag(dag, base / f"dag-{path}" / "airflow"))
     for path in args.cli_paths:
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
@@ -266,17 +291,12 @@ def startup_s(settings: Settings) -> dict[str, float]:
 def report(figures: dict) -> None:
     case, mib, ceiling = figures["case"], figures["mib"], figures["ceiling"]
     print(f"\n== {case.label}: {mib:.0f} MiB, ceiling {ceiling:.0f} MiB/s ==")
-    for path, dag in figures["dag"].items():
-        rate = mib / dag.wall_s
-        goal = f"goal >= {GOAL_DAG:.0%} at 4 GiB"
-        print(
-            f"segment_copy, rewrite on {path:6s} {dag.wall_s:6.1f} s {rate:6.1f} MiB/s "
-            f"{rate / ceiling:4.0%} of ceiling ({goal})"
-        )
-        outside = dag.wall_s - sum(dag.phases.values())
-        print(f"    {'outside tasks':24s} {outside:6.1f} s  (start-up, DAG parse, scheduling)")
-        for task, seconds in dag.phases.items():
-            print(f"    {task:24s} {seconds:6.1f} s{_rewrite_note(task, seconds, mib, ceiling)}")
+    goal_ceiling, goal_name = dag_goal_ceiling(figures)
+    if figures["dag"]:
+        why = "" if "mandatory" in figures else " (plain layout: no mandatory-work figure)"
+        print(f"segment_copy goals against the {goal_name}, {goal_ceiling:.0f} MiB/s{why}")
+    for path, run in figures["dag"].items():
+        report_dag(path, run, mib, goal_ceiling, goal_name)
     for path, wall in figures["cli"].items():
         rate = mib / wall
         print(
@@ -288,6 +308,36 @@ def report(figures: dict) -> None:
         goal = GOAL_STARTUP_S[command]
         where = " on this store" if command == "status" else ""
         print(f"tierflow {command:10s} start-up {seconds:5.2f} s{where} (goal < {goal} s)")
+
+
+def dag_goal_ceiling(figures: dict) -> tuple[float, str]:
+    """Issue 34 sets the DAG's goals against the mandatory work; the plain layout has no such
+    figure, so its older ceiling stands in, named so the reader knows which."""
+    if figures.get("mandatory") is not None:
+        return figures["mandatory"], "mandatory-work ceiling"
+    return figures["ceiling"], "older copy ceiling"
+
+
+def report_dag(path: str, run: DagRun, mib: float, ceiling: float, name: str) -> None:
+    """The copy run beside the idle run, the rate of what the copy adds to Airflow's fixed
+    cost, then each task's span with the rewrite task's rate."""
+    copy, idle, net = run.copy, run.idle, run.net_s
+    if net > 0:
+        rate = mib / net
+        share = f"{rate:6.1f} MiB/s {rate / ceiling:4.0%} of the {name}"
+    else:
+        share = "no rate (the idle run took as long)"
+    print(
+        f"segment_copy, rewrite on {path:6s} {copy.wall_s:6.1f} s, idle run {idle.wall_s:5.1f} s, "
+        f"difference {net:6.1f} s: {share} (goal >= {GOAL_DAG:.0%})"
+    )
+    outside = copy.wall_s - sum(copy.phases.values())
+    print(f"    {'outside tasks':24s} {outside:6.1f} s  (start-up, DAG parse, scheduling)")
+    for task, seconds in copy.phases.items():
+        note = _rewrite_note(task, seconds, mib, ceiling, name)
+        print(f"    {task:24s} {seconds:6.1f} s{note}")
+    idle_tasks = ", ".join(f"{task} {seconds:.1f} s" for task, seconds in idle.phases.items())
+    print(f"    {'idle run tasks':24s} {idle_tasks or 'none recorded'}")
 
 
 def report_mandatory(figures: dict) -> None:
@@ -310,11 +360,12 @@ def report_mandatory(figures: dict) -> None:
         )
 
 
-def _rewrite_note(task: str, seconds: float, mib: float, ceiling: float) -> str:
+def _rewrite_note(task: str, seconds: float, mib: float, ceiling: float, name: str) -> str:
+    """The rewrite phase alone has its own goal (issue 34), against the DAG's ceiling."""
     if not task.startswith("rewrite_") or seconds <= 0:
         return ""
     rate = mib / seconds
-    return f"  {rate:6.1f} MiB/s, {rate / ceiling:.0%} of ceiling (goal >= {GOAL_REWRITE:.0%})"
+    return f"  {rate:6.1f} MiB/s, {rate / ceiling:.0%} of the {name} (goal >= {GOAL_REWRITE:.0%})"
 
 
 def measure_idle_demo(base: Path) -> tuple[Timed, Timed]:
