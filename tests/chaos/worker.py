@@ -37,10 +37,10 @@ def spark_submit(batch: dict) -> int:
     command = [
         str(Path(sys.executable).parent / "spark-submit"),
         *("--master", "local[2]", "--name", "tierflow-rewrite-segments"),
-        *("--conf", f"spark.pyspark.python={batch['python']}"),
+        *("--conf", f"spark.pyspark.python={batch.python}"),
         *("--conf", "spark.ui.enabled=false", "--conf", "spark.python.worker.reuse=false"),
-        *("--py-files", batch["py_files"], str(SPARK_APP)),
-        *("--jobs", batch["jobs_file"], "--results", batch["results_file"]),
+        *("--py-files", batch.py_files, str(SPARK_APP)),
+        *batch.spark_args,
     ]
     # spark-submit comes with pyspark and finds it through the python beside it on PATH.
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -55,7 +55,7 @@ def spark_copy(settings: Settings) -> int:
     ]
     batch = plan_rewrite(prepared, run_key=f"chaos-{uuid.uuid4().hex}", settings=settings)
     failed = 0
-    if batch["use_spark"]:
+    if batch.use_spark:
         failed += spark_submit(batch) != 0
     else:
         rewrite_in_worker(batch, settings)

@@ -16,27 +16,33 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import get_current_context, task
+
+if TYPE_CHECKING:
+    from tierflow.tasks.shards import ShardOutcome
 
 OUTCOME = "outcome"
 DEFAULT_QUEUE = "default"
 ENV_BROKER_QUEUES = "TIERFLOW_BROKER_QUEUES"
 
 
-def finish_shard(outcome: dict) -> None:
-    """Push what the shard did, then fail the task if any of its partitions failed."""
+def finish_shard(outcome: ShardOutcome) -> None:
+    """Push what the shard did (as JSON), then fail the task if any of its partitions failed."""
     from tierflow.tasks.shards import raise_on_failures
 
-    get_current_context()["ti"].xcom_push(key=OUTCOME, value=outcome)
+    get_current_context()["ti"].xcom_push(key=OUTCOME, value=outcome.as_xcom())
     raise_on_failures(outcome)
 
 
-def shard_outcomes(task_id: str, count: int) -> list[dict | None]:
+def shard_outcomes(task_id: str, count: int) -> list[ShardOutcome | None]:
     """The outcome of each of ``count`` shard tasks, None where a task left none."""
+    from tierflow.tasks.shards import shard_outcome
+
     ti = get_current_context()["ti"]
-    return [ti.xcom_pull(task_ids=task_id, key=OUTCOME, map_indexes=i) for i in range(count)]
+    pulled = (ti.xcom_pull(task_ids=task_id, key=OUTCOME, map_indexes=i) for i in range(count))
+    return [shard_outcome(raw) for raw in pulled]
 
 
 def label_shard(shard: dict) -> None:
@@ -73,7 +79,9 @@ def by_lane(shards: Sequence[dict], all_lanes: Sequence[str]) -> dict[str, list[
     return {lane: [s for s in shards if s["queue"] == lane] for lane in all_lanes}
 
 
-def lane_outcomes(base: str, planned: dict[str, list[dict]]) -> tuple[list[dict], list[Any]]:
+def lane_outcomes(
+    base: str, planned: dict[str, list[dict]]
+) -> tuple[list[dict], list[ShardOutcome | None]]:
     """Every shard of every lane, and the outcome each left, in the same order."""
     shards, outcomes = [], []
     for lane, lane_shards in planned.items():

@@ -36,7 +36,10 @@ def spark_or_worker(
     def choose(batch: dict) -> list[str]:
         if batch["dry_run"]:
             return []
-        return [f"{verb}_with_spark" if batch["use_spark"] else f"{verb}_in_worker"]
+        from tierflow.engine.batch_files import Batch
+
+        use_spark = Batch.model_validate(batch).use_spark
+        return [f"{verb}_with_spark" if use_spark else f"{verb}_in_worker"]
 
     @task(task_id=finish_id, trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS)
     def finish_batch() -> dict:

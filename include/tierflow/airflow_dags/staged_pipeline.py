@@ -1,4 +1,4 @@
-"""The staged pipeline's tasks, wired once for segment_copy and diskless_merge.
+"""The staged pipeline's tasks, wired once for segment_copy, diskless_merge and remote_compaction.
 
     plan → prepare (mapped over shards) → plan_<verb> → <verb>_with_spark | <verb>_in_worker
     → finalize (mapped over shards) → summarize → announce_new_segments
@@ -39,12 +39,21 @@ SPARK_POOL = "tierflow_spark"
 
 
 class StagedSparkSubmitOperator(SparkSubmitOperator):
-    """spark-submit with the S3 connection handed to the driver at execute time, in the
-    environment it inherits: never a rendered field, an argument or an XCom."""
+    """spark-submit over the batch ``batch_task`` planned, read as its typed ``Batch``, with
+    the S3 connection handed to the driver at execute time, in the environment it inherits:
+    never a rendered field, an argument or an XCom."""
+
+    def __init__(self, *, batch_task: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.batch_task = batch_task
 
     def execute(self, context: Context) -> None:
+        from tierflow.engine.batch_files import Batch
         from tierflow.tasks.segment_copy import spark_bucket_handover
 
+        batch = Batch.model_validate(context["ti"].xcom_pull(task_ids=self.batch_task))
+        self.application_args, self.py_files = batch.spark_args, batch.py_files
+        self.conf = {**(self.conf or {}), **batch.spark_conf}
         with spark_bucket_handover():
             super().execute(context)
 
@@ -117,7 +126,8 @@ def _plan_batch_task(operation: Loader, verb: str) -> Any:
 
         _, outcomes = lane_outcomes("prepare", planned)
         run_key = get_current_context()["run_id"]
-        return plan_the_batch(operation(), outcomes, run_key=run_key, settings=None)
+        batch = plan_the_batch(operation(), outcomes, run_key=run_key, settings=None)
+        return batch.as_xcom()
 
     return plan_batch
 
@@ -125,28 +135,23 @@ def _plan_batch_task(operation: Loader, verb: str) -> Any:
 def _choose_task(verb: str) -> Any:
     @task.branch(task_id=f"choose_{verb}")
     def choose(batch: dict) -> str:
-        return f"{verb}_with_spark" if batch["use_spark"] else f"{verb}_in_worker"
+        from tierflow.engine.batch_files import Batch
+
+        use_spark = Batch.model_validate(batch).use_spark
+        return f"{verb}_with_spark" if use_spark else f"{verb}_in_worker"
 
     return choose
 
 
 def spark_task(name: str, verb: str, spark_app: Path) -> StagedSparkSubmitOperator:
     """<verb>_with_spark: the batch's jobs file through spark-submit, paths from plan_<verb>."""
-    pull = f"ti.xcom_pull(task_ids='plan_{verb}')"
     return StagedSparkSubmitOperator(
         task_id=f"{verb}_with_spark",
+        batch_task=f"plan_{verb}",
         application=str(spark_app),
         conn_id="spark_default",
         pool=SPARK_POOL,
         name=f"tierflow-{name}",
-        application_args=[
-            "--jobs",
-            f"{{{{ {pull}['jobs_file'] }}}}",
-            "--results",
-            f"{{{{ {pull}['results_file'] }}}}",
-        ],
-        py_files=f"{{{{ {pull}['py_files'] }}}}",
-        conf={"spark.pyspark.python": f"{{{{ {pull}['python'] }}}}", "spark.ui.enabled": "false"},
     )
 
 
@@ -155,9 +160,10 @@ def _in_worker_task(operation: Loader, verb: str) -> Any:
 
     @task(task_id=f"{verb}_in_worker")
     def in_worker(batch: dict) -> dict:
+        from tierflow.engine.batch_files import Batch
         from tierflow.tasks.staged import run_in_worker
 
-        return run_in_worker(operation(), batch)
+        return run_in_worker(operation(), Batch.model_validate(batch))
 
     return in_worker
 
@@ -167,13 +173,16 @@ def _finalize_task(operation: Loader, pool: str) -> Any:
 
     @task(pool=pool, trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ shard_label }}")
     def finalize(shard: dict, batch: dict) -> None:
+        from tierflow.engine.batch_files import Batch
+        from tierflow.tasks.shards import shard_outcome
         from tierflow.tasks.staged import finalize_shard
 
         label_shard(shard)
         ti = get_current_context()["ti"]
         prepare_task = lane_task_id("prepare", shard["queue"])
         outcome = ti.xcom_pull(task_ids=prepare_task, key=OUTCOME, map_indexes=ti.map_index)
-        finish_shard(finalize_shard(operation(), outcome, batch))
+        typed = Batch.model_validate(batch)
+        finish_shard(finalize_shard(operation(), shard_outcome(outcome), typed))
 
     return finalize
 

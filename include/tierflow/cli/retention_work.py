@@ -33,7 +33,7 @@ def retention_command(args: argparse.Namespace) -> int:
         expire_shard(shard, now_ms=now_ms, dry_run=args.dry_run, settings=settings)
         for shard in shards
     ]
-    results = [r for outcome in outcomes for r in outcome["results"]]
+    results = [r for outcome in outcomes for r in outcome.results]
     summary = summarize(results, dry_run=args.dry_run)
     failed = failures_of(shards, outcomes)
     report = {
@@ -44,7 +44,7 @@ def retention_command(args: argparse.Namespace) -> int:
             **summary,
             "totals": _totals(summary["topics"].values()),
             "local_files_deleted": settings.delete_local_segments,
-            "failed": failed,
+            "failed": [f.model_dump() for f in failed],
         },
     }
     if args.json:
@@ -52,7 +52,7 @@ def retention_command(args: argparse.Namespace) -> int:
     else:
         _print(report)
     if failed:
-        names = ", ".join(f"{f['label']} ({f['error']})" for f in failed)
+        names = ", ".join(f"{f.label} ({f.error})" for f in failed)
         failures = counted(len(failed), "partition")
         print(f"tierflow: retention: {failures} failed: {names}", file=sys.stderr)
         return EXIT_FAILED

@@ -28,12 +28,7 @@ from tierflow.diskless.merge import (
 )
 from tierflow.diskless.merge_job import MergeJob, merge_jobs
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
-from tierflow.engine.batch_files import (
-    batch_dir,
-    runs_on,
-    write_batch,
-    write_results,
-)
+from tierflow.engine.batch_files import Batch, batch_dir, write_batch, write_results
 from tierflow.engine.json_lines import read_json_lines, write_json_lines
 from tierflow.ids import safe_name
 from tierflow.lifecycle.copy.rewrite import rewrite_results
@@ -112,7 +107,7 @@ def prepare_target(
 
 def plan_merge(
     prepared: Sequence[dict | None], *, run_key: str, settings: Settings | None = None
-) -> dict:
+) -> Batch:
     """Write the batch's jobs file (one line per partition) and choose Spark or the worker."""
     settings = settings or Settings.from_env()
     store = open_store(settings)
@@ -123,31 +118,29 @@ def plan_merge(
         if job is not None:
             jobs.append(job)
     segments = sum(len(job.segments) for job in jobs)
-    batch = write_batch(
-        jobs_dir(settings, run_key), jobs, settings, partitions=len(jobs), segments=segments
-    )
+    batch = write_batch(jobs_dir(settings, run_key), jobs, settings)
     log.info(
         "%d segments of %d partitions, %d bytes of WAL batches to merge: %s",
         segments,
         len(jobs),
-        batch["bytes"],
-        runs_on(batch),
+        batch.bytes,
+        batch.runs_on,
     )
     return batch
 
 
-def merge_in_worker(batch: dict, settings: Settings | None = None) -> dict:
+def merge_in_worker(batch: Batch, settings: Settings | None = None) -> dict:
     """The path below the Spark threshold: the same job Spark runs, on every core of the
     worker (engine.pool)."""
     settings = settings or Settings.from_env()
     store = open_store(settings)
-    started = (still_started(store, job) for job in load_jobs(Path(batch["jobs_file"])))
+    started = (still_started(store, job) for job in load_jobs(Path(batch.jobs_file)))
     jobs = [job for job in started if job]
     results = merge_jobs(jobs, settings, bucket_client=worker_bucket_client(settings))
     return write_results(batch, (result.as_dict() for result in results))
 
 
-def finalize_target(prepared: dict, batch: dict, settings: Settings | None = None) -> dict:
+def finalize_target(prepared: dict, batch: Batch, settings: Settings | None = None) -> dict:
     """Verify, finish and drop one prepared partition's segments (staged.finalize_shard calls
     it for the partitions whose prepare succeeded)."""
     settings = settings or Settings.from_env()

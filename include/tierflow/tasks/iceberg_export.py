@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.engine.batch_files import batch_dir, runs_on, write_batch, write_results
-from tierflow.engine.json_lines import read_json_lines
+from tierflow.engine.batch_files import (
+    Batch,
+    batch_dir,
+    read_jobs,
+    read_rows,
+    write_batch,
+    write_results,
+)
 from tierflow.export.catalog import settings_catalog, settings_target
 from tierflow.export.job import ExportJob, run_job
 from tierflow.export.run import (
@@ -49,25 +54,26 @@ def plan_export_batch(params: dict, *, run_key: str, settings: Settings | None =
     plans = [plan_topic(store, target, topic, run=run_key) for topic in topics]
     jobs = [job for plan in plans for job in plan.jobs]
     batch = write_batch(batch_dir(settings, "export-jobs", run_key), jobs, settings)
-    log.info("%d partitions (%d bytes) to export (%s)", len(jobs), batch["bytes"], runs_on(batch))
-    return {**batch, "dry_run": False, "reports": [plan.report.as_dict() for plan in plans]}
+    log.info("%d partitions (%d bytes) to export (%s)", len(jobs), batch.bytes, batch.runs_on)
+    reports = [plan.report.as_dict() for plan in plans]
+    return {**batch.as_xcom(), "dry_run": False, "reports": reports}
 
 
 def export_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     """A batch below the Spark threshold, written here; its results where commit reads them."""
     settings = settings or Settings.from_env()
     rsm, objects = open_storage(settings), open_objects(settings)
-    jobs = [ExportJob(**row) for row in read_json_lines(Path(batch["jobs_file"]))]
-    return write_results(batch, (run_job(job, rsm, objects) for job in jobs))
+    files = Batch.model_validate(batch)
+    jobs = [ExportJob(**row) for row in read_jobs(files)]
+    return write_results(files, (run_job(job, rsm, objects) for job in jobs))
 
 
 def commit_export(batch: dict, settings: Settings | None = None) -> dict:
     """Commit each topic's results once; ExportError names a partition that failed."""
     settings = settings or Settings.from_env()
     store, catalog = open_store(settings), settings_catalog(settings)
-    results_file = Path(batch["results_file"])
     by_table: dict[str, list[dict]] = defaultdict(list)
-    for result in read_json_lines(results_file) if results_file.exists() else ():
+    for result in read_rows(Batch.model_validate(batch)):
         by_table[result["table"]].append(result)
     reports = []
     for raw in batch["reports"]:

@@ -20,7 +20,7 @@ from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.storage.keys import key_layout
 from tierflow.tasks.attribution import attributed
-from tierflow.tasks.shards import check_run, cut_shards, run_partitions
+from tierflow.tasks.shards import ShardOutcome, check_run, cut_shards, run_partitions
 
 log = logging.getLogger(__name__)
 
@@ -107,15 +107,15 @@ def plan_removal_shards(settings: Settings | None = None) -> list[dict]:
     return cut_shards(list_pending_removals(settings), max_shards=settings.max_shards)
 
 
-def remove_shard(shard: dict, *, dry_run: bool, settings: Settings | None = None) -> dict:
+def remove_shard(shard: dict, *, dry_run: bool, settings: Settings | None = None) -> ShardOutcome:
     """Carry each partition of the shard on; a failure is named and the others go ahead."""
     settings = settings or Settings.from_env()
-    results, failures = run_partitions(
+    return run_partitions(
         shard["targets"],
         lambda job: remove_one(job, dry_run=dry_run, settings=settings),
         what="removal:",
+        shard=shard.get("index"),
     )
-    return {"results": results, "failures": failures}
 
 
 def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) -> dict:
@@ -147,10 +147,10 @@ def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) ->
 
 
 def summarize_shards(
-    detected: dict | None, shards: Sequence[dict], outcomes: Sequence[dict | None]
+    detected: dict | None, shards: Sequence[dict], outcomes: Sequence[ShardOutcome | None]
 ) -> dict:
     """summarize over every shard's results; red, naming them, if any partition failed."""
-    results = [r for outcome in filter(None, outcomes) for r in outcome["results"]]
+    results = [r for outcome in filter(None, outcomes) for r in outcome.results]
     summary = summarize(detected, results)
     check_run(shards, outcomes)
     return summary

@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.engine.batch_files import batch_dir, runs_on, write_batch, write_results
+from tierflow.engine.batch_files import (
+    Batch,
+    batch_dir,
+    read_jobs,
+    read_rows,
+    write_batch,
+    write_results,
+)
 from tierflow.engine.json_lines import read_json_lines, write_json_lines
 from tierflow.engine.pool import run_jobs
 from tierflow.engine.worker import Worker
@@ -82,32 +89,32 @@ def prepare_target(target: dict, settings: Settings, params: dict, run_key: str)
     return plan_to_dict(plan, job_file)
 
 
-def plan_compaction(prepared: Sequence[dict | None], run_key: str, settings: Settings) -> dict:
+def plan_compaction(prepared: Sequence[dict | None], run_key: str, settings: Settings) -> Batch:
     """The batch's jobs file (one line per partition), and Spark or the worker."""
     files = [Path(raw["job_file"]) for raw in prepared if raw and raw.get("job_file")]
     jobs = [load_job(path) for path in files]
     groups = sum(len(job.groups) for job in jobs)
     directory = batch_dir(settings, "compaction-jobs", run_key)
-    batch = write_batch(directory, jobs, settings, partitions=len(jobs), segments=groups)
+    batch = write_batch(directory, jobs, settings)
     log.info(
         "%d groups of %d partitions, %d bytes: %s",
         groups,
         len(jobs),
-        batch["bytes"],
-        runs_on(batch),
+        batch.bytes,
+        batch.runs_on,
     )
     return batch
 
 
-def compact_in_worker(batch: dict, settings: Settings) -> dict:
+def compact_in_worker(batch: Batch, settings: Settings) -> dict:
     """The path below the Spark threshold: the partitions' jobs on every core (engine.pool)."""
     worker = Worker(settings, worker_bucket_client(settings))
-    jobs = [CompactionJob.from_dict(raw) for raw in read_json_lines(Path(batch["jobs_file"]))]
+    jobs = [CompactionJob.from_dict(raw) for raw in read_jobs(batch)]
     results = [row for _job, rows in run_jobs(PARTITION_COMPACTION, jobs, worker) for row in rows]
     return write_results(batch, results)
 
 
-def finalize_target(prepared: dict, batch: dict, settings: Settings) -> dict:
+def finalize_target(prepared: dict, batch: Batch, settings: Settings) -> dict:
     plan = plan_from_dict(prepared)
     report = finalize_compaction(
         plan, read_results(batch), open_store(settings), open_storage(settings)
@@ -128,10 +135,8 @@ def compaction_totals(reports: Sequence[dict]) -> dict:
     }
 
 
-def read_results(batch: dict) -> dict[str, CompactionResult]:
-    path = Path(batch["results_file"])
-    rows = read_json_lines(path) if path.exists() else []
-    return {raw["segment_id"]: CompactionResult.from_dict(raw) for raw in rows}
+def read_results(batch: Batch) -> dict[str, CompactionResult]:
+    return {raw["segment_id"]: CompactionResult.from_dict(raw) for raw in read_rows(batch)}
 
 
 def load_job(path: Path) -> CompactionJob:

@@ -20,7 +20,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.engine.batch_files import batch_dir, runs_on, write_batch, write_results
+from tierflow.engine.batch_files import (
+    Batch,
+    batch_dir,
+    read_jobs,
+    read_rows,
+    write_batch,
+    write_results,
+)
 from tierflow.engine.json_lines import read_json_lines
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.restore.place import place_partitions
@@ -62,15 +69,15 @@ def plan_restore_batch(params: dict, *, run_key: str, settings: Settings | None 
         return {**planned, "use_spark": False, "segments": 0}
     jobs = [job for p in prepared for job in p.jobs()]
     batch = write_batch(batch_dir(settings, "restore-jobs", run_key), jobs, settings)
-    log.info("%d segments (%d bytes) to write (%s)", len(jobs), batch["bytes"], runs_on(batch))
-    return {**batch, **planned, "segments": len(jobs)}
+    log.info("%d segments (%d bytes) to write (%s)", len(jobs), batch.bytes, batch.runs_on)
+    return {**batch.as_xcom(), **planned, "segments": len(jobs)}
 
 
 def restore_in_worker(batch: dict, settings: Settings | None = None) -> dict:
     """A batch below the Spark threshold, written here; its results where finish reads them."""
-    settings = settings or Settings.from_env()
-    jobs = [RestoreSegmentJob(**row) for row in read_json_lines(Path(batch["jobs_file"]))]
-    return write_results(batch, restore_segments_here(jobs, open_storage(settings)))
+    settings, files = settings or Settings.from_env(), Batch.model_validate(batch)
+    jobs = [RestoreSegmentJob(**row) for row in read_jobs(files)]
+    return write_results(files, restore_segments_here(jobs, open_storage(settings)))
 
 
 def finish_restore(
@@ -79,8 +86,7 @@ def finish_restore(
     """Move each partition whose segments the batch wrote into place and record it; fail at
     the end naming the first partition that could not be (its target left as it was)."""
     settings = settings or Settings.from_env()
-    results_file = Path(batch["results_file"])
-    results = list(read_json_lines(results_file)) if results_file.exists() else []
+    results = read_rows(Batch.model_validate(batch))
     store, rsm = open_store(settings), open_storage(settings)
     request = request_of(params, actor=actor, bootstrap=settings.kafka_bootstrap)
     prepared = prepare_restore(store, rsm, request)
@@ -106,7 +112,7 @@ def restore_on_spark(settings: Settings, *, run_key: str) -> SegmentWriter:
     def write(jobs: Sequence[RestoreSegmentJob], progress: Progress = NO_PROGRESS) -> list[dict]:
         batch = write_batch(batch_dir(settings, "restore-jobs", run_key), jobs, settings)
         submit_batch(SPARK_APP, batch, settings, name="tierflow-restore")
-        results = list(read_json_lines(Path(batch["results_file"])))
+        results = list(read_json_lines(Path(batch.results_file)))
         written = {r["segment_id"] for r in results if not r["error"]}
         progress.advance(
             len(written), sum(j.size_in_bytes for j in jobs if j.segment_id in written)

@@ -24,7 +24,7 @@ from tierflow.lifecycle.retention.remote import (
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import UnknownPartitionError, open_storage, open_store
 from tierflow.tasks.attribution import attributed
-from tierflow.tasks.shards import check_run, cut_shards, run_partitions
+from tierflow.tasks.shards import ShardOutcome, check_run, cut_shards, run_partitions
 
 log = logging.getLogger(__name__)
 
@@ -63,15 +63,15 @@ def plan_retention_shards(
 
 def expire_shard(
     shard: dict, *, now_ms: int, dry_run: bool, settings: Settings | None = None
-) -> dict:
+) -> ShardOutcome:
     """Expire each partition of the shard; a failure is named and the others go ahead."""
     settings = settings or Settings.from_env()
-    results, failures = run_partitions(
+    return run_partitions(
         shard["targets"],
         lambda target: expire_partition(target, now_ms=now_ms, dry_run=dry_run, settings=settings),
         what="retention:",
+        shard=shard.get("index"),
     )
-    return {"results": results, "failures": failures}
 
 
 def retention_targets(store: MetadataStore) -> list[dict]:
@@ -163,10 +163,10 @@ def summarize(results: Sequence[dict | None], *, dry_run: bool) -> dict:
 
 
 def summarize_shards(
-    shards: Sequence[dict], outcomes: Sequence[dict | None], *, dry_run: bool
+    shards: Sequence[dict], outcomes: Sequence[ShardOutcome | None], *, dry_run: bool
 ) -> dict:
     """summarize over every shard's results; red, naming them, if any partition failed."""
-    results = [r for outcome in filter(None, outcomes) for r in outcome["results"]]
+    results = [r for outcome in filter(None, outcomes) for r in outcome.results]
     summary = summarize(results, dry_run=dry_run)
     check_run(shards, outcomes)
     return summary

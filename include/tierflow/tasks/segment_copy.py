@@ -16,12 +16,7 @@ from pathlib import Path
 
 from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings
-from tierflow.engine.batch_files import (
-    batch_dir,
-    runs_on,
-    write_batch,
-    write_results,
-)
+from tierflow.engine.batch_files import Batch, batch_dir, write_batch, write_results
 from tierflow.engine.json_lines import read_json_lines
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
@@ -112,22 +107,22 @@ def prepare_target(
 
 def plan_rewrite(
     prepared: Sequence[dict | None], *, run_key: str, settings: Settings | None = None
-) -> dict:
+) -> Batch:
     """Write the batch's jobs file and choose Spark or the worker by the threshold."""
     settings = settings or Settings.from_env()
     store = open_store(settings)
     jobs = still_started(store, [job for plan in prepared if plan for job in plan_jobs(plan)])
     directory = batch_dir(settings, "rewrite-jobs", run_key)
-    batch = write_batch(directory, jobs, settings, segments=len(jobs))
-    log.info("%d segments, %d bytes to rewrite: %s", len(jobs), batch["bytes"], runs_on(batch))
+    batch = write_batch(directory, jobs, settings)
+    log.info("%d segments, %d bytes to rewrite: %s", len(jobs), batch.bytes, batch.runs_on)
     return batch
 
 
-def rewrite_in_worker(batch: dict, settings: Settings | None = None) -> dict:
+def rewrite_in_worker(batch: Batch, settings: Settings | None = None) -> dict:
     """The path below the Spark threshold: the same rewrite Spark runs, on every core of the
     worker (engine.pool)."""
     settings = settings or Settings.from_env()
-    jobs = still_started(open_store(settings), load_jobs(Path(batch["jobs_file"])))
+    jobs = still_started(open_store(settings), load_jobs(Path(batch.jobs_file)))
     results = rewrite_jobs(jobs, settings, bucket_client=worker_bucket_client(settings))
     return write_results(batch, (result.as_dict() for result in results))
 
@@ -152,7 +147,7 @@ def spark_bucket_handover(settings: Settings | None = None) -> Iterator[None]:
 
 
 def finalize_target(
-    prepared: dict | None, batch: dict, settings: Settings | None = None
+    prepared: dict | None, batch: Batch, settings: Settings | None = None
 ) -> dict | None:
     """Verify and finish one partition's segments; None when its prepare did not succeed."""
     if prepared is None:
@@ -220,6 +215,7 @@ def still_started(store: MetadataStore, jobs: list[RewriteJob]) -> list[RewriteJ
 
 
 def load_jobs(path: Path) -> list[RewriteJob]:
+    """A batch's jobs file (the Spark driver reads it too, spark_apps/rewrite_segments.py)."""
     return [RewriteJob(**raw) for raw in read_json_lines(path)]
 
 

@@ -16,6 +16,8 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from tierflow.runtime import shared_resources
 
 log = logging.getLogger(__name__)
@@ -23,12 +25,42 @@ log = logging.getLogger(__name__)
 DEFAULT_QUEUE = "default"
 
 
+class PartitionFailure(BaseModel):
+    """A partition that was not done, named as Kafka names it, with the one-line reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    topic: str
+    partition: int
+    label: str
+    error: str
+
+
+class ShardOutcome(BaseModel):
+    """What one shard task did, as XCom carries it (JSON, under the key ``outcome``): each
+    partition's result, in its operation's shape (a plan, a report), and each failure."""
+
+    model_config = ConfigDict(frozen=True)
+
+    shard: int | None = None
+    results: list[dict] = Field(default_factory=list)
+    failures: list[PartitionFailure] = Field(default_factory=list)
+
+    def as_xcom(self) -> dict:
+        return self.model_dump(mode="json")
+
+
+def shard_outcome(raw: dict | None) -> ShardOutcome | None:
+    """An outcome as XCom gave it back; None where the shard task left none."""
+    return None if raw is None else ShardOutcome.model_validate(raw)
+
+
 class ShardFailedError(RuntimeError):
     """Some partitions of a shard failed; the others were processed, and each is named."""
 
-    def __init__(self, failures: Sequence[dict]) -> None:
+    def __init__(self, failures: Sequence[PartitionFailure]) -> None:
         self.failures = list(failures)
-        names = ", ".join(f"{f['label']} ({f['error']})" for f in self.failures[:10])
+        names = ", ".join(f"{f.label} ({f.error})" for f in self.failures[:10])
         more = f" and {len(self.failures) - 10} more" if len(self.failures) > 10 else ""
         super().__init__(
             f"{len(self.failures)} partition(s) failed: {names}{more}; the others were "
@@ -116,15 +148,26 @@ def _shard(index: int, broker: int, queue: str, targets: list[dict]) -> dict:
 
 
 def run_partitions(
-    items: Iterable[dict], work: Callable[[dict], dict | None], *, what: str
-) -> tuple[list[dict], list[dict]]:
-    """``work`` on each partition in turn: (results, failures). A failure is logged with the
-    partition's name and kept, and the next partition goes ahead."""
-    results, failures = [], []
+    items: Iterable[dict],
+    work: Callable[[dict], dict | None],
+    *,
+    what: str,
+    shard: int | None = None,
+) -> ShardOutcome:
+    """``work`` on each partition in turn: the results and failures. A failure is logged with
+    the partition's name and kept, and the next partition goes ahead."""
+    results: list[dict] = []
+    failures: list[PartitionFailure] = []
     with shared_resources():  # one store, storage and bucket for the whole shard
         for item in items:
             _run_one(item, work, what, results, failures)
-    return results, failures
+    return ShardOutcome(shard=shard, results=results, failures=failures)
+
+
+def failed(target: dict, error: str) -> PartitionFailure:
+    return PartitionFailure(
+        topic=target["topic"], partition=int(target["partition"]), label=label(target), error=error
+    )
 
 
 def _run_one(
@@ -132,44 +175,39 @@ def _run_one(
     work: Callable[[dict], dict | None],
     what: str,
     results: list[dict],
-    failures: list[dict],
+    failures: list[PartitionFailure],
 ) -> None:
     try:
         result = work(item)
     except Exception as exc:
         log.error("%s %s failed: %s: %s", what, label(item), type(exc).__name__, exc)
-        failures.append(
-            {
-                "topic": item["topic"],
-                "partition": item["partition"],
-                "label": label(item),
-                "error": f"{type(exc).__name__}: {exc}",
-            }
-        )
+        failures.append(failed(item, f"{type(exc).__name__}: {exc}"))
         return
     if result is not None:
         results.append(result)
 
 
-def failures_of(shards: Sequence[dict], *outcome_lists: Sequence[dict | None]) -> list[dict]:
+def failures_of(
+    shards: Sequence[dict], *outcome_lists: Sequence[ShardOutcome | None]
+) -> list[PartitionFailure]:
     """Every partition that failed in any step, and every partition of a shard whose task
     left no outcome at all (killed, or failed before it could say)."""
-    failed: dict[str, dict] = {}
+    found: dict[str, PartitionFailure] = {}
     for index, shard in enumerate(shards):
         for outcomes in outcome_lists:
             outcome = outcomes[index] if index < len(outcomes) else None
             if outcome is None:
                 lost = "its shard task did not finish"
-                found = [{**t, "label": label(t), "error": lost} for t in shard["targets"]]
+                failures = [failed(t, lost) for t in shard["targets"]]
             else:
-                found = outcome["failures"]
-            for failure in found:
-                failed.setdefault(failure["label"], failure)
-    return list(failed.values())
+                failures = outcome.failures
+            for failure in failures:
+                found.setdefault(failure.label, failure)
+    return list(found.values())
 
 
-def not_done_message(failed: Sequence[dict]) -> str:
-    names = ", ".join(f"{f['label']} ({f['error']})" for f in failed[:20])
+def not_done_message(failed: Sequence[PartitionFailure]) -> str:
+    names = ", ".join(f"{f.label} ({f.error})" for f in failed[:20])
     more = f" and {len(failed) - 20} more" if len(failed) > 20 else ""
     return (
         f"{len(failed)} partition(s) were not done: {names}{more}; the others were. Clear the "
@@ -177,14 +215,14 @@ def not_done_message(failed: Sequence[dict]) -> str:
     )
 
 
-def raise_on_failures(outcome: dict) -> None:
+def raise_on_failures(outcome: ShardOutcome) -> None:
     """A shard task ends red when any of its partitions failed, after all were processed."""
-    if outcome["failures"]:
-        raise ShardFailedError(outcome["failures"])
+    if outcome.failures:
+        raise ShardFailedError(outcome.failures)
 
 
-def check_run(shards: Sequence[dict], *outcome_lists: Sequence[dict | None]) -> None:
+def check_run(shards: Sequence[dict], *outcome_lists: Sequence[ShardOutcome | None]) -> None:
     """The run's last task: red, naming each partition, when any partition was not done."""
-    failed = failures_of(shards, *outcome_lists)
-    if failed:
-        raise PartitionsFailedError(not_done_message(failed))
+    missing = failures_of(shards, *outcome_lists)
+    if missing:
+        raise PartitionsFailedError(not_done_message(missing))

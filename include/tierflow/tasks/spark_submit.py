@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tierflow.config import Settings
-from tierflow.engine.batch_files import batch_dir, write_batch
+from tierflow.engine.batch_files import Batch, batch_dir, write_batch
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_results
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.tasks.segment_copy import spark_bucket_handover
@@ -59,23 +59,23 @@ def rewrite_on_spark(
     return list(results.values())
 
 
-def submit_batch(app_file: str, batch: dict, settings: Settings, *, name: str) -> None:
+def submit_batch(app_file: str, batch: Batch, settings: Settings, *, name: str) -> None:
     """spark-submit one of ``spark_apps/`` over a batch (``engine.batch_files.write_batch``), with
     an S3 bucket's connection handed over in the driver's environment."""
     app = SPARK_APPS / app_file
     if not app.is_file():
         raise SparkAppMissingError(f"{app}: Spark jobs run from a checkout of tierflow")
-    log.info("submitting %s over %d bytes to Spark", app_file, batch["bytes"])
+    log.info("submitting %s over %d bytes to Spark", app_file, batch.bytes)
     from airflow.sdk.exceptions import AirflowException
 
     with spark_bucket_handover(settings):
         try:
             _hook(batch, name).submit(str(app))
         except AirflowException as exc:
-            raise SparkJobFailedError(f"the Spark job over {batch['jobs_file']}: {exc}") from exc
+            raise SparkJobFailedError(f"the Spark job over {batch.jobs_file}: {exc}") from exc
 
 
-def _hook(batch: dict, name: str) -> SparkSubmitHook:
+def _hook(batch: Batch, name: str) -> SparkSubmitHook:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
     _default_connection()
@@ -83,9 +83,9 @@ def _hook(batch: dict, name: str) -> SparkSubmitHook:
     return SparkSubmitHook(
         conn_id=CONN_ID,
         name=name,
-        application_args=["--jobs", batch["jobs_file"], "--results", batch["results_file"]],
-        py_files=batch["py_files"],
-        conf={"spark.pyspark.python": batch["python"], "spark.ui.enabled": "false"},
+        application_args=batch.spark_args,
+        py_files=batch.py_files,
+        conf=batch.spark_conf,
     )
 
 

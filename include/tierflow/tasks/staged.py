@@ -16,8 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tierflow.config import Settings
+from tierflow.engine.batch_files import Batch
 from tierflow.tasks.shards import (
     PartitionsFailedError,
+    ShardOutcome,
     cut_shards,
     failures_of,
     not_done_message,
@@ -35,9 +37,9 @@ class StagedOperation:
     name: str
     targets: Callable[[Settings, dict], list[dict]]
     prepare: Callable[[dict, Settings, dict, str], dict]
-    plan_batch: Callable[[Sequence[dict | None], str, Settings], dict]
-    run_in_worker: Callable[[dict, Settings], dict]
-    finalize: Callable[[dict, dict, Settings], dict | None]
+    plan_batch: Callable[[Sequence[dict | None], str, Settings], Batch]
+    run_in_worker: Callable[[Batch, Settings], dict]
+    finalize: Callable[[dict, Batch, Settings], dict | None]
     totals: Callable[[Sequence[dict]], dict]
 
 
@@ -64,54 +66,63 @@ def plan_shards(
 
 def prepare_shard(
     op: StagedOperation, shard: dict, *, params: dict, run_key: str, settings: Settings | None
-) -> dict:
-    """Prepare each partition of the shard; failures are kept, named, and do not stop it."""
+) -> ShardOutcome:
+    """Prepare each partition of the shard (its results are the prepared plans); failures are
+    kept, named, and do not stop it."""
     settings = settings or Settings.from_env()
-    prepared, failures = run_partitions(
+    return run_partitions(
         shard["targets"],
         lambda target: op.prepare(target, settings, params, run_key),
         what=f"{op.name}: preparing",
+        shard=shard["index"],
     )
-    return {"shard": shard["index"], "prepared": prepared, "failures": failures}
 
 
 def plan_batch(
-    op: StagedOperation, outcomes: Sequence[dict | None], *, run_key: str, settings: Settings | None
-) -> dict:
+    op: StagedOperation,
+    outcomes: Sequence[ShardOutcome | None],
+    *,
+    run_key: str,
+    settings: Settings | None,
+) -> Batch:
     """One rewrite batch over every prepared partition of every shard."""
     settings = settings or Settings.from_env()
-    prepared = [plan for outcome in filter(None, outcomes) for plan in outcome["prepared"]]
+    prepared = [plan for outcome in filter(None, outcomes) for plan in outcome.results]
     return op.plan_batch(prepared, run_key, settings)
 
 
-def run_in_worker(op: StagedOperation, batch: dict, settings: Settings | None = None) -> dict:
+def run_in_worker(op: StagedOperation, batch: Batch, settings: Settings | None = None) -> dict:
     return op.run_in_worker(batch, settings or Settings.from_env())
 
 
 def finalize_shard(
-    op: StagedOperation, outcome: dict | None, batch: dict, settings: Settings | None = None
-) -> dict:
-    """Verify and finish each prepared partition of the shard, whatever the others do."""
+    op: StagedOperation,
+    outcome: ShardOutcome | None,
+    batch: Batch,
+    settings: Settings | None = None,
+) -> ShardOutcome:
+    """Verify and finish each prepared partition of the shard, whatever the others do; its
+    results are the partitions' reports."""
     settings = settings or Settings.from_env()
-    prepared = outcome["prepared"] if outcome else []
-    reports, failures = run_partitions(
+    prepared = outcome.results if outcome else []
+    return run_partitions(
         [_with_target(plan) for plan in prepared],
         lambda plan: op.finalize(plan["plan"], batch, settings),
         what=f"{op.name}: finalizing",
+        shard=outcome.shard if outcome else None,
     )
-    return {"reports": reports, "failures": failures}
 
 
 def summarize(
     op: StagedOperation,
     shards: Sequence[dict],
-    prepares: Sequence[dict | None],
-    finalizes: Sequence[dict | None],
+    prepares: Sequence[ShardOutcome | None],
+    finalizes: Sequence[ShardOutcome | None],
 ) -> dict:
     """The run's totals; raises naming every partition that was not done, so the run is red."""
-    reports = [r for outcome in filter(None, finalizes) for r in outcome["reports"]]
+    reports = [r for outcome in filter(None, finalizes) for r in outcome.results]
     failed = failures_of(shards, prepares, finalizes)
-    totals = {**op.totals(reports), "shards": len(shards), "failed": [f["label"] for f in failed]}
+    totals = {**op.totals(reports), "shards": len(shards), "failed": [f.label for f in failed]}
     log.info("%s run: %s", op.name, totals)
     if failed:
         raise PartitionsFailedError(not_done_message(failed))

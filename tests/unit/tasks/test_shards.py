@@ -3,16 +3,21 @@ a failing partition is named and does not stop the others."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tierflow.tasks.shards import (
+    PartitionFailure,
     PartitionsFailedError,
     ShardFailedError,
+    ShardOutcome,
     check_run,
     cut_shards,
     failures_of,
     raise_on_failures,
     run_partitions,
+    shard_outcome,
 )
 
 
@@ -77,32 +82,41 @@ def test_a_failing_partition_is_named_and_the_others_go_ahead() -> None:
             raise ValueError("bad segment at 00000000000000000042.log position 7")
         return {"done": target["partition"]}
 
-    results, failures = run_partitions(targets(3), work, what="copy:")
-    assert results == [{"done": 0}, {"done": 2}]
-    assert failures == [
-        {
-            "topic": "t",
-            "partition": 1,
-            "label": "t-1",
-            "error": "ValueError: bad segment at 00000000000000000042.log position 7",
-        }
+    outcome = run_partitions(targets(3), work, what="copy:")
+    assert outcome.results == [{"done": 0}, {"done": 2}]
+    assert outcome.failures == [
+        PartitionFailure(
+            topic="t",
+            partition=1,
+            label="t-1",
+            error="ValueError: bad segment at 00000000000000000042.log position 7",
+        )
     ]
     with pytest.raises(ShardFailedError, match=r"1 partition\(s\) failed: t-1 \(ValueError"):
-        raise_on_failures({"failures": failures})
-    raise_on_failures({"failures": []})
+        raise_on_failures(outcome)
+    raise_on_failures(ShardOutcome())
+
+
+def test_an_outcome_goes_through_xcom_as_json_and_back() -> None:
+    failure = PartitionFailure(topic="t", partition=1, label="t-1", error="boom")
+    outcome = ShardOutcome(shard=3, results=[{"done": 0}], failures=[failure])
+    raw = json.loads(json.dumps(outcome.as_xcom()))
+    assert raw["failures"] == [{"topic": "t", "partition": 1, "label": "t-1", "error": "boom"}]
+    assert shard_outcome(raw) == outcome
+    assert shard_outcome(None) is None
 
 
 def test_a_run_names_failed_partitions_and_those_of_shards_that_left_nothing() -> None:
     first, second = targets(2), targets(4)[2:]
     shards = [{"targets": first}, {"targets": second}]
-    failed = {"topic": "t", "partition": 0, "label": "t-0", "error": "boom"}
-    outcomes = [{"failures": [failed]}, None]  # the second shard's task died before it pushed
+    failed = PartitionFailure(topic="t", partition=0, label="t-0", error="boom")
+    outcomes = [ShardOutcome(failures=[failed]), None]  # the second shard's task died first
     found = failures_of(shards, outcomes)
-    assert [(f["label"], f["error"]) for f in found] == [
+    assert [(f.label, f.error) for f in found] == [
         ("t-0", "boom"),
         ("t-2", "its shard task did not finish"),
         ("t-3", "its shard task did not finish"),
     ]
     with pytest.raises(PartitionsFailedError, match=r"3 partition\(s\) were not done: t-0"):
         check_run(shards, outcomes)
-    check_run(shards, [{"failures": []}, {"failures": []}])
+    check_run(shards, [ShardOutcome(), ShardOutcome()])

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.engine.batch_files import read_rows
+from tierflow.engine.batch_files import Batch, read_rows
 from tierflow.engine.kind import JobKind
 from tierflow.engine.pool import run_jobs
 from tierflow.engine.worker import Worker
@@ -176,6 +176,6 @@ def rewrite_jobs(
         crash_point("copy.after_upload")
 
 
-def rewrite_results(batch: dict) -> dict[str, RewriteResult]:
+def rewrite_results(batch: Batch) -> dict[str, RewriteResult]:
     """The batch's results by segment id; none when the rewrite wrote no file."""
     return {row["segment_id"]: RewriteResult.from_dict(row) for row in read_rows(batch)}
