@@ -39,21 +39,26 @@ SPARK_POOL = "tierflow_spark"
 
 
 class StagedSparkSubmitOperator(SparkSubmitOperator):
-    """spark-submit over the batch ``batch_task`` planned, read as its typed ``Batch``, with
-    the S3 connection handed to the driver at execute time, in the environment it inherits:
-    never a rendered field, an argument or an XCom."""
+    """spark-submit over the batch ``batch_task`` planned, read as its typed ``Batch`` when the
+    task's fields are rendered (so the UI shows the real arguments), with the S3 connection
+    handed to the driver at execute time, in the environment it inherits: never a rendered
+    field, an argument or an XCom."""
 
     def __init__(self, *, batch_task: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.batch_task = batch_task
 
-    def execute(self, context: Context) -> None:
+    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
         from tierflow.engine.batch_files import Batch
-        from tierflow.tasks.segment_copy import spark_bucket_handover
 
+        super().render_template_fields(context, jinja_env)
         batch = Batch.model_validate(context["ti"].xcom_pull(task_ids=self.batch_task))
         self.application_args, self.py_files = batch.spark_args, batch.py_files
         self.conf = {**(self.conf or {}), **batch.spark_conf}
+
+    def execute(self, context: Context) -> None:
+        from tierflow.tasks.segment_copy import spark_bucket_handover
+
         with spark_bucket_handover():
             super().execute(context)
 
