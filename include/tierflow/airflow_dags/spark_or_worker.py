@@ -17,7 +17,7 @@ from typing import Any
 
 from airflow.sdk import TriggerRule, get_current_context, task
 
-from tierflow.airflow_dags.staged_pipeline import spark_task
+from tierflow.airflow_dags.staged_pipeline import branch_for, spark_task
 
 
 def spark_or_worker(
@@ -36,10 +36,7 @@ def spark_or_worker(
     def choose(batch: dict) -> list[str]:
         if batch["dry_run"]:
             return []
-        from tierflow.engine.batch_files import Batch
-
-        use_spark = Batch.model_validate(batch).use_spark
-        return [f"{verb}_with_spark" if use_spark else f"{verb}_in_worker"]
+        return [branch_for(verb, batch)]
 
     @task(task_id=finish_id, trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS)
     def finish_batch() -> dict:

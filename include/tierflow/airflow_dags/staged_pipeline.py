@@ -140,12 +140,17 @@ def _plan_batch_task(operation: Loader, verb: str) -> Any:
 def _choose_task(verb: str) -> Any:
     @task.branch(task_id=f"choose_{verb}")
     def choose(batch: dict) -> str:
-        from tierflow.engine.batch_files import Batch
-
-        use_spark = Batch.model_validate(batch).use_spark
-        return f"{verb}_with_spark" if use_spark else f"{verb}_in_worker"
+        return branch_for(verb, batch)
 
     return choose
+
+
+def branch_for(verb: str, batch: dict) -> str:
+    """The task that runs the batch (planned by plan_<verb>, as XCom gave it back)."""
+    from tierflow.engine.batch_files import Batch
+
+    use_spark = Batch.model_validate(batch).use_spark
+    return f"{verb}_with_spark" if use_spark else f"{verb}_in_worker"
 
 
 def spark_task(name: str, verb: str, spark_app: Path) -> StagedSparkSubmitOperator:
@@ -186,8 +191,8 @@ def _finalize_task(operation: Loader, pool: str) -> Any:
         ti = get_current_context()["ti"]
         prepare_task = lane_task_id("prepare", shard["queue"])
         outcome = ti.xcom_pull(task_ids=prepare_task, key=OUTCOME, map_indexes=ti.map_index)
-        typed = Batch.model_validate(batch)
-        finish_shard(finalize_shard(operation(), shard_outcome(outcome), typed))
+        planned = Batch.model_validate(batch)
+        finish_shard(finalize_shard(operation(), shard_outcome(outcome), planned))
 
     return finalize
 
