@@ -20,7 +20,8 @@ about 5x; ``mixed`` records carry 100 random bytes after their JSON and compress
 
 For the chunked layout it also measures the work no copy can skip, on every core at once
 (read, CRC32C, sha256, zstd-3, AES-GCM in one process per core), and with ``--cli-paths
-one-process processes`` the serial seconds per GiB that one process and all cores imply.
+one-process processes`` the serial seconds per GiB that one core (the one-process run is pinned
+to one) and all cores imply, beside the copy's time outside its rewrite step (``--json``).
 The DAG's goals (copy run minus idle run, and the rewrite task alone) are set against that
 mandatory-work ceiling; the plain layout, which has none, falls back to its copy ceiling, and
 the printed line says which one is used.
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -190,15 +192,32 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp).timestamp()
 
 
-def run_cli(settings: Settings, *extra: str) -> float:
+@dataclass(frozen=True)
+class CliRun:
+    """A ``tierflow copy`` process: its wall time and the batch's own step times (--json)."""
+
+    wall_s: float
+    steps: dict[str, float]
+
+    @property
+    def outside_rewrite_s(self) -> float:
+        """Start-up, prepare, finalize and exit: what the cores did not share."""
+        return self.wall_s - self.steps.get("rewrite_s", 0.0)
+
+
+def run_cli(settings: Settings, path: str) -> CliRun:
+    """``tierflow copy`` on ``path``; one-process runs pinned to one core, so that its upload
+    checks (threads) cannot borrow a second one and the Amdahl figure compares 1 core with n."""
     env = {**os.environ, **settings.as_env()}
-    command = [sys.executable, "-m", "tierflow.cli", "copy", "--json", *extra]
+    command = [sys.executable, "-m", "tierflow.cli", "copy", "--json", *CLI_FLAGS[path]]
+    one = {min(os.sched_getaffinity(0))}
+    pin = (lambda: os.sched_setaffinity(0, one)) if path == "one-process" else None
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, preexec_fn=pin)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"tierflow copy failed: {done.stderr[-2000:]}")
-    return wall
+    return CliRun(wall, json.loads(done.stdout).get("seconds", {}))
 
 
 def fresh(settings: Settings, base: Path) -> Settings:
@@ -266,7 +285,7 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
-        figures["cli"][path] = run_cli(cli, *CLI_FLAGS[path])
+        figures["cli"][path] = run_cli(cli, path)
         figures["startup"] = startup_s(cli)
     return figures
 
@@ -299,12 +318,13 @@ def report(figures: dict) -> None:
         print(f"segment_copy goals against the {goal_name}, {goal_ceiling:.0f} MiB/s{why}")
     for path, run in figures["dag"].items():
         report_dag(path, run, mib, goal_ceiling, goal_name)
-    for path, wall in figures["cli"].items():
-        rate = mib / wall
+    for path, run in figures["cli"].items():
+        rate = mib / run.wall_s
         print(
-            f"tierflow copy on {path:14s} {wall:6.1f} s {rate:6.1f} MiB/s "
+            f"tierflow copy on {path:14s} {run.wall_s:6.1f} s {rate:6.1f} MiB/s "
             f"{rate / ceiling:4.0%} of ceiling (goal >= {GOAL_CLI:.0%} at 4 GiB)"
         )
+        report_outside(run, mib)
     report_mandatory(figures)
     for command, seconds in figures.get("startup", {}).items():
         goal = GOAL_STARTUP_S[command]
@@ -347,20 +367,32 @@ def report_mandatory(figures: dict) -> None:
     mandatory, cli, mib = figures.get("mandatory"), figures["cli"], figures["mib"]
     if mandatory is None or "processes" not in cli:
         return
-    share = mib / cli["processes"] / mandatory
+    share = mib / cli["processes"].wall_s / mandatory
     print(
         f"mandatory work on every core  {mandatory:6.1f} MiB/s; tierflow copy on every core "
         f"{share:4.0%} of it (goal >= {GOAL_MANDATORY:.0%})"
     )
     cores = len(os.sched_getaffinity(0))
     if "one-process" in cli and cores > 1:
-        serial = amdahl_serial_s(cli["one-process"], cli["processes"], cores) / (mib / 1024)
+        one_s, all_s = cli["one-process"].wall_s, cli["processes"].wall_s
+        serial = amdahl_serial_s(one_s, all_s, cores) / (mib / 1024)
         print(
-            f"serial part (one process {cli['one-process']:.1f} s, {cores} cores "
-            f"{cli['processes']:.1f} s): {serial:.2f} s per GiB "
+            f"serial part (one core {one_s:.1f} s, {cores} cores "
+            f"{all_s:.1f} s): {serial:.2f} s per GiB "
             f"(goal < {GOAL_SERIAL_S_PER_GIB} s)"
         )
         report_machine_serial(figures, serial, cores)
+
+
+def report_outside(run: CliRun, mib: float) -> None:
+    """The serial part measured directly: the process's time outside the rewrite step."""
+    if not run.steps:
+        return
+    steps = ", ".join(f"{k.removesuffix('_s')} {v:.2f} s" for k, v in run.steps.items())
+    per_gib = run.outside_rewrite_s / (mib / 1024)
+    print(
+        f"    outside the rewrite {run.outside_rewrite_s:5.2f} s ({per_gib:.2f} s per GiB): {steps}"
+    )
 
 
 def amdahl_serial_s(one_s: float, all_s: float, cores: int) -> float:

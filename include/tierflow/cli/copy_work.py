@@ -25,7 +25,13 @@ from tierflow.cluster.unread import UnreadPartition, why_unread
 from tierflow.config import Settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.copy.batch import BatchCopy, CopyOutcome, Rewrite, copy_partitions
+from tierflow.lifecycle.copy.batch import (
+    BatchCopy,
+    CopyOutcome,
+    CopyPhases,
+    Rewrite,
+    copy_partitions,
+)
 from tierflow.lifecycle.copy.plan import CopiedSegment, PartitionCopyReport
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_jobs
 from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
@@ -48,6 +54,8 @@ class CopyRun:
     outcomes: list[CopyOutcome] = field(default_factory=list)
     # Partitions of registered topics the filters match whose leader replica is not read.
     unread: list[UnreadPartition] = field(default_factory=list)
+    # Each step's wall seconds: how long the batch spent outside the rewrite.
+    phases: CopyPhases = field(default_factory=CopyPhases)
 
     def failed(self) -> list[CopyOutcome]:
         return [o for o in self.outcomes if o.error is not None]
@@ -57,6 +65,7 @@ class CopyRun:
             "dry_run": self.dry_run,
             "partitions": [o.as_dict() for o in self.outcomes],
             "unread": [u.as_dict() for u in self.unread],
+            "seconds": self.phases.as_dict(),
         }
 
 
@@ -81,7 +90,7 @@ def copy(args: argparse.Namespace) -> int:
             progress=progress,
             on_copied=None if args.json else _print_copied,
         )
-        run = CopyRun(args.dry_run, copy_partitions(logs, store, rsm, how))
+        run = CopyRun(args.dry_run, copy_partitions(logs, store, rsm, how), phases=how.phases)
         if failed := run.failed():  # the lines below say why; "done" would say otherwise
             progress.ended(f"{counted(len(failed), 'partition')} failed")
     run.unread = [u for u in selection.unread if u.topic in registered]

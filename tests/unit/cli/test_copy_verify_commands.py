@@ -90,6 +90,10 @@ def test_copy_says_what_it_copied_then_that_nothing_is_left(
     copied = [s for p in report["partitions"] for s in p["copied"]]
     assert status == 0 and copied and all(set(s) == COPIED_KEYS for s in copied)
     total = sum(s["size_in_bytes"] for s in copied)
+    # Each step's wall seconds, so what ran outside the rewrite (the serial part) can be read.
+    steps = report["seconds"]
+    assert set(steps) == {"prepare_s", "rewrite_s", "finalize_s"}
+    assert all(seconds >= 0 for seconds in steps.values()) and steps["rewrite_s"] > 0
 
     status, again = run(capsys, "copy")
     partitions = len(untiered.logs())

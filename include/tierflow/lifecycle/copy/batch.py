@@ -9,8 +9,11 @@ lease released. A partition that fails is named in its outcome and the others go
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
 
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
@@ -48,6 +51,31 @@ class CopyOutcome:
         return {"topic": self.topic, "partition": self.partition, **report, "error": self.error}
 
 
+Step = Literal["prepare", "rewrite", "finalize"]
+
+
+@dataclass
+class CopyPhases:
+    """Wall seconds of each step of a batch (``tierflow copy --json``): what runs outside the
+    rewrite is the copy's serial part, which must not grow with the data."""
+
+    prepare_s: float = 0.0
+    rewrite_s: float = 0.0
+    finalize_s: float = 0.0
+
+    @contextmanager
+    def timing(self, step: Step) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            name = f"{step}_s"
+            setattr(self, name, getattr(self, name) + time.perf_counter() - started)
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: round(v, 3) for k, v in vars(self).items()}
+
+
 @dataclass(frozen=True)
 class BatchCopy:
     """Who copies and how: the lease owner and its TTL, and the rewrite of the batch."""
@@ -61,6 +89,8 @@ class BatchCopy:
     on_copied: Callable[[str, int, CopiedSegment], None] | None = None
     # The process holding the leases from prepare to finalize (a CLI run; lease.py).
     holder: LeaseHolder | None = None
+    # Filled in as the batch goes (a mutable record in a frozen description).
+    phases: CopyPhases = field(default_factory=CopyPhases)
 
 
 def copy_partitions(
@@ -73,7 +103,8 @@ def copy_partitions(
     given back first, so a rerun by another owner does not wait out their TTL."""
     prepared: list[tuple[CopyOutcome, CopyPlan | None] | None] = []
     try:
-        prepared.extend(_prepare(log_, store, rsm, how) for log_ in logs)
+        with how.phases.timing("prepare"):
+            prepared.extend(_prepare(log_, store, rsm, how) for log_ in logs)
         outcomes = [outcome for outcome, _plan in filter(None, prepared)]
         plans = [plan for _outcome, plan in filter(None, prepared) if plan is not None]
         if how.dry_run:
@@ -81,10 +112,12 @@ def copy_partitions(
         jobs = [job for plan in plans for job in plan.jobs]
         how.progress.add_total(len(jobs), sum(job.size_in_bytes for job in jobs))
         with UploadChecks(rsm) as checks:
-            results = _rewritten(jobs, how, checks)
-            for outcome, plan in filter(None, prepared):
-                if plan is not None:
-                    _finalize(outcome, plan, results, store, rsm, how, checks)
+            with how.phases.timing("rewrite"):
+                results = _rewritten(jobs, how, checks)
+            with how.phases.timing("finalize"):
+                for outcome, plan in filter(None, prepared):
+                    if plan is not None:
+                        _finalize(outcome, plan, results, store, rsm, how, checks)
     except BaseException:
         for _outcome, plan in filter(None, prepared):
             if plan is not None:  # a finalized plan's release changes nothing
