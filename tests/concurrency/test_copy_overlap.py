@@ -102,7 +102,9 @@ def test_scheduled_run_while_a_manual_copy_holds_a_partition(
     assert set(failed) == {"prepare:orders-0", "summarize"}
     assert failed["prepare:orders-0"].startswith("PartitionBusyError: orders-0: copy lease")
     assert "cli:on-call" in failed["prepare:orders-0"]
-    assert failed["summarize"].startswith("PartitionsNotCopiedError: 1 of 3 partitions")
+    assert failed["summarize"].startswith(
+        "PartitionsFailedError: 1 partition(s) were not done: orders-0 (PartitionBusyError: "
+    )
     assert manual_outcome["exit_code"] == 0, manual.output()
     checks.assert_copied_once(o.t)
     assert_consistent(o)
@@ -126,6 +128,6 @@ def test_scheduled_and_manual_copy_started_together(fresh, tmp_path: Path, stagg
     assert manual_outcome["exit_code"] == (1 if busy else 0)
     for task, message in checks.failures(scheduled_outcome).items():
         assert task.startswith(("prepare:", "summarize")), message
-        assert message.startswith(("PartitionBusyError", "PartitionsNotCopiedError")), message
+        assert message.startswith(("PartitionBusyError", "PartitionsFailedError")), message
     checks.assert_copied_once(o.t)
     assert_consistent(o)

@@ -37,7 +37,7 @@ TAKEN_OVER = "CopyFailedError"
 TAKEN_OVER_ANSWERS = {
     "prepare": "LeaseLostError",  # taken over while preparing
     "finalize": TAKEN_OVER,  # its attempts were removed before it could finish them
-    "summarize": "PartitionsNotCopiedError",  # red, since a prepare failed
+    "summarize": "PartitionsFailedError",  # red, naming each partition that failed
 }
 
 
@@ -71,7 +71,12 @@ def test_a_backfill_run_takes_over_a_scheduled_run_held_mid_copy(
 
     assert checks.failures(backfill_outcome) == {}
     failed = checks.failures(scheduled_outcome)
-    assert set(failed) == {"finalize:orders-0", "finalize:orders-1", "finalize:payments-0"}
+    lost = {"orders-0", "orders-1", "payments-0"}
+    # summarize runs after failed finalize tasks too (ALL_DONE), and names what they lost.
+    assert set(failed) == {f"finalize:{name}" for name in lost} | {"summarize"}
+    summary = failed.pop("summarize")
+    assert summary.startswith("PartitionsFailedError: 3 partition(s) were not done: "), summary
+    assert all(f"{name} ({TAKEN_OVER}: " in summary for name in lost), summary
     for message in failed.values():
         assert message.startswith(f"{TAKEN_OVER}: "), message
         assert "no longer being copied" in message, message

@@ -6,8 +6,9 @@ python -m tests.concurrency.worker RESULT_JSON retention NOW_MS
 python -m tests.concurrency.worker RESULT_JSON disable TOPIC POLICY RUN_ID
 
 Settings come from the environment, as in an Airflow task. A failing task is recorded (its
-exception type and message) and the run goes on as Airflow would: the other mapped tasks still
-run, and tasks downstream of a failed one do not. The outcome is written as JSON.
+exception type and message; for a shard task, each partition it names as failed) and the run
+goes on as Airflow would: the other mapped tasks still run, and a task downstream of a failed
+one runs only if its trigger rule says so. The outcome is written as JSON.
 
 With CONCURRENCY_START_FILE set, the run (its imports done, CONCURRENCY_READY_FILE touched)
 first waits for that file to appear, so that several processes start together;
@@ -28,9 +29,12 @@ from typing import Any
 # Imported here, not in each operation: a forked child (runs.py) starts with them loaded.
 from tierflow.cli import main as cli_main
 from tierflow.config import Settings
-from tierflow.tasks import segment_copy as copy_tasks
+from tierflow.engine.batch_files import Batch
+from tierflow.tasks import staged
 from tierflow.tasks.disablement import apply_request, complete_request
 from tierflow.tasks.retention import expire_partition, list_retention_targets, summarize
+from tierflow.tasks.segment_copy import COPY
+from tierflow.tasks.shards import ShardOutcome, shard_outcome
 
 ENV_START_FILE = "CONCURRENCY_START_FILE"
 ENV_READY_FILE = "CONCURRENCY_READY_FILE"
@@ -38,6 +42,7 @@ ENV_DELAY_MS = "CONCURRENCY_DELAY_MS"
 # Set by Airflow's task runner for every task (context_to_airflow_vars), as here.
 ENV_AIRFLOW_RUN_ID = "AIRFLOW_CTX_DAG_RUN_ID"
 START_TIMEOUT_S = 120
+DAG_PARAMS: dict = {}  # segment_copy declares no params; the lease TTL comes from the settings
 
 
 def task(outcome: dict, name: str, body: Callable[[], Any]) -> Any:
@@ -53,32 +58,63 @@ def task(outcome: dict, name: str, body: Callable[[], Any]) -> Any:
 
 
 def copy_dag(outcome: dict, run_id: str) -> None:
-    """segment_copy: prepare per partition, one rewrite in the worker, finalize per partition
-    (all three run even when an upstream task failed: ALL_DONE), then summarize."""
-    t = copy_tasks
-    settings = Settings.from_env()
+    """segment_copy as wire_staged_pipeline runs it (airflow_dags/staged_pipeline.py): the
+    library calls its tasks make, their values passed as XCom carries them. plan (no shards:
+    the rest is skipped); prepare per shard; plan_rewrite; rewrite_in_worker; finalize per
+    shard and summarize, both ALL_DONE: they run whatever failed before them."""
     os.environ[ENV_AIRFLOW_RUN_ID] = run_id
-    targets = t.list_copy_targets(settings)
-    prepared = [
-        task(
-            outcome,
-            f"prepare:{x['topic']}-{x['partition']}",
-            lambda x=x: t.prepare_target(x, lease_ttl_s=900, settings=settings),
-        )
-        for x in targets
+    shards = task(outcome, "plan", lambda: xcom(staged.plan_shards(COPY, DAG_PARAMS)))
+    if not shards:
+        return
+    prepares = [
+        shard_task(outcome, "prepare", s, lambda s=s: prepare_shard(s, run_id)) for s in shards
     ]
-    batch = t.plan_rewrite(prepared, run_key=run_id, settings=settings)
-    task(outcome, "rewrite", lambda: t.rewrite_in_worker(batch, settings))
-    reports = [
-        task(
-            outcome,
-            f"finalize:{x['topic']}-{x['partition']}",
-            lambda p=p: t.finalize_target(p, batch, settings),
-        )
-        for x, p in zip(targets, prepared, strict=True)
-    ]
-    if not any(name.startswith("finalize:") for name in outcome["failed"]):
-        task(outcome, "summarize", lambda: t.summarize(reports))  # all_success downstream
+    planned = task(outcome, "plan_rewrite", lambda: plan_rewrite(prepares, run_id))
+    finalizes: list[ShardOutcome | None] = [None] * len(shards)  # no batch: nothing to finalize
+    if planned is not None:
+        batch = Batch.model_validate(planned)
+        task(outcome, "rewrite_in_worker", lambda: rewrite_in_worker(batch))
+        finalizes = [
+            shard_task(outcome, "finalize", s, lambda p=p: staged.finalize_shard(COPY, p, batch))
+            for s, p in zip(shards, prepares, strict=True)
+        ]
+    task(outcome, "summarize", lambda: staged.summarize(COPY, shards, prepares, finalizes))
+
+
+def xcom(value: Any) -> Any:
+    """``value`` as a later task reads it back from XCom: JSON, so tuples come back as lists."""
+    return json.loads(json.dumps(value))
+
+
+def shard_task(
+    outcome: dict, step: str, shard: dict, body: Callable[[], ShardOutcome]
+) -> ShardOutcome | None:
+    """One mapped shard task: the outcome it pushes (None when it failed without one). Each
+    partition it names as failed is recorded as ``step:topic-partition`` with its error; the
+    task then ends red (finish_shard), which the per-partition entries already say."""
+    pushed = task(outcome, f"{step}[{shard['index']}]", lambda: xcom(body().as_xcom()))
+    result = shard_outcome(pushed)
+    for failure in result.failures if result else []:
+        outcome["failed"][f"{step}:{failure.label}"] = failure.error
+    return result
+
+
+def prepare_shard(shard: dict, run_id: str) -> ShardOutcome:
+    """prepare's call: settings None, so each task reads them from its environment."""
+    return staged.prepare_shard(COPY, shard, params=DAG_PARAMS, run_key=run_id, settings=None)
+
+
+def plan_rewrite(prepares: list[ShardOutcome | None], run_id: str) -> dict:
+    """plan_rewrite's call; the batch goes on as XCom, and each later task validates it."""
+    return staged.plan_batch(COPY, prepares, run_key=run_id, settings=None).as_xcom()
+
+
+def rewrite_in_worker(batch: Batch) -> dict:
+    """choose_rewrite sends a batch below the Spark threshold here, as every batch of these
+    small logs is; these runs have no Spark for rewrite_with_spark."""
+    if batch.use_spark:
+        raise RuntimeError(f"a {batch.bytes}-byte batch needs Spark, which these runs lack")
+    return staged.run_in_worker(COPY, batch)
 
 
 def copy_cli(outcome: dict, owner: str) -> None:

@@ -1,10 +1,11 @@
-"""Task bodies of the segment_copy DAG: prepare per partition, one rewrite, finalize per partition.
+"""Copy's part of the staged pipeline (``COPY``): what segment_copy does per partition.
 
-Per run: every partition is prepared (lease, cleanup, COPY_SEGMENT_STARTED); the segments of
-all of them are rewritten in one batch (by Spark, or in the worker below the threshold); then
-every partition is finalized (verify, COPY_SEGMENT_FINISHED, release). Each step is safe to
-clear and rerun: rewriting skips segments that are no longer COPY_SEGMENT_STARTED, and
-finalizing treats FINISHED segments as done.
+Per run (tasks.staged): every partition is prepared (lease, cleanup, COPY_SEGMENT_STARTED)
+shard by shard; the segments of all of them are rewritten in one batch (by Spark, or in the
+worker below the threshold); then every partition is finalized (verify, COPY_SEGMENT_FINISHED,
+release), and the run is summarized with ``copy_totals``. Each step is safe to clear and rerun:
+rewriting skips segments that are no longer COPY_SEGMENT_STARTED, and finalizing treats
+FINISHED segments as done.
 """
 
 from __future__ import annotations
@@ -165,10 +166,6 @@ def finalize_target(
     return report.as_dict()
 
 
-class PartitionsNotCopiedError(RuntimeError):
-    """Some partitions' prepare failed: the run must end red although the rest was copied."""
-
-
 def copy_totals(reports: Sequence[dict]) -> dict:
     """Partitions, segments, bytes and abandoned attempts removed, over finalize reports."""
     return {
@@ -177,28 +174,6 @@ def copy_totals(reports: Sequence[dict]) -> dict:
         "bytes": sum(s["size_in_bytes"] for r in reports for s in r["copied"]),
         "cleaned_up": sum(len(r["cleaned_up"]) for r in reports),
     }
-
-
-def summarize(reports: Sequence[dict | None]) -> dict:
-    """Totals of the run; raises at the end when a partition was not copied, because Airflow
-    takes a run's state from its last tasks and would otherwise call it a success."""
-    done = [r for r in reports if r]
-    totals = copy_totals(done)
-    log.info(
-        "copied %d segments (%d bytes) over %d partitions; removed %d abandoned attempts",
-        totals["segments"],
-        totals["bytes"],
-        totals["partitions"],
-        totals["cleaned_up"],
-    )
-    missing = len(reports) - len(done)
-    if missing:
-        raise PartitionsNotCopiedError(
-            f"{missing} of {len(reports)} partitions were not copied (their prepare task "
-            f"failed; {totals['segments']} segments of the others were); clear the failed tasks "
-            "together with their downstream tasks to finish the run"
-        )
-    return totals
 
 
 def still_started(store: MetadataStore, jobs: list[RewriteJob]) -> list[RewriteJob]:
