@@ -11,20 +11,10 @@ import sys
 from pathlib import Path
 
 from tests.support.azurite import ACCOUNT, ACCOUNT_KEY, Azurite
+from tests.support.handover import EXECUTOR
 from tierflow.config import Settings
 from tierflow.storage.azure_handover import AzureClientSpec
 from tierflow.storage.handover import connection_client, from_json, to_json
-
-EXECUTOR = """
-import json, sys
-from tierflow.config import Settings
-from tierflow.engine.worker import executor_storage
-from tierflow.storage.handover import from_json
-
-rsm = executor_storage(Settings.from_env(), from_json(sys.argv[1]))
-rsm.objects.put_bytes("from-executor", b"no airflow here")
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "airflow")))
-"""
 
 
 def test_the_spec_of_the_connection_round_trips_without_showing_the_key(

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.azure.test_azure_handover import EXECUTOR
 from tests.support.gcs_emulator import GcsEmulator, ServiceAccount
+from tests.support.handover import EXECUTOR
 from tierflow.config import Settings
 from tierflow.storage.gcs_handover import GcsClientSpec
 from tierflow.storage.handover import connection_client, from_json, to_json

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.s3.test_lifecycle_on_s3 import finished_keys
+from tests.support.fault_proxy import FaultProxy, Rule, running_fault_proxy
 from tests.support.moto_server import MotoServer
-from tests.support.s3_fault_proxy import FaultProxy, Rule, running_fault_proxy
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
 from tierflow.lifecycle.copy.plan import CopyFailedError
 from tierflow.lifecycle.copy.steps import copy_partition
@@ -27,7 +27,11 @@ def proxy(moto_server: MotoServer) -> Iterator[FaultProxy]:
 
 @pytest.fixture
 def tiered(
-    tmp_path: Path, s3_bucket: str, proxy: FaultProxy, moto_server: MotoServer, monkeypatch
+    tmp_path: Path,
+    s3_bucket: str,
+    proxy: FaultProxy,
+    moto_server: MotoServer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Tiered:
     """aws_default points at the proxy; retries are quick, the read timeout short."""
     through_proxy = MotoServer(proxy.endpoint, moto_server.log).connection_env()

@@ -1,9 +1,11 @@
-"""A fault mode for the test S3 server: an HTTP proxy on loopback in front of moto_server.
+"""A fault mode for the test object stores: an HTTP proxy on loopback in front of moto_server,
+Azurite or the GCS emulator (any HTTP server).
 
-Clients talk to the proxy exactly as to S3; it forwards every request unchanged, unless a rule
-says otherwise for the request it matches:
+Clients talk to the proxy exactly as to the server; it forwards every request unchanged, unless
+a rule says otherwise for the request it matches:
 
-- ``status``: answer with an S3 error (503 SlowDown, 500 InternalError...) without forwarding;
+- ``status``: answer with an S3-style XML error (503 SlowDown, 500 InternalError...) without
+  forwarding;
 - ``stall``: hold the request for a while, then forward it (a slow response) or, with
   ``then_close``, drop the connection unanswered (a client timeout);
 - ``reset``: read the request and reset the connection (TCP RST), as a load balancer might in
@@ -14,9 +16,10 @@ says otherwise for the request it matches:
 - ``drop_response``: forward the request, then close without answering (the request took
   effect, the client cannot know).
 
-Rules match on method and query (``uploadId``/``partNumber`` tell a multipart part) and fire a
-given number of times; ``injected`` counts what fired. Everything runs in threads of the test
-process, so a rule set by a test applies to clients in any process: a DAG task's, Spark's.
+Rules match on method and query (S3's ``partNumber``, Azure's ``comp=block``, GCS's
+``upload_id`` tell a part of an upload) and fire a given number of times; ``injected`` counts
+what fired. Everything runs in threads of the test process, so a rule set by a test applies to
+clients in any process: a DAG task's, Spark's.
 """
 
 from __future__ import annotations
