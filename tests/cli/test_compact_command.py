@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lifecycle.test_remote_compaction import CHANGELOG, tier_uncleaned
+from tests.support.compaction_data import CHANGELOG, tier_uncleaned
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
 from tierflow.cli import main

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.process import tierflow, tierflow_env
-from tests.corpus.test_broken_remote import flip_log_chunk
+from tests.support.broken_remote import flip_log_chunk
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S

@@ -29,8 +29,8 @@ from tests.diskless.merge_support import (
     assert_merged_exactly_once,
     consolidated,
 )
-from tests.lifecycle.test_remote_compaction import CHANGELOG, tier_uncleaned
-from tests.restore.test_restore_partition import assert_restored_as_written
+from tests.support.compaction_data import CHANGELOG, tier_uncleaned
+from tests.support.restored import assert_restored_as_written
 from tests.support.tiered import build_tiered, eligible
 from tierflow.cli import main
 from tierflow.config import ENV_LEASE_TTL_S, Settings

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
+from tests.support.cli_commands import ALL
 from tests.support.tiered import Tiered, build_tiered
-from tests.unit.cli.test_cli_help import ALL
 from tierflow.cli.exit_codes import BROKEN_PIPE
 from tierflow.export.catalog import settings_catalog
 from tierflow.lifecycle.copy.steps import copy_partition

@@ -13,6 +13,15 @@ from pathlib import Path
 import pytest
 
 from tests.corpus.state import Snapshot, finished_ranges, pattern, recorded_keys, snapshot
+from tests.support.broken_remote import (
+    PARTITION,
+    TOPIC,
+    first_segment,
+    flip_log_chunk,
+    fresh_reader,
+    key_of,
+    object_of,
+)
 from tests.support.tiered import Tiered, build_tiered, eligible
 from tierflow.lifecycle.copy.finalize import finalize_copy
 from tierflow.lifecycle.copy.plan import CopyFailedError
@@ -25,36 +34,16 @@ from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.read.fetch import fetch_remote
 from tierflow.rsm import RemoteResourceNotFoundError, RemoteSegment
 from tierflow.runtime import open_storage
-from tierflow.segment_refs import remote_segment
 from tierflow.transform.errors import CorruptChunkError, DataKeyError, ManifestError
 from tierflow.transform.keyring import KeyRing
 
 ENCRYPTED = "chunked-encrypted"
-TOPIC, PARTITION = "orders", 0
-
-
-def first_segment(t: Tiered) -> RemoteSegment:
-    topic = t.store.topic(TOPIC)
-    rows = t.store.segments(topic.topic_id, PARTITION, states=[S.COPY_SEGMENT_FINISHED])
-    return remote_segment(topic, rows[0])
-
-
-def object_of(t: Tiered, segment: RemoteSegment, suffix: str) -> Path:
-    key = next(k for k in t.rsm.object_keys(segment) if k.endswith(suffix))
-    return t.bucket() / key
-
-
-def key_of(t: Tiered, path: Path) -> str:
-    return path.relative_to(t.bucket()).as_posix()
 
 
 # -- damages: each returns the Tiered to read through and the names the message must hold ---
-# Reads go through a fresh storage manager, as in another process: the one that copied keeps
-# the manifests it wrote in memory and would not look at the damaged objects.
-
-
-def fresh_reader(t: Tiered) -> Tiered:
-    return dataclasses.replace(t, rsm=open_storage(t.settings))
+# Reads go through a fresh storage manager (fresh_reader), as in another process: the one that
+# copied keeps the manifests it wrote in memory and would not look at the damaged objects.
+# flip_log_chunk, shared with the CLI tests, is in tests/support/broken_remote.py.
 
 
 def corrupt_manifest(t: Tiered) -> tuple[Tiered, dict[str, object]]:
@@ -70,14 +59,6 @@ def foreign_key_ring(t: Tiered) -> tuple[Tiered, dict[str, object]]:
     path = object_of(t, first_segment(t), ".rsm-manifest")
     reader = dataclasses.replace(t, settings=settings, rsm=open_storage(settings))
     return reader, {"key": key_of(t, path), "key_id": "tierflow-test-1"}
-
-
-def flip_log_chunk(t: Tiered) -> tuple[Tiered, dict[str, object]]:
-    path = object_of(t, first_segment(t), ".log")
-    data = bytearray(path.read_bytes())
-    data[40] ^= 0x04  # inside chunk 0, past its IV
-    path.write_bytes(bytes(data))
-    return fresh_reader(t), {"key": key_of(t, path)}
 
 
 def remove_log_object(t: Tiered) -> tuple[Tiered, dict[str, object]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.export.test_export_table import assert_holds_committed
+from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
 from tierflow.cli import main

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.restore.test_restore_partition import assert_restored_as_written
+from tests.support.restored import assert_restored_as_written
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
 from tierflow.cli import main

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.lifecycle.test_remote_compaction import (
+from tests.support.compaction_data import (
     CHANGELOG,
     DAY_MS,
     cleaned_end,
     expected_after,
-    finished,
+    finished_changelog_rows,
     tier_uncleaned,
 )
 from tests.support.remote_view import RemoteView, read_remote
@@ -69,10 +69,10 @@ def test_spark_compacts_the_tiered_changelog_on_postgresql(
     """PostgreSQL as the store, and a batch big enough for Spark (threshold 1): the shuffle."""
     t = tiered_changelog(tmp_path, postgres_url, spark_threshold_bytes=1)
     before, started = read_remote(t.store, t.rsm, "changelog"), wall_clock_ms()
-    sources = len(finished(t))
+    sources = len(finished_changelog_rows(t))
     assert run_dag(tmp_path, t, "spark") == "success"
     assert_compacted(t, before, started)
-    assert len(finished(t)) < sources
+    assert len(finished_changelog_rows(t)) < sources
     log_text = (tmp_path / "spark.log").read_text()
     assert "spark-submit --master local[*]" in log_text
     assert "compacted 1 partitions: 3 groups (3 written)" in log_text
@@ -90,7 +90,7 @@ def test_a_worker_killed_before_the_deletes_then_the_next_run_finishes_the_swap(
     assert run_dag(tmp_path, t, "next") == "success"
     assert "a compaction replaced it" in (tmp_path / "next.log").read_text()
     assert_compacted(t, before, started)
-    starts = [r.start_offset for r in finished(t)]
+    starts = [r.start_offset for r in finished_changelog_rows(t)]
     assert len(starts) == len(set(starts)), "the replaced segments are gone"
 
 

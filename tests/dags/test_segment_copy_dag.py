@@ -8,35 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from dev.airflow_local import run_dag_in_subprocess
-from tests.lifecycle.test_compacted_copy import CHANGELOG, finished, merge_across_the_boundary
+from tests.support.compacted_copy import (
+    CHANGELOG,
+    finished_changelog_ranges,
+    merge_across_the_boundary,
+)
+from tests.support.segment_copy_dag import live_segments, run_dag
 from tests.support.tiered import build_tiered, eligible
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
-
-PROJECT = Path(__file__).resolve().parents[2]
-
-
-def run_dag(base: Path, env: dict[str, str], name: str) -> str:
-    return run_dag_in_subprocess(
-        "segment_copy",
-        project=PROJECT,
-        airflow_home=base / "airflow",
-        extra_env=env,
-        log_file=base / f"{name}.log",
-    )
-
-
-def live_segments(t, topic: str, partition: int):
-    topic_id = t.store.topic(topic).topic_id
-    rows = t.store.segments(topic_id, partition)
-    return [
-        (r.start_offset, r.end_offset, r.state)
-        for r in rows
-        if r.state != S.DELETE_SEGMENT_FINISHED
-    ]
 
 
 def test_dag_copies_every_eligible_segment(tmp_path: Path):
@@ -117,6 +99,6 @@ def test_a_compacted_topics_slice_is_rewritten_by_spark(tmp_path: Path):
     first = merge_across_the_boundary(t)
     assert run_dag(tmp_path, t.settings.as_env(), "compacted") == "success"
     assert "rewrote 2 of 2 segments" in (tmp_path / "compacted.log").read_text()
-    assert finished(t) == [(first[i], first[i + 1] - 1) for i in range(6)]
+    assert finished_changelog_ranges(t) == [(first[i], first[i + 1] - 1) for i in range(6)]
     checks = verify_partition(t.log("changelog", 0), t.store.topic("changelog"), t.store, t.rsm)
     assert [c.identical for c in checks][-2:] == [True, True], checks

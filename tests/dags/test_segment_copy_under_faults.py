@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.test_segment_copy_dag import live_segments, run_dag
 from tests.support.faulty_storage import storage_fault_env
+from tests.support.segment_copy_dag import live_segments, run_dag
 from tests.support.tiered import build_tiered, eligible
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.disablement.test_disablement import bucket_files, live, live_keys
+from tests.disablement.support import bucket_files, live, live_keys
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.lifecycle.disablement import request_disable
 from tierflow.metadata.states import RemoteLogSegmentState as S

@@ -46,7 +46,7 @@ from tests.e2e.runs import (
     wait_until,
     xcom_value,
 )
-from tests.restore.test_restore_partition import assert_restored_as_written
+from tests.support.restored import assert_restored_as_written
 from tests.support.tiered import LAYOUTS, NOW_MS, TOPICS, eligible
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir

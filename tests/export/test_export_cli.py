@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.export.test_export_table import assert_holds_committed
+from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.export.test_export_table import expected_rows, table_rows
 from tests.support.demo_data import demo_copy
+from tests.support.iceberg_rows import expected_rows, table_rows
 from tests.support.settings_env import use_settings
 from tierflow.cli import main
 from tierflow.export.catalog import settings_catalog

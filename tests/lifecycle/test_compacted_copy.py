@@ -18,20 +18,21 @@ from pathlib import Path
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
+from tests.support.compacted_copy import (
+    CHANGELOG,
+    bases,
+    copy,
+    finished_changelog_ranges,
+    merge_across_the_boundary,
+)
 from tests.support.log_cleaner import clean_partition
 from tests.support.tiered import Tiered, build_tiered
-from tierflow.demo.topics import TopicSpec
-from tierflow.kafka.batch_builder import CODEC_NONE
 from tierflow.kafka.record_batch import iter_batches
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
-from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import verify_partition
-from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.read.fetch import fetch_remote
 from tierflow.restore.request import restore_partition
 from tierflow.transform import segment_files
-
-CHANGELOG = TopicSpec(name="changelog", partitions=1, segments=6, codecs=(CODEC_NONE,))
 
 
 @pytest.fixture
@@ -39,20 +40,6 @@ def t(tmp_path: Path) -> Tiered:
     return build_tiered(
         tmp_path, topics=(CHANGELOG,), topic_configs={"changelog": {"cleanup_policy": "compact"}}
     )
-
-
-def bases(t: Tiered) -> list[int]:
-    return [s.base_offset for s in t.log("changelog", 0).segments()]
-
-
-def copy(t: Tiered):
-    return copy_partition(t.log("changelog", 0), t.store, t.rsm, owner="test")
-
-
-def finished(t: Tiered) -> list[tuple[int, int]]:
-    topic = t.store.topic("changelog")
-    rows = t.store.segments(topic.topic_id, 0, states=[S.COPY_SEGMENT_FINISHED])
-    return [(r.start_offset, r.end_offset) for r in rows]
 
 
 def records(batches: list[bytes]) -> list[tuple[int, bytes, bytes | None, int, list]]:
@@ -81,27 +68,17 @@ def local_records(t: Tiered, end: int) -> list[tuple[int, bytes, bytes | None, i
     return [r for r in found if r[0] < end]
 
 
-def merge_across_the_boundary(t: Tiered) -> list[int]:
-    """Segments 0-3 cleaned and copied; then a pass merges 2-4 (copied 2 and 3 with uncopied
-    4) and cleans 5. The segments' base offsets as generated."""
-    first, path = bases(t), t.log("changelog", 0).path
-    clean_partition(path, first_uncleanable=first[4])
-    copy(t)
-    clean_partition(path, first_uncleanable=first[6], merge=[[first[2], first[3], first[4]]])
-    return first
-
-
 def latest_by_key(found: list[tuple]) -> dict[bytes, tuple]:
     return {r[1]: r for r in sorted(found)}
 
 
 def test_only_cleaned_segments_are_copied_with_their_gaps(t: Tiered) -> None:
     first = bases(t)
-    assert copy(t).copied == [] and finished(t) == []
+    assert copy(t).copied == [] and finished_changelog_ranges(t) == []
     assert copy(t).waiting == f"offsets from {first[0]} wait for the log cleaner's next pass"
     clean_partition(t.log("changelog", 0).path, first_uncleanable=first[4])
     report = copy(t)
-    assert finished(t) == [(first[i], first[i + 1] - 1) for i in range(4)]
+    assert finished_changelog_ranges(t) == [(first[i], first[i + 1] - 1) for i in range(4)]
     assert report.waiting == f"offsets from {first[4]} wait for the log cleaner's next pass"
     checks = verify_partition(t.log("changelog", 0), t.store.topic("changelog"), t.store, t.rsm)
     assert [c.identical for c in checks] == [True] * 4, checks
@@ -121,7 +98,9 @@ def test_a_pass_merging_copied_and_uncopied_segments_is_copied_as_a_slice(t: Tie
     copy(t)
     expected = [(first[i], first[i + 1] - 1) for i in range(4)]
     expected += [(first[4], first[5] - 1), (first[5], first[6] - 1)]
-    assert finished(t) == expected, "the merged segment's tail from the first uncopied offset"
+    assert finished_changelog_ranges(t) == expected, (
+        "the merged segment's tail from the first uncopied offset"
+    )
     checks = verify_partition(t.log("changelog", 0), t.store.topic("changelog"), t.store, t.rsm)
     merged = "the log cleaner has merged the local segment with others since the copy"
     assert [c.identical for c in checks] == [None, None, None, None, True, True], checks
@@ -162,10 +141,10 @@ def test_files_replaced_while_read_fail_the_upload_and_a_rerun_copies(
     monkeypatch.setattr(segment_files, "read_chunks", replaced_after_the_first_read)
     with pytest.raises(Exception, match="files were replaced while they were read"):
         copy(t)
-    assert finished(t) == []
+    assert finished_changelog_ranges(t) == []
     monkeypatch.undo()
     copy(t)
-    assert finished(t) == [(first[0], first[1] - 1)]
+    assert finished_changelog_ranges(t) == [(first[0], first[1] - 1)]
 
 
 def test_a_restore_of_compacted_segments_and_a_slice_reads_as_the_remote_tier(

@@ -13,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.lifecycle.test_compacted_copy import CHANGELOG, finished, merge_across_the_boundary
+from tests.support.compacted_copy import (
+    CHANGELOG,
+    finished_changelog_ranges,
+    merge_across_the_boundary,
+)
 from tests.support.end_state import assert_histories_and_bucket_clean
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.copy.verify import verify_partition
@@ -52,7 +56,7 @@ def run_copy(t: Tiered, crash_at: str | None) -> subprocess.CompletedProcess:
 
 def assert_as_uninterrupted(t: Tiered, first: list[int]) -> None:
     expected = [(first[i], first[i + 1] - 1) for i in range(6)]
-    assert finished(t) == expected
+    assert finished_changelog_ranges(t) == expected
     topic = t.store.topic("changelog")
     rows = t.store.segments(topic.topic_id, 0)
     live = [r for r in rows if r.state != S.DELETE_SEGMENT_FINISHED]

@@ -16,64 +16,28 @@ from pathlib import Path
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
-from tests.support.log_cleaner import mark_cleaned
-from tests.support.remote_view import RemoteView, committed_view, read_remote
+from tests.support.compaction_data import (
+    CHANGELOG,
+    DAY_MS,
+    cleaned_end,
+    expected_after,
+    finished_changelog_rows,
+    tier_uncleaned,
+)
+from tests.support.remote_view import committed_view, read_remote
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
-from tierflow.demo.topics import TopicSpec
-from tierflow.kafka.batch_builder import CODEC_NONE, CODEC_ZSTD
 from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.record_batch import iter_batches
 from tierflow.lifecycle.compaction.report import CompactionOptions
 from tierflow.lifecycle.compaction.swap import compact_partition
-from tierflow.lifecycle.copy.steps import copy_partition
-from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.read.fetch import fetch_remote
 from tierflow.restore.request import restore_partition
-
-DAY_MS = 86_400_000
-CHANGELOG = TopicSpec(
-    name="changelog", partitions=1, segments=6, codecs=(CODEC_NONE, CODEC_ZSTD), transactional=True
-)
-
-
-def tier_uncleaned(t: Tiered, local_start: int | None = None) -> list[int]:
-    """Copy the changelog's rolled segments as the broker's cleaner left them (a pass that
-    removed nothing), then move the local log start to ``local_start`` (by default past them)
-    as local retention would. The segments' base offsets."""
-    log_ = t.log("changelog", 0)
-    bases = [s.base_offset for s in log_.segments()]
-    mark_cleaned(log_.path, bases[-1])
-    copy_partition(log_, t.store, t.rsm, owner="test")
-    topic_id = t.store.topic("changelog").topic_id
-    end = bases[-1] if local_start is None else local_start
-    t.store.advance_local_log_start_offset(topic_id, 0, end, actor="test", now_ms=NOW_MS)
-    return bases
 
 
 def compact(t: Tiered, now_ms: int = NOW_MS + 60_000, **options: object):
     topic_id = t.store.topic("changelog").topic_id
     opts = CompactionOptions(now_ms=now_ms, **options)
     return compact_partition(t.store, t.rsm, topic_id, 0, opts, owner="test")
-
-
-def finished(t: Tiered) -> list:
-    topic_id = t.store.topic("changelog").topic_id
-    return t.store.segments(topic_id, 0, states=[S.COPY_SEGMENT_FINISHED])
-
-
-def cleaned_end(t: Tiered) -> int:
-    """Where the compacted range ended (a transaction open at the tiered log's end stops it)."""
-    return t.store.partition(t.store.topic("changelog").topic_id, 0).remote_cleaned_offset
-
-
-def expected_after(before: RemoteView, horizon_ms: int, end: int) -> dict:
-    """Each key's latest record, but a tombstone in the range older than the horizon goes."""
-    latest = before.latest()
-    return {
-        k: r
-        for k, r in latest.items()
-        if not (r.value is None and r.timestamp < horizon_ms and r.offset <= end)
-    }
 
 
 @pytest.fixture
@@ -89,7 +53,7 @@ def test_compaction_keeps_every_keys_latest_record_byte_for_byte(t: Tiered) -> N
     tier_uncleaned(t)
     before = read_remote(t.store, t.rsm, "changelog")
     assert before.aborted > 0 and len(before.records) > len(before.latest()), "a real workload"
-    source_bytes = sum(s.segment_size_bytes for s in finished(t))
+    source_bytes = sum(s.segment_size_bytes for s in finished_changelog_rows(t))
     report = compact(t)
     after = read_remote(t.store, t.rsm, "changelog")
     assert after.latest() == before.latest(), "tombstones are younger than delete.retention.ms"
@@ -102,7 +66,7 @@ def test_compaction_keeps_every_keys_latest_record_byte_for_byte(t: Tiered) -> N
     assert [m for m in after.markers if m[0] <= end] == [
         m for m in before.markers if m[0] <= end and m[1] == 1
     ], "COMMIT markers stay"
-    rows = finished(t)
+    rows = finished_changelog_rows(t)
     assert sum(r.segment_size_bytes for r in rows) < source_bytes
     assert report.reclaimed_bytes == source_bytes - sum(r.segment_size_bytes for r in rows)
     assert all(r.segment_size_bytes <= 1 << 20 for r in rows)
@@ -124,14 +88,16 @@ def test_tombstones_older_than_delete_retention_go(t: Tiered) -> None:
 def test_a_second_run_finds_the_partition_clean(t: Tiered) -> None:
     tier_uncleaned(t)
     compact(t)
-    rows = [(r.segment_id, r.start_offset, r.end_offset) for r in finished(t)]
+    rows = [(r.segment_id, r.start_offset, r.end_offset) for r in finished_changelog_rows(t)]
     report = compact(t)
     assert report.skipped and report.skipped.startswith("the dirty segments wait for the marker"), (
         report
     )
     forced = compact(t, force=True)
     assert forced.unchanged == 1 and forced.written == [], "one group, already compact"
-    assert [(r.segment_id, r.start_offset, r.end_offset) for r in finished(t)] == rows
+    assert [
+        (r.segment_id, r.start_offset, r.end_offset) for r in finished_changelog_rows(t)
+    ] == rows
 
 
 def test_young_segments_wait_for_min_compaction_lag(t: Tiered) -> None:
@@ -150,9 +116,9 @@ def test_the_head_still_on_the_broker_is_not_compacted(tmp_path: Path) -> None:
     )
     bases = [s.base_offset for s in t.log("changelog", 0).segments()]
     tier_uncleaned(t, local_start=bases[3])
-    segments = [(r.start_offset, r.end_offset) for r in finished(t)]
+    segments = [(r.start_offset, r.end_offset) for r in finished_changelog_rows(t)]
     compact(t)
-    after = [(r.start_offset, r.end_offset) for r in finished(t)]
+    after = [(r.start_offset, r.end_offset) for r in finished_changelog_rows(t)]
     assert after[0] == (bases[0], bases[3] - 1), "one group: 1 GiB of segment.bytes"
     assert after[1:] == segments[3:], "untouched from the local log start on"
 
@@ -175,7 +141,7 @@ def test_compacted_segments_restore_and_fetch_as_any_segment(t: Tiered, tmp_path
     compact(t)
     target = tmp_path / "restored"
     restore_partition(t.store, t.rsm, topic="changelog", partition=0, log_dir=target)
-    rows = finished(t)
+    rows = finished_changelog_rows(t)
     logs = sorted((target / "changelog-0").glob("*.log"))
     assert [int(p.stem) for p in logs] == [r.start_offset for r in rows]
     fetched = []

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from tests.lifecycle.test_remote_compaction import (
+from tests.support.compaction_data import (
     CHANGELOG,
     DAY_MS,
     cleaned_end,

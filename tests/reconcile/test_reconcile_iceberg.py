@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from pyiceberg.table import Table
 
-from tests.export.test_export_table import assert_holds_committed
 from tests.reconcile.support import (
     ACTOR,
     DAY_MS,
@@ -24,6 +23,7 @@ from tests.reconcile.support import (
     objects,
     put_old,
 )
+from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main

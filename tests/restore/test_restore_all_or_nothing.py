@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.corpus.damage import digest_tree
-from tests.restore.test_restore_partition import (
+from tests.support.restored import (
     assert_restored_as_written,
     earlier_restore,
-    finished,
+    finished_rows,
     restore_events,
 )
 from tests.support.settings_env import use_settings
@@ -34,7 +34,7 @@ def tiered(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
 def corrupt_middle_log(t: Tiered) -> tuple[str, bytes]:
     """One byte flipped in the middle of orders-0's second segment's ``.log`` object (inside
     a chunk, in the chunked layout): its key and its bytes as they were."""
-    row = finished(t.store, t.log("orders", 0))[1]
+    row = finished_rows(t.store, t.log("orders", 0))[1]
     (obj,) = [o for o in t.store.segment_objects(row.segment_id) if o.key.endswith(".log")]
     path = t.bucket() / obj.key
     original = path.read_bytes()

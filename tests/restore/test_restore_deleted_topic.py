@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.restore.test_restore_partition import assert_restored_as_written
+from tests.support.restored import assert_restored_as_written
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
 from tierflow.cli import main

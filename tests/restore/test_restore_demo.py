@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.restore.test_restore_partition import assert_restored_as_written
 from tests.support.demo_data import demo_copy
+from tests.support.restored import assert_restored_as_written
 from tests.support.settings_env import use_settings
 from tierflow.cli import main
 from tierflow.kafka.log_dir import LogDir

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus.damage import digest_tree
-from tests.restore.test_restore_partition import assert_restored_as_written, earlier_restore
+from tests.support.restored import assert_restored_as_written, earlier_restore
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.restore.test_restore_partition import assert_restored_as_written, finished
+from tests.support.restored import assert_restored_as_written, finished_rows
 from tests.support.tiered import LAYOUTS
 from tierflow.config import Settings
 from tierflow.ids import new_kafka_uuid
@@ -82,7 +82,7 @@ def test_real_rolled_segments_restore_byte_for_byte(
     store.register_topic(TOPIC, topic_id, actor="test", now_ms=0, remote_storage_enable=True)
     for log_ in partition_logs(settings.log_dirs):
         assert copy_partition(log_, store, rsm, owner="test").copied
-        assert finished(store, log_)
+        assert finished_rows(store, log_)
         aside.mkdir(exist_ok=True)
         shutil.move(log_.path, aside / log_.path.name)  # the local partition directory is lost
         restore_partition(store, rsm, topic=TOPIC, partition=log_.partition, log_dir=log_dir)

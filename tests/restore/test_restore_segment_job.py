@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.restore.test_restore_partition import assert_restored_as_written, finished
+from tests.support.restored import assert_restored_as_written, finished_rows
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
@@ -50,7 +50,7 @@ def test_a_segment_that_cannot_be_read_fails_the_restore_by_name(
     tiered: Tiered, tmp_path: Path
 ) -> None:
     log_ = tiered.log("orders", 0)
-    middle = finished(tiered.store, log_)[1]
+    middle = finished_rows(tiered.store, log_)[1]
     lost = {}
     for obj in tiered.store.segment_objects(middle.segment_id):
         if obj.key.endswith(".log"):

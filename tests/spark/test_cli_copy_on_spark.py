@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lifecycle.test_copy_crash import assert_complete_and_clean
+from tests.support.copy_end_state import assert_complete_and_clean
 from tests.support.tiered import build_tiered
 
 pytestmark = [pytest.mark.slow]

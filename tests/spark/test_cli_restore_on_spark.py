@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.restore.test_restore_partition import assert_restored_as_written
+from tests.support.restored import assert_restored_as_written
 from tests.support.tiered import build_tiered
 from tierflow.cli import main
 from tierflow.faults import ENV_CRASH_AT

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.object_backends import open_backend
 from tierflow.ids import new_kafka_uuid
 from tierflow.rsm import (
     IndexType,
@@ -15,8 +16,6 @@ from tierflow.rsm import (
     VerificationError,
 )
 from tierflow.storage.plain import PlainRemoteStorageManager
-
-from .test_object_store import open_backend
 
 
 @pytest.fixture(params=["local", "s3", "gcs", "azure"])

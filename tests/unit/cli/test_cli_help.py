@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
-from tierflow.cli import build_parser, main
+from tests.support.cli_commands import ALL
+from tierflow.cli import main
 
 # The commands that only read: each prints for people, and with --json for scripts.
 READ_ONLY = (
@@ -26,21 +26,6 @@ READ_ONLY = (
     ("diskless", "describe"),
     ("cluster", "describe"),
 )
-
-
-def commands(
-    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, str | None]]:
-    """(path, parser, the help its parent lists it with) for every command and group."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            listed = {choice.dest: choice.help for choice in action._choices_actions}
-            for name, sub in action.choices.items():
-                yield (*path, name), sub, listed.get(name)
-                yield from commands(sub, (*path, name))
-
-
-ALL = list(commands(build_parser()))
 
 
 def test_every_command_and_group_is_listed_with_help() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import tierflow.cli.app as cli
+from tests.support.cli_commands import minimal_argv
 from tierflow.cli import READS_STORE_ONLY, build_parser, main
 from tierflow.cli.exit_codes import BROKEN_PIPE, EXIT_CODES, INTERRUPTED, NOT_FOUND, USAGE
 
@@ -20,17 +21,6 @@ ROOT = Path(__file__).resolve().parents[3]
 
 # Commands that read no settings, or that start a demo, a server or Airflow.
 NO_SETTINGS = {"demo", "diskless demo", "keys generate", "airflow"}
-
-# A value for each required argument, by its dest; a new one fails the test until named here.
-PLACEHOLDERS = {
-    "name": "orders",
-    "topic": "orders",
-    "key_id": "k1",
-    "partitions": "1",
-    "partition": "0",
-    "offset": "0",
-    "to": "restored-log-dir",  # restore's --to; never written: every run here fails first
-}
 
 
 def leaf_commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator:
@@ -41,21 +31,6 @@ def leaf_commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -
         return
     for name, child in groups[0].choices.items():
         yield from leaf_commands(child, (*path, name))
-
-
-def minimal_argv(words: tuple[str, ...], parser: argparse.ArgumentParser, tmp: Path) -> list:
-    argv = list(words)
-    # Of a required group of alternatives (--offset | --timestamp), the first.
-    chosen = [g._group_actions[0] for g in parser._mutually_exclusive_groups if g.required]
-    for action in parser._actions:
-        if not action.required and action not in chosen:
-            continue
-        if action.nargs == 0:  # a switch
-            argv.append(action.option_strings[0])
-            continue
-        value = str(tmp / "input.log") if action.dest == "files" else PLACEHOLDERS[action.dest]
-        argv += [value] if not action.option_strings else [action.option_strings[0], value]
-    return argv
 
 
 def commands_with_settings(tmp: Path) -> list[tuple[str, list[str], bool]]:

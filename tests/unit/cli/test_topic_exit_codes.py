@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli_commands import ALL, minimal_argv
 from tests.support.settings_env import use_settings
 from tests.support.tiered import Tiered, build_tiered
-from tests.unit.cli.test_cli_help import ALL
-from tests.unit.cli.test_failure_matrix import minimal_argv
 from tierflow.cli import main
 from tierflow.cli.common import CommandError, as_command_error
 from tierflow.cli.exit_codes import NOT_FOUND, USAGE, exit_code_for
