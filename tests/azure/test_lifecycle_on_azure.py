@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.s3.test_lifecycle_on_s3 import check_lifecycle
 from tests.support.azurite import ACCOUNT, Azurite
+from tests.support.cloud_lifecycle import check_lifecycle
 from tests.support.tiered import build_tiered
 from tierflow.storage.azure_blob import AzureBlobObjectStore
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.s3.test_segment_copy_dag_on_s3 import assert_leaked_nowhere, copied_keys
+from tests.support.airflow_leaks import assert_leaked_nowhere, copied_keys
 from tests.support.azurite import ACCOUNT, ACCOUNT_KEY, Azurite
 from tests.support.tiered import build_tiered, eligible
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.s3.test_lifecycle_on_s3 import check_lifecycle
+from tests.support.cloud_lifecycle import check_lifecycle
 from tests.support.gcs_emulator import GcsEmulator
 from tests.support.tiered import build_tiered
 from tierflow.storage.gcs import GcsObjectStore

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.export.test_export_table import assert_holds_committed
-from tests.s3.test_segment_copy_dag_on_s3 import SECRETS, assert_leaked_nowhere
+from tests.support.airflow_leaks import SECRETS, assert_leaked_nowhere
+from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.moto_server import MotoServer
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.s3.test_lifecycle_on_s3 import finished_keys
+from tests.support.cloud_lifecycle import finished_keys
 from tests.support.fault_proxy import FaultProxy, Rule, running_fault_proxy
 from tests.support.moto_server import MotoServer
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible

@@ -8,64 +8,25 @@ hook logs), not in XComs or rendered template fields, not in any file the run le
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
-from tests.restore.test_restore_partition import assert_restored_as_written
-from tests.support.moto_server import (
-    ACCESS_KEY_ID,
-    SECRET_ACCESS_KEY,
-    SESSION_TOKEN,
-    MotoServer,
+from tests.support.airflow_leaks import (
+    SECRETS,
+    airflow_rows,
+    assert_leaked_nowhere,
+    copied_keys,
+    files_containing,
 )
-from tests.support.tiered import Tiered, build_tiered, eligible
-from tierflow.lifecycle.copy.verify import verify_partition
-from tierflow.metadata.states import RemoteLogSegmentState as S
+from tests.support.moto_server import MotoServer
+from tests.support.restored import assert_restored_as_written
+from tests.support.tiered import build_tiered, eligible
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
 PROJECT = Path(__file__).resolve().parents[2]
-SECRETS = (SECRET_ACCESS_KEY, SESSION_TOKEN, ACCESS_KEY_ID)
-
-
-def airflow_rows(airflow_home: Path, table: str) -> list[tuple]:
-    with sqlite3.connect(airflow_home / "airflow.db") as db:
-        return db.execute(f"SELECT * FROM {table}").fetchall()
-
-
-def assert_leaked_nowhere(
-    secrets: tuple[str, ...], log_text: str, airflow_home: Path, root: Path
-) -> None:
-    """No secret in the run's log, its XComs and rendered fields, or any file under ``root``."""
-    traces = repr(airflow_rows(airflow_home, "xcom")) + repr(
-        airflow_rows(airflow_home, "rendered_task_instance_fields")
-    )
-    for secret in secrets:
-        assert secret not in log_text and secret not in traces
-        assert files_containing(root, secret) == []
-
-
-def copied_keys(t: Tiered) -> set[str]:
-    """The keys of every segment the run copied, after checking that each eligible segment is
-    FINISHED and reads back from the bucket identical to the broker's."""
-    keys: set[str] = set()
-    for log_ in t.logs():
-        topic = t.store.topic(log_.topic)
-        states = [S.COPY_SEGMENT_FINISHED]
-        finished = t.store.segments(topic.topic_id, log_.partition, states=states)
-        assert [(r.start_offset, r.end_offset) for r in finished] == eligible(log_)
-        keys |= {o.key for r in finished for o in t.store.segment_objects(r.segment_id)}
-        checks = verify_partition(log_, topic, t.store, t.rsm)  # read back from the bucket
-        assert checks and all(check.identical for check in checks), checks
-    return keys
-
-
-def files_containing(root: Path, secret: str) -> list[Path]:
-    needle = secret.encode()
-    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
 def test_spark_rewrites_into_s3_and_the_credentials_leak_nowhere(
