@@ -14,8 +14,9 @@ configured policy; a local directory fails for good when it fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, NamedTuple, TypedDict, Unpack
 from urllib.parse import urlparse
 
 from tierflow.config import (
@@ -64,18 +65,13 @@ def open_object_store(
 ) -> ObjectStore:
     """The bucket at ``url``; ``bucket_client`` replaces the Airflow connection (Spark
     executors, the worker's rewrite pool)."""
-    parsed = urlparse(url)
-    if parsed.scheme in ("", "file"):
-        return _local_bucket(Path(parsed.path if parsed.scheme else url))
-    if parsed.scheme == "s3":
-        return _s3_bucket(url, bucket_client, options)
-    if parsed.scheme in AZURE_SCHEMES:
-        return _azure_container(url, bucket_client, options)
-    if parsed.scheme == "gs":
-        return _gcs_bucket(url, bucket_client, options)
+    scheme = urlparse(url).scheme
+    for backend in BACKENDS:
+        if scheme in backend.schemes:
+            return backend.open(url, bucket_client, options)
+    supported = ", ".join(f"{s}://" if s else "a path" for b in BACKENDS for s in b.schemes)
     raise UnsupportedStorageURLError(
-        f"remote storage {shown_url(url)!r}: unsupported scheme {parsed.scheme!r} "
-        "(supported: a path, file://, s3://, gs://, abfs://, wasb://)"
+        f"remote storage {shown_url(url)!r}: unsupported scheme {scheme!r} (supported: {supported})"
     )
 
 
@@ -140,6 +136,27 @@ def _local_bucket(root: Path) -> LocalDirectoryObjectStore:
             f"{ENV_REMOTE_STORAGE} {root}: {blocking} is not a directory "
             "(a local bucket is a directory, made if missing)"
         ) from None
+
+
+def _local_url(url: str, _spec: BucketClient | None, _options: StoreOptions) -> ObjectStore:
+    parsed = urlparse(url)
+    return _local_bucket(Path(parsed.path if parsed.scheme else url))
+
+
+class Backend(NamedTuple):
+    """An object store the factory opens: the name the docs give it, its URL schemes."""
+
+    name: str
+    schemes: tuple[str, ...]
+    open: Callable[[str, BucketClient | None, StoreOptions], ObjectStore]
+
+
+BACKENDS = (
+    Backend("a local directory", ("", "file"), _local_url),
+    Backend("S3", ("s3",), _s3_bucket),
+    Backend("GCS", ("gs",), _gcs_bucket),
+    Backend("Azure Blob Storage", AZURE_SCHEMES, _azure_container),
+)
 
 
 def is_s3_url(url: str) -> bool:
