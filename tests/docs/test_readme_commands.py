@@ -572,7 +572,9 @@ def test_apply_settings_creates_the_pools_and_connections(tmp_path: Path) -> Non
     assert {c["conn_id"] for c in wanted["connections"]} <= connections
 
 
-@pytest.mark.parametrize("command", benchmark_commands())
+@pytest.mark.parametrize(
+    "command", benchmark_commands(), ids=lambda command: command.removeprefix(BENCHMARK)
+)
 def test_a_benchmark_runs_as_written(command: str, tmp_path: Path) -> None:
     """The README's command, then its QUICK_RUNS flags (the last value of a flag wins)."""
     quick = QUICK_RUNS.get(script_of(command))

@@ -80,13 +80,21 @@ def test_every_dag_file_is_expected_to_be_parsed():
 @pytest.mark.parametrize(
     ("cmdline", "ours"),
     [
-        (["airflow api_server -- host:127.0.0.1 port:8080"], True),
-        (["airflow worker -- LocalExecutor: <idle>"], True),
-        (["/venv/bin/python3", "-m", "airflow", "scheduler"], True),
-        (["/venv/bin/airflow", "dag-processor"], True),
-        (["tail", "-f", "/data/airflow-home/logs/scheduler.log"], False),
-        (["-bash"], False),
-        ([], False),
+        pytest.param(
+            ["airflow api_server -- host:127.0.0.1 port:8080"], True, id="api-server-retitled"
+        ),
+        pytest.param(["airflow worker -- LocalExecutor: <idle>"], True, id="worker-retitled"),
+        pytest.param(
+            ["/venv/bin/python3", "-m", "airflow", "scheduler"], True, id="python-m-airflow"
+        ),
+        pytest.param(["/venv/bin/airflow", "dag-processor"], True, id="airflow-script"),
+        pytest.param(
+            ["tail", "-f", "/data/airflow-home/logs/scheduler.log"],
+            False,
+            id="tail-of-an-airflow-log",
+        ),
+        pytest.param(["-bash"], False, id="login-shell"),
+        pytest.param([], False, id="no-command-line"),
     ],
 )
 def test_only_airflow_processes_count_as_leftovers(cmdline: list[str], ours: bool):

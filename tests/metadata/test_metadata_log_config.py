@@ -11,67 +11,115 @@ from tierflow.metadata import InvalidConfigError, TopicConfig, parse_kafka_confi
 ON = {"remote.storage.enable": "true"}
 
 VALID = [
-    {},
-    ON,
-    {**ON, "retention.bytes": "100", "local.retention.bytes": "100"},
-    {**ON, "retention.bytes": "100", "local.retention.bytes": "1"},
-    {**ON, "retention.bytes": "100", "local.retention.bytes": "-2"},
-    {**ON, "retention.bytes": "-1", "local.retention.bytes": "-1"},  # both unlimited
-    {**ON, "retention.bytes": "-1", "local.retention.bytes": "5000"},  # total unlimited
-    {**ON, "retention.ms": "1000", "local.retention.ms": "0"},
-    {**ON, "retention.ms": "-1", "local.retention.ms": "-1"},
-    {**ON, "remote.log.copy.disable": "true"},  # local.* default -2
-    {**ON, "remote.log.copy.disable": "true", "retention.ms": "9", "local.retention.ms": "9"},
-    {"remote.log.disable.policy": "delete"},
-    {"remote.log.delete.on.disable": "true", "remote.log.disable.policy": "delete"},
+    pytest.param({}, id="nothing-set"),
+    pytest.param(ON, id="remote-storage-on"),
+    pytest.param(
+        {**ON, "retention.bytes": "100", "local.retention.bytes": "100"},
+        id="local-bytes-equal-total",
+    ),
+    pytest.param(
+        {**ON, "retention.bytes": "100", "local.retention.bytes": "1"}, id="local-bytes-below-total"
+    ),
+    pytest.param(
+        {**ON, "retention.bytes": "100", "local.retention.bytes": "-2"}, id="local-bytes-as-total"
+    ),
+    pytest.param(
+        {**ON, "retention.bytes": "-1", "local.retention.bytes": "-1"}, id="bytes-both-unlimited"
+    ),
+    pytest.param(
+        {**ON, "retention.bytes": "-1", "local.retention.bytes": "5000"}, id="total-bytes-unlimited"
+    ),
+    pytest.param({**ON, "retention.ms": "1000", "local.retention.ms": "0"}, id="local-ms-zero"),
+    pytest.param({**ON, "retention.ms": "-1", "local.retention.ms": "-1"}, id="ms-both-unlimited"),
+    # local.* default -2
+    pytest.param({**ON, "remote.log.copy.disable": "true"}, id="copy-disabled"),
+    pytest.param(
+        {**ON, "remote.log.copy.disable": "true", "retention.ms": "9", "local.retention.ms": "9"},
+        id="copy-disabled-local-ms-equal-total",
+    ),
+    pytest.param({"remote.log.disable.policy": "delete"}, id="disable-policy-delete"),
+    pytest.param(
+        {"remote.log.delete.on.disable": "true", "remote.log.disable.policy": "delete"},
+        id="delete-on-disable-with-policy-delete",
+    ),
     # Kafka checks local against total retention only while remote storage is enabled.
-    {"retention.bytes": "100", "local.retention.bytes": "500"},
+    pytest.param(
+        {"retention.bytes": "100", "local.retention.bytes": "500"},
+        id="local-above-total-with-remote-storage-off",
+    ),
     # tierflow's own: the Iceberg export.
-    {**ON, "tierflow.iceberg.export": "true", "tierflow.iceberg.value.format": "json"},
-    {"tierflow.iceberg.retention.wait.max.ms": "3600000"},
+    pytest.param(
+        {**ON, "tierflow.iceberg.export": "true", "tierflow.iceberg.value.format": "json"},
+        id="iceberg-export-json",
+    ),
+    pytest.param(
+        {"tierflow.iceberg.retention.wait.max.ms": "3600000"}, id="iceberg-retention-wait"
+    ),
 ]
 
 INVALID = [
-    (
+    pytest.param(
         {**ON, "retention.bytes": "100", "local.retention.bytes": "500"},
         "local.retention.bytes",
         "local.retention.bytes=500 must be <= retention.bytes=100",
+        id="local-bytes-above-total",
     ),
-    (
+    pytest.param(
         {**ON, "retention.ms": "1000", "local.retention.ms": "1001"},
         "local.retention.ms",
         "local.retention.ms=1001 must be <= retention.ms=1000",
+        id="local-ms-above-total",
     ),
-    (
+    pytest.param(
         {**ON, "retention.bytes": "100", "local.retention.bytes": "-1"},
         "local.retention.bytes",
         "local.retention.bytes=-1 (unlimited) is not allowed while retention.bytes=100",
+        id="local-bytes-unlimited-total-finite",
     ),
-    (
+    pytest.param(
         {**ON, "local.retention.ms": "-1"},  # retention.ms defaults to 7 days: finite
         "local.retention.ms",
         "local.retention.ms=-1 (unlimited) is not allowed while retention.ms=604800000",
+        id="local-ms-unlimited-total-default",
     ),
-    ({"retention.ms": "-2"}, "retention.ms", "retention.ms=-2 must be >= -1"),
-    ({"retention.bytes": "-3"}, "retention.bytes", "retention.bytes=-3 must be >= -1"),
-    ({"local.retention.ms": "-3"}, "local.retention.ms", "local.retention.ms=-3 must be >= -2"),
-    (
+    pytest.param(
+        {"retention.ms": "-2"},
+        "retention.ms",
+        "retention.ms=-2 must be >= -1",
+        id="retention-ms-below-minus-1",
+    ),
+    pytest.param(
+        {"retention.bytes": "-3"},
+        "retention.bytes",
+        "retention.bytes=-3 must be >= -1",
+        id="retention-bytes-below-minus-1",
+    ),
+    pytest.param(
+        {"local.retention.ms": "-3"},
+        "local.retention.ms",
+        "local.retention.ms=-3 must be >= -2",
+        id="local-ms-below-minus-2",
+    ),
+    pytest.param(
         {"local.retention.bytes": "-5"},
         "local.retention.bytes",
         "local.retention.bytes=-5 must be >= -2",
+        id="local-bytes-below-minus-2",
     ),
-    (
+    pytest.param(
         {"remote.log.disable.policy": "archive"},
         "remote.log.disable.policy",
         "remote.log.disable.policy=archive must be one of delete, retain",
+        id="unknown-disable-policy",
     ),
-    (
+    pytest.param(
         {**ON, "remote.log.copy.disable": "true", "local.retention.ms": "10"},
         "local.retention.ms",
         "local.retention.ms=10 must be -2 or equal to retention.ms=604800000 when "
         "remote.log.copy.disable=true",
+        id="copy-disabled-local-ms-not-total",
     ),
-    (
+    pytest.param(
         {
             **ON,
             "remote.log.copy.disable": "true",
@@ -80,33 +128,70 @@ INVALID = [
         },
         "local.retention.bytes",
         "local.retention.bytes=50 must be -2 or equal to retention.bytes=100",
+        id="copy-disabled-local-bytes-not-total",
     ),
-    ({"retention.ms": "7d"}, "retention.ms", "retention.ms=7d is not an integer"),
-    (
+    pytest.param(
+        {"retention.ms": "7d"},
+        "retention.ms",
+        "retention.ms=7d is not an integer",
+        id="retention-ms-not-an-integer",
+    ),
+    pytest.param(
         {"tierflow.iceberg.value.format": "avro"},
         "tierflow.iceberg.value.format",
         "tierflow.iceberg.value.format=avro must be one of none, json",
+        id="unknown-iceberg-value-format",
     ),
-    (
+    pytest.param(
         {"tierflow.iceberg.retention.wait.max.ms": "-2"},
         "tierflow.iceberg.retention.wait.max.ms",
         "tierflow.iceberg.retention.wait.max.ms=-2 must be >= -1",
+        id="iceberg-retention-wait-below-minus-1",
     ),
-    ({"tierflow.iceberg.export": "1"}, "tierflow.iceberg.export", "must be true or false"),
-    ({"remote.storage.enable": "yes"}, "remote.storage.enable", "must be true or false"),
-    ({"flush.ms": "1024"}, "flush.ms", "flush.ms: unknown topic config"),
-    ({"segment.bytes": "13"}, "segment.bytes", "segment.bytes=13 must be >= 14"),
-    ({"min.cleanable.dirty.ratio": "1.5"}, "min.cleanable.dirty.ratio", "from 0 to 1"),
-    ({"min.cleanable.dirty.ratio": "half"}, "min.cleanable.dirty.ratio", "is not a number"),
-    (
+    pytest.param(
+        {"tierflow.iceberg.export": "1"},
+        "tierflow.iceberg.export",
+        "must be true or false",
+        id="iceberg-export-not-a-boolean",
+    ),
+    pytest.param(
+        {"remote.storage.enable": "yes"},
+        "remote.storage.enable",
+        "must be true or false",
+        id="remote-storage-enable-not-a-boolean",
+    ),
+    pytest.param(
+        {"flush.ms": "1024"}, "flush.ms", "flush.ms: unknown topic config", id="unknown-config"
+    ),
+    pytest.param(
+        {"segment.bytes": "13"},
+        "segment.bytes",
+        "segment.bytes=13 must be >= 14",
+        id="segment-bytes-too-small",
+    ),
+    pytest.param(
+        {"min.cleanable.dirty.ratio": "1.5"},
+        "min.cleanable.dirty.ratio",
+        "from 0 to 1",
+        id="dirty-ratio-above-1",
+    ),
+    pytest.param(
+        {"min.cleanable.dirty.ratio": "half"},
+        "min.cleanable.dirty.ratio",
+        "is not a number",
+        id="dirty-ratio-not-a-number",
+    ),
+    pytest.param(
         {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"},
         "min.compaction.lag.ms",
         "must not exceed max.compaction.lag.ms=5",
+        id="min-compaction-lag-above-max",
     ),
-    (
+    pytest.param(
         {"remote.log.delete.on.disable": "true", "remote.log.disable.policy": "retain"},
         "remote.log.disable.policy",
         "remote.log.disable.policy=retain contradicts",
+        id="delete-on-disable-with-policy-retain",
     ),
 ]
 

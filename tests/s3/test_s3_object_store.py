@@ -80,9 +80,10 @@ def failing_after(data: bytes, fail_at: int, error: BaseException) -> Iterator[b
 @pytest.mark.parametrize(
     ("error", "raised"),
     [
-        (RuntimeError("encryption failed"), RuntimeError),
-        (OSError("disk read failed"), RemoteStorageError),  # as the local store reports it
-        (KeyboardInterrupt(), KeyboardInterrupt),
+        pytest.param(RuntimeError("encryption failed"), RuntimeError, id="encryption-failed"),
+        # as the local store reports it
+        pytest.param(OSError("disk read failed"), RemoteStorageError, id="disk-read-failed"),
+        pytest.param(KeyboardInterrupt(), KeyboardInterrupt, id="interrupted"),
     ],
 )
 def test_a_failure_mid_upload_aborts_it_and_stores_nothing(
@@ -201,6 +202,9 @@ def test_describe_names_bucket_and_endpoint_never_credentials(
         ("s3://bucket/a/b", ("bucket", "a/b/")),
         ("s3://bucket//a/b/", ("bucket", "a/b/")),
     ],
+    ids=lambda value: (
+        None if isinstance(value, str) else "with-prefix" if value[1] else "no-prefix"
+    ),
 )
 def test_s3_urls(url: str, expected: tuple[str, str]):
     assert parse_s3_url(url) == expected

@@ -80,7 +80,9 @@ def test_an_unquoted_password_is_refused_without_showing_any_of_it(pg_role: Pass
 
 
 @pytest.mark.parametrize("case", ["wrong password", "unreachable", "unquoted"])
-@pytest.mark.parametrize("command", [("topics", "list"), ("db", "upgrade")])
+@pytest.mark.parametrize(
+    "command", [("topics", "list"), ("db", "upgrade")], ids=["topics-list", "db-upgrade"]
+)
 def test_the_cli_prints_one_line_without_the_password(
     tmp_path: Path, pg_role: PasswordRole, case: str, command: tuple[str, ...]
 ):

@@ -173,6 +173,7 @@ LISTED_KEYS = [
         ("../bucket/orders-abc/", []),
         ("orders-abc/../orders-abc/0/", []),
     ],
+    ids=lambda value: f"lists-{len(value) or 'nothing'}" if isinstance(value, list) else None,
 )
 def test_list_prefixes_ending_mid_name_at_a_slash_or_naming_nothing(
     store: ObjectStore, prefix: str, expected: list[int]

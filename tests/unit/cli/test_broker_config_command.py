@@ -80,16 +80,42 @@ def test_keys_are_written_and_only_their_paths_printed(
 @pytest.mark.parametrize(
     ("variables", "argv", "starts"),
     [
-        ({"TIERFLOW_STORAGE_LAYOUT": "plain"}, (), "TIERFLOW_STORAGE_LAYOUT=plain: "),
-        (
+        pytest.param(
+            {"TIERFLOW_STORAGE_LAYOUT": "plain"},
+            (),
+            "TIERFLOW_STORAGE_LAYOUT=plain: ",
+            id="unknown-layout",
+        ),
+        pytest.param(
             {"TIERFLOW_STORAGE_LAYOUT": "kafka-local", "TIERFLOW_REMOTE_STORAGE": "s3://b/p"},
             (),
             "TIERFLOW_REMOTE_STORAGE=s3://b/p: the kafka-local layout needs a directory",
+            id="kafka-local-layout-on-a-bucket",
         ),
-        ({}, ("--listener-name", "a b"), "--listener-name 'a b': "),
-        ({}, ("--key-dir", "keys"), "--key-dir: TIERFLOW_KEYRING is not set"),
-        ({"TIERFLOW_CHUNK_SIZE": "lots"}, (), "TIERFLOW_CHUNK_SIZE="),
-        ({"TIERFLOW_KEYRING": "/no/such/ring.json"}, (), "key ring /no/such/ring.json"),
+        pytest.param(
+            {},
+            ("--listener-name", "a b"),
+            "--listener-name 'a b': ",
+            id="listener-name-with-a-space",
+        ),
+        pytest.param(
+            {},
+            ("--key-dir", "keys"),
+            "--key-dir: TIERFLOW_KEYRING is not set",
+            id="key-dir-without-a-key-ring",
+        ),
+        pytest.param(
+            {"TIERFLOW_CHUNK_SIZE": "lots"},
+            (),
+            "TIERFLOW_CHUNK_SIZE=",
+            id="chunk-size-not-a-number",
+        ),
+        pytest.param(
+            {"TIERFLOW_KEYRING": "/no/such/ring.json"},
+            (),
+            "key ring /no/such/ring.json",
+            id="missing-key-ring",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -50,7 +50,7 @@ def test_json_is_the_pages_snapshot(view_data: ViewData, run_status) -> None:
     assert "history" not in json.loads(run_status("--json"))
 
 
-@pytest.mark.parametrize("view", [(), ("--topic", "orders")])
+@pytest.mark.parametrize("view", [(), ("--topic", "orders")], ids=["all-topics", "one-topic"])
 def test_every_table_shows_the_json_figures(run_status, view: tuple[str, ...]) -> None:
     report = json.loads(run_status("--json", *view, *ARGS))
     table = run_status(*view, *ARGS)

@@ -221,8 +221,10 @@ def test_a_bucket_that_is_no_url_is_refused(tmp_path: Path, layout: str) -> None
 @pytest.mark.parametrize(
     ("options", "option"),
     [
-        (BrokerOptions(s3_region="eu-west-1"), "--s3-region"),
-        (BrokerOptions(endpoint_url="http://localhost:9000"), "--endpoint-url"),
+        pytest.param(BrokerOptions(s3_region="eu-west-1"), "--s3-region", id="s3-region"),
+        pytest.param(
+            BrokerOptions(endpoint_url="http://localhost:9000"), "--endpoint-url", id="endpoint-url"
+        ),
     ],
 )
 def test_cloud_options_on_a_directory_are_refused(
@@ -382,14 +384,38 @@ def test_other_layouts_are_refused(tmp_path: Path, layout: str) -> None:
 @pytest.mark.parametrize(
     ("options", "starts"),
     [
-        (BrokerOptions(listener_name=""), "--listener-name ''"),
-        (BrokerOptions(listener_name="PLAIN TEXT"), "--listener-name 'PLAIN TEXT'"),
-        (BrokerOptions(class_path=" "), "--class-path"),
-        (BrokerOptions(class_path="/a\n/b"), "--class-path"),
-        (BrokerOptions(s3_region="EU West"), "--s3-region 'EU West'"),
-        (BrokerOptions(endpoint_url="localhost:9000"), "--endpoint-url"),
-        (BrokerOptions(endpoint_url="http://[::1"), "--endpoint-url"),
-        (BrokerOptions(endpoint_url="https://user:pw@host"), "--endpoint-url 'https://***@host'"),
+        pytest.param(
+            BrokerOptions(listener_name=""), "--listener-name ''", id="empty-listener-name"
+        ),
+        pytest.param(
+            BrokerOptions(listener_name="PLAIN TEXT"),
+            "--listener-name 'PLAIN TEXT'",
+            id="listener-name-with-a-space",
+        ),
+        pytest.param(BrokerOptions(class_path=" "), "--class-path", id="blank-class-path"),
+        pytest.param(
+            BrokerOptions(class_path="/a\n/b"), "--class-path", id="class-path-with-a-newline"
+        ),
+        pytest.param(
+            BrokerOptions(s3_region="EU West"),
+            "--s3-region 'EU West'",
+            id="s3-region-with-a-space",
+        ),
+        pytest.param(
+            BrokerOptions(endpoint_url="localhost:9000"),
+            "--endpoint-url",
+            id="endpoint-url-without-a-scheme",
+        ),
+        pytest.param(
+            BrokerOptions(endpoint_url="http://[::1"),
+            "--endpoint-url",
+            id="endpoint-url-with-an-unclosed-bracket",
+        ),
+        pytest.param(
+            BrokerOptions(endpoint_url="https://user:pw@host"),
+            "--endpoint-url 'https://***@host'",
+            id="endpoint-url-with-a-password",
+        ),
     ],
 )
 def test_bad_options_are_one_line_naming_the_option(

@@ -22,12 +22,14 @@ LEADER = lineage((0, 0), (2, 100), (5, 250))
 @pytest.mark.parametrize(
     ("follower", "end"),
     [
-        (lineage(), 0),  # an empty replica
-        (lineage((0, 0)), 100),  # stopped exactly where epoch 2 began
-        (lineage((0, 0)), 40),  # far behind
-        (lineage((0, 0), (2, 100)), 250),
-        (lineage((0, 0), (2, 100), (5, 250)), 10**6),  # the current epoch: only what it fetched
-        (lineage((2, 180), (5, 250)), 260),  # its log start moved past the epoch's start
+        pytest.param(lineage(), 0, id="empty-replica"),
+        pytest.param(lineage((0, 0)), 100, id="stopped-where-epoch-2-began"),
+        pytest.param(lineage((0, 0)), 40, id="far-behind"),
+        pytest.param(lineage((0, 0), (2, 100)), 250, id="stopped-where-epoch-5-began"),
+        # the current epoch: only what it fetched
+        pytest.param(lineage((0, 0), (2, 100), (5, 250)), 10**6, id="in-the-current-epoch"),
+        # its log start moved past the epoch's start
+        pytest.param(lineage((2, 180), (5, 250)), 260, id="log-start-past-the-epoch-start"),
     ],
 )
 def test_followers_that_lag_have_not_diverged(follower: list[EpochEntry], end: int) -> None:
@@ -43,11 +45,36 @@ def test_epochs_below_the_leaders_log_start_are_not_compared() -> None:
 @pytest.mark.parametrize(
     ("follower", "end", "reason"),
     [
-        (lineage((0, 0)), 130, "has offsets 100..129 in epoch 0, the leader in epoch 2"),
-        (lineage((0, 0), (3, 90)), 0, "has epoch 3 (from offset 90), the leader not"),
-        (lineage((0, 0), (2, 90)), 0, "epoch 2 starts at offset 90, on the leader at 100"),
-        (lineage((0, 0), (2, 100), (6, 240)), 0, "has epoch 6 (from offset 240), the leader"),
-        (lineage((0, 0), (2, 100)), 251, "has offsets 250..250 in epoch 2"),
+        pytest.param(
+            lineage((0, 0)),
+            130,
+            "has offsets 100..129 in epoch 0, the leader in epoch 2",
+            id="epoch-0-past-its-end",
+        ),
+        pytest.param(
+            lineage((0, 0), (3, 90)),
+            0,
+            "has epoch 3 (from offset 90), the leader not",
+            id="epoch-3-unknown-to-the-leader",
+        ),
+        pytest.param(
+            lineage((0, 0), (2, 90)),
+            0,
+            "epoch 2 starts at offset 90, on the leader at 100",
+            id="epoch-2-starts-earlier",
+        ),
+        pytest.param(
+            lineage((0, 0), (2, 100), (6, 240)),
+            0,
+            "has epoch 6 (from offset 240), the leader",
+            id="epoch-6-unknown-to-the-leader",
+        ),
+        pytest.param(
+            lineage((0, 0), (2, 100)),
+            251,
+            "has offsets 250..250 in epoch 2",
+            id="epoch-2-past-its-end",
+        ),
     ],
 )
 def test_followers_with_records_the_leader_never_had_diverged(

@@ -216,10 +216,20 @@ def test_another_seed_gives_other_ids_and_data(tmp_path: Path, demo_dir: Generat
 @pytest.mark.parametrize(
     ("topic", "codecs"),
     [
-        ("orders", {CODEC_NONE, CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD}),
-        ("clickstream", {CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD, CODEC_SNAPPY}),
-        ("payments", {CODEC_NONE, CODEC_GZIP, CODEC_ZSTD}),
-        ("audit-log", {CODEC_NONE}),
+        pytest.param(
+            "orders",
+            {CODEC_NONE, CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD},
+            id="orders-none-gzip-lz4-zstd",
+        ),
+        pytest.param(
+            "clickstream",
+            {CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD, CODEC_SNAPPY},
+            id="clickstream-gzip-lz4-zstd-snappy",
+        ),
+        pytest.param(
+            "payments", {CODEC_NONE, CODEC_GZIP, CODEC_ZSTD}, id="payments-none-gzip-zstd"
+        ),
+        pytest.param("audit-log", {CODEC_NONE}, id="audit-log-none"),
     ],
 )
 def test_every_partition_holds_its_topics_codecs(parsed: Parsed, topic: str, codecs: set) -> None:

@@ -41,6 +41,7 @@ def test_parse_offset_prefix_rejects(name: str) -> None:
         ("bad topic-1", None),
         ("kafka-logs", None),
     ],
+    ids=lambda value: "parsed" if isinstance(value, tuple) else None,
 )
 def test_parse_partition_dir(name: str, expected: tuple[str, int] | None) -> None:
     assert parse_partition_dir(name) == expected

@@ -49,12 +49,13 @@ def is_round_step(step: int) -> bool:
 @pytest.mark.parametrize(
     ("largest", "labels"),
     [
-        (1_000_000, ["0", "256 KiB", "512 KiB", "768 KiB", "1 MiB"]),
-        (1_363_148, ["0", "512 KiB", "1 MiB", "1.5 MiB"]),  # was 444 KiB, 887 KiB, 1.30 MiB
-        (400, ["0", "100 B", "200 B", "300 B", "400 B"]),
-        (9 * KIB, ["0", "2.5 KiB", "5 KiB", "7.5 KiB", "10 KiB"]),
-        (5 * GIB + 1, ["0", "2 GiB", "4 GiB", "6 GiB"]),
-        (0, ["0", "1 B"]),
+        pytest.param(1_000_000, ["0", "256 KiB", "512 KiB", "768 KiB", "1 MiB"], id="1-mb"),
+        # was 444 KiB, 887 KiB, 1.30 MiB
+        pytest.param(1_363_148, ["0", "512 KiB", "1 MiB", "1.5 MiB"], id="1.3-mib"),
+        pytest.param(400, ["0", "100 B", "200 B", "300 B", "400 B"], id="400-b"),
+        pytest.param(9 * KIB, ["0", "2.5 KiB", "5 KiB", "7.5 KiB", "10 KiB"], id="9-kib"),
+        pytest.param(5 * GIB + 1, ["0", "2 GiB", "4 GiB", "6 GiB"], id="just-over-5-gib"),
+        pytest.param(0, ["0", "1 B"], id="nothing"),
     ],
 )
 def test_byte_ticks_read_as_round_sizes(largest: int, labels: list[str]) -> None:
@@ -92,7 +93,7 @@ def ms(text: str) -> int:
 @pytest.mark.parametrize(
     ("first", "last", "labels", "pattern"),
     [
-        (  # seconds: the date still shown
+        pytest.param(  # seconds: the date still shown
             "2026-11-27T23:59:41.500",
             "2026-11-28T00:00:10",
             [
@@ -104,36 +105,42 @@ def ms(text: str) -> int:
                 "11-28 00:00:10",
             ],
             "%m-%d %H:%M:%S",
+            id="seconds-with-the-date",
         ),
-        (  # minutes: month-day and time
+        pytest.param(  # minutes: month-day and time
             "2026-11-27T14:03:12.250",
             "2026-11-27T14:08:40",
             ["11-27 14:04", "11-27 14:05", "11-27 14:06", "11-27 14:07", "11-27 14:08"],
             "%m-%d %H:%M",
+            id="minutes",
         ),
-        (  # hours across midnight
+        pytest.param(  # hours across midnight
             "2026-11-27T20:10:00",
             "2026-11-28T07:00:00",
             ["11-27 22:00", "11-28 00:00", "11-28 02:00", "11-28 04:00", "11-28 06:00"],
             "%m-%d %H:%M",
+            id="hours-across-midnight",
         ),
-        (  # days: dates at UTC midnight
+        pytest.param(  # days: dates at UTC midnight
             "2026-11-27T14:00:00",
             "2026-12-02T09:00:00",
             ["2026-11-28", "2026-11-29", "2026-11-30", "2026-12-01", "2026-12-02"],
             "%Y-%m-%d",
+            id="days-at-utc-midnight",
         ),
-        (  # weeks start on Mondays
+        pytest.param(  # weeks start on Mondays
             "2026-11-27T00:00:00",
             "2027-01-01T00:00:00",
             ["2026-11-30", "2026-12-07", "2026-12-14", "2026-12-21", "2026-12-28"],
             "%Y-%m-%d",
+            id="weeks-from-mondays",
         ),
-        (  # months, then quarters
+        pytest.param(  # months, then quarters
             "2026-11-27T00:00:00",
             "2027-09-15T00:00:00",
             ["2027-01", "2027-03", "2027-05", "2027-07", "2027-09"],
             "%Y-%m",
+            id="months-then-quarters",
         ),
     ],
 )

@@ -77,12 +77,17 @@ def test_a_key_names_its_topic_and_partition(keys: KeyLayout, topic: str) -> Non
 @pytest.mark.parametrize(
     ("key", "place"),
     [
-        ("kafka-tiered-storage/stray.bin", KeyPlace()),
-        ("elsewhere/orders-0-x/y.log", KeyPlace()),
-        ("kafka-tiered-storage/junk/y.log", KeyPlace(partition_dir="kafka-tiered-storage/junk/")),
-        (
+        pytest.param("kafka-tiered-storage/stray.bin", KeyPlace(), id="file-beside-the-partitions"),
+        pytest.param("elsewhere/orders-0-x/y.log", KeyPlace(), id="outside-the-root"),
+        pytest.param(
+            "kafka-tiered-storage/junk/y.log",
+            KeyPlace(partition_dir="kafka-tiered-storage/junk/"),
+            id="directory-not-named-as-a-partition",
+        ),
+        pytest.param(
             f"kafka-tiered-storage/a-1-0-{TOPIC_ID}/deeper/y.log",
             KeyPlace("a-1", TOPIC_ID, 0, f"kafka-tiered-storage/a-1-0-{TOPIC_ID}/"),
+            id="nested-below-a-partition",
         ),
     ],
 )

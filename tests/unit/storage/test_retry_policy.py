@@ -24,19 +24,21 @@ def client_error(code: str, status: int) -> ClientError:
 @pytest.mark.parametrize(
     ("exc", "transient"),
     [
-        (client_error("SlowDown", 503), True),
-        (client_error("InternalError", 500), True),
-        (client_error("SomethingNew", 502), True),  # any 5xx
-        (client_error("TooManyRequests", 429), True),
-        (client_error("RequestTimeout", 400), True),
-        (ReadTimeoutError(endpoint_url="http://s3"), True),
-        (EndpointConnectionError(endpoint_url="http://s3"), True),
-        (ConnectionResetError(), True),
-        (TransientStorageError("k", "reset"), True),
-        (client_error("AccessDenied", 403), False),
-        (client_error("NoSuchBucket", 404), False),
-        (RemoteStorageError("k", "bad"), False),
-        (ValueError("a bug"), False),
+        pytest.param(client_error("SlowDown", 503), True, id="slow-down-503"),
+        pytest.param(client_error("InternalError", 500), True, id="internal-error-500"),
+        pytest.param(client_error("SomethingNew", 502), True, id="any-5xx"),
+        pytest.param(client_error("TooManyRequests", 429), True, id="too-many-requests-429"),
+        pytest.param(client_error("RequestTimeout", 400), True, id="request-timeout-400"),
+        pytest.param(ReadTimeoutError(endpoint_url="http://s3"), True, id="read-timeout"),
+        pytest.param(
+            EndpointConnectionError(endpoint_url="http://s3"), True, id="endpoint-connection-error"
+        ),
+        pytest.param(ConnectionResetError(), True, id="connection-reset"),
+        pytest.param(TransientStorageError("k", "reset"), True, id="transient-storage-error"),
+        pytest.param(client_error("AccessDenied", 403), False, id="access-denied-403"),
+        pytest.param(client_error("NoSuchBucket", 404), False, id="no-such-bucket-404"),
+        pytest.param(RemoteStorageError("k", "bad"), False, id="remote-storage-error"),
+        pytest.param(ValueError("a bug"), False, id="a-bug"),
     ],
 )
 def test_what_is_worth_retrying(exc: Exception, transient: bool) -> None:

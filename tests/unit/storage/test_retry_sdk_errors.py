@@ -110,34 +110,81 @@ class OwnClientError(ClientError):
 @pytest.mark.parametrize(
     ("exc", "transient", "described"),
     [
-        (azure_error(HttpError, 503, "ServerBusy"), True, "ServerBusy: Reason"),
-        (azure_error(HttpError, 500, None), True, "500: Reason"),
-        (azure_error(HttpError, 408, None), True, "408: Reason"),
-        (azure_error(HttpError, 429, "Throttled"), True, "Throttled: Reason"),
-        (
+        pytest.param(
+            azure_error(HttpError, 503, "ServerBusy"),
+            True,
+            "ServerBusy: Reason",
+            id="azure-server-busy-503",
+        ),
+        pytest.param(azure_error(HttpError, 500, None), True, "500: Reason", id="azure-500"),
+        pytest.param(azure_error(HttpError, 408, None), True, "408: Reason", id="azure-408"),
+        pytest.param(
+            azure_error(HttpError, 429, "Throttled"),
+            True,
+            "Throttled: Reason",
+            id="azure-throttled-429",
+        ),
+        pytest.param(
             azure_error(azure_errors.ResourceNotFoundError, 404, "BlobNotFound"),
             False,
             "BlobNotFound: Reason",
+            id="azure-blob-not-found-404",
         ),
-        (azure_error(HttpError, 403, "AuthFailed"), False, "AuthFailed: Reason"),
-        (azure_errors.ServiceRequestError("no answer"), True, None),
-        (azure_errors.ServiceResponseError("broke off"), True, None),
-        (google_errors.ServiceUnavailable("busy"), True, "503: busy"),
-        (google_errors.TooManyRequests("slow down"), True, "429: slow down"),
-        (google_errors.NotFound("gone"), False, "404: gone"),
-        (google_errors.Forbidden("no"), False, "403: no"),
-        (google_auth_errors.TransportError("token refresh got no answer"), True, None),
-        (google_auth_errors.RefreshError("revoked"), False, None),
-        (invalid_response(503), True, "HTTP 503: the body"),
-        (invalid_response(400), False, "HTTP 400: the body"),
-        (requests.ConnectionError("reset"), True, None),
-        (requests.ReadTimeout("stalled"), True, None),
-        (requests.exceptions.ChunkedEncodingError("cut"), True, None),
-        (requests.HTTPError("a 4xx"), False, None),
-        (
+        pytest.param(
+            azure_error(HttpError, 403, "AuthFailed"),
+            False,
+            "AuthFailed: Reason",
+            id="azure-auth-failed-403",
+        ),
+        pytest.param(
+            azure_errors.ServiceRequestError("no answer"), True, None, id="azure-service-request"
+        ),
+        pytest.param(
+            azure_errors.ServiceResponseError("broke off"), True, None, id="azure-service-response"
+        ),
+        pytest.param(
+            google_errors.ServiceUnavailable("busy"),
+            True,
+            "503: busy",
+            id="google-service-unavailable",
+        ),
+        pytest.param(
+            google_errors.TooManyRequests("slow down"),
+            True,
+            "429: slow down",
+            id="google-too-many-requests",
+        ),
+        pytest.param(google_errors.NotFound("gone"), False, "404: gone", id="google-not-found"),
+        pytest.param(google_errors.Forbidden("no"), False, "403: no", id="google-forbidden"),
+        pytest.param(
+            google_auth_errors.TransportError("token refresh got no answer"),
+            True,
+            None,
+            id="google-auth-transport",
+        ),
+        pytest.param(
+            google_auth_errors.RefreshError("revoked"), False, None, id="google-auth-refresh"
+        ),
+        pytest.param(
+            invalid_response(503), True, "HTTP 503: the body", id="resumable-media-invalid-503"
+        ),
+        pytest.param(
+            invalid_response(400), False, "HTTP 400: the body", id="resumable-media-invalid-400"
+        ),
+        pytest.param(requests.ConnectionError("reset"), True, None, id="requests-connection"),
+        pytest.param(requests.ReadTimeout("stalled"), True, None, id="requests-read-timeout"),
+        pytest.param(
+            requests.exceptions.ChunkedEncodingError("cut"),
+            True,
+            None,
+            id="requests-chunked-encoding",
+        ),
+        pytest.param(requests.HTTPError("a 4xx"), False, None, id="requests-http-error"),
+        pytest.param(
             OwnClientError({"Error": {"Code": "SlowDown", "Message": "m"}}, "Put"),
             True,
             "SlowDown: m",
+            id="botocore-subclass-slow-down",
         ),
     ],
 )

@@ -45,13 +45,15 @@ def test_frame_carries_the_content_size() -> None:
 @pytest.mark.parametrize(
     ("sizes", "length"),
     [
-        ([], 4),
-        ([7], 8),
-        ([4, 4, 4, 1], 4 + 4 + 1 + 3 * 1 + 4),  # equal leading values: 1 byte each, all zero
-        ([0, 0x100, 5], 4 + 4 + 1 + 2 * 2 + 4),
-        ([0, 0x10000, 5], 4 + 4 + 1 + 2 * 3 + 4),
-        ([0, 0x1000000, 5], 4 + 4 + 1 + 2 * 4 + 4),
-        ([100, 200, 0], 4 + 4 + 1 + 2 * 1 + 4),  # the last value is not in the minimum
+        pytest.param([], 4, id="no-sizes"),
+        pytest.param([7], 8, id="one-size"),
+        # equal leading values: 1 byte each, all zero
+        pytest.param([4, 4, 4, 1], 4 + 4 + 1 + 3 * 1 + 4, id="equal-leading-values"),
+        pytest.param([0, 0x100, 5], 4 + 4 + 1 + 2 * 2 + 4, id="2-byte-values"),
+        pytest.param([0, 0x10000, 5], 4 + 4 + 1 + 2 * 3 + 4, id="3-byte-values"),
+        pytest.param([0, 0x1000000, 5], 4 + 4 + 1 + 2 * 4 + 4, id="4-byte-values"),
+        # the last value is not in the minimum
+        pytest.param([100, 200, 0], 4 + 4 + 1 + 2 * 1 + 4, id="last-value-not-in-the-minimum"),
     ],
 )
 def test_codec_lengths_and_round_trip(sizes: list[int], length: int) -> None:
@@ -162,6 +164,7 @@ def test_fixed_builder_checks_the_leading_sizes() -> None:
         {"type": "fixed", "originalChunkSize": "100", "originalFileSize": 250,
          "transformedChunkSize": 110, "finalTransformedChunkSize": 30},
     ],
+    ids=["unknown-key", "missing-final-chunk-size", "unknown-type", "size-as-a-string"],
 )  # fmt: skip
 def test_index_json_is_parsed_strictly(bad: dict) -> None:
     with pytest.raises(ValueError):
