@@ -49,8 +49,10 @@ AZURITE_VERSION := 3.37.0
 AZURITE := .test-servers/azurite/node_modules/.bin/azurite-blob
 # Apache Kafka (the broker of dev/kafka/pom.xml) and its runtime jars, from Maven Central.
 KAFKA_STAMP := .test-servers/kafka/.installed
+# Apache Iceberg's REST catalog test server (dev/iceberg-rest/pom.xml), from Maven Central.
+ICEBERG_REST_STAMP := .test-servers/iceberg-rest/.installed
 
-test-servers: $(AZURITE) $(KAFKA_STAMP)
+test-servers: $(AZURITE) $(KAFKA_STAMP) $(ICEBERG_REST_STAMP)
 	@missing=""; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
@@ -67,6 +69,14 @@ $(KAFKA_STAMP): dev/kafka/pom.xml
 	rm -rf .test-servers/kafka/libs
 	mvn --batch-mode --quiet --file dev/kafka/pom.xml dependency:copy-dependencies \
 		-DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.test-servers/kafka/libs
+	@touch $@
+
+$(ICEBERG_REST_STAMP): dev/iceberg-rest/pom.xml
+	@missing=""; command -v mvn >/dev/null || missing="maven"; \
+	$(call debian_install,$$missing)
+	rm -rf .test-servers/iceberg-rest/libs
+	mvn --batch-mode --quiet --file dev/iceberg-rest/pom.xml dependency:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.test-servers/iceberg-rest/libs
 	@touch $@
 
 # One Apache Kafka broker (KRaft, broker and controller in one JVM) on loopback, for trying

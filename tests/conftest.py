@@ -26,6 +26,9 @@ from tests.support.fuzz_report import pytest_runtest_logreport, pytest_terminal_
 # The session's GCS emulator (the JSON API on loopback) and a fresh bucket.
 from tests.support.gcs_emulator import gcs_bucket, gcs_emulator, service_account  # noqa: F401
 
+# Apache Iceberg's REST catalog server, shared by a test module; no tables left between tests.
+from tests.support.iceberg_rest import iceberg_rest, iceberg_rest_server  # noqa: F401
+
 # Real Apache Kafka brokers (KRaft) on loopback, one or three nodes, shared by a test module.
 from tests.support.kafka_broker import (  # noqa: F401
     kafka_broker,

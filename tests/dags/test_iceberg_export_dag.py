@@ -1,16 +1,19 @@
-"""The iceberg_export DAG run by Airflow itself (dag.test), its catalog on SQLite and on
-PostgreSQL: a dry run writes nothing; a run exports through Spark (one task per partition)
-and commits once, the table holding the committed records kafka-python reads; a run with
-nothing new commits nothing."""
+"""The iceberg_export DAG run by Airflow itself (dag.test), its catalog on SQLite, on
+PostgreSQL and behind Iceberg's REST catalog server (an Airflow Iceberg connection): a dry run
+writes nothing; a run exports through Spark (one task per partition) and commits once, the
+table holding the committed records kafka-python reads; a run with nothing new commits
+nothing."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
+from tests.support.iceberg_rest import connection_env
 from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.settings_env import use_settings
 from tests.support.tiered import build_tiered
@@ -23,17 +26,22 @@ pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 PROJECT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The metadata store, and so the Iceberg catalog: embedded, or on the PostgreSQL server."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'tierflow.db'}"
-    return request.getfixturevalue("postgres_url")
+@pytest.fixture(params=["sqlite", "postgresql", "rest"])
+def catalog_kind(request: pytest.FixtureRequest) -> str:
+    """The Iceberg catalog: the store's database (embedded, or the PostgreSQL server), or the
+    REST catalog server (the store on SQLite)."""
+    return request.param
 
 
 def test_an_export_run_through_airflow(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    catalog_kind: str,
 ) -> None:
+    db_url = f"sqlite:///{tmp_path / 'tierflow.db'}"
+    if catalog_kind == "postgresql":
+        db_url = request.getfixturevalue("postgres_url")
     t = build_tiered(
         tmp_path / "data", layout="chunked-encrypted", spark_threshold_bytes=1, db_url=db_url
     )
@@ -41,19 +49,28 @@ def test_an_export_run_through_airflow(
     assert main(["topics", "register", "orders", "--config", "tierflow.iceberg.export=true"]) == 0
     assert main(["copy", "--owner", "test", "--no-spark"]) == 0
     os.environ.pop("TIERFLOW_CRASH_AT", None)
+    settings, extra_env = t.settings, t.settings.as_env()
+    if catalog_kind == "rest":
+        settings = replace(settings, iceberg_catalog="lake")
+        conn = connection_env("lake", request.getfixturevalue("iceberg_rest").uri)
+        extra_env = {**settings.as_env(), **conn}
+        for name, value in conn.items():
+            monkeypatch.setenv(name, value)
 
     def run(name: str, **conf: object) -> str:
         return run_dag_in_subprocess(
             "iceberg_export",
             project=PROJECT,
             airflow_home=tmp_path / "airflow",
-            extra_env=t.settings.as_env(),
+            extra_env=extra_env,
             log_file=tmp_path / f"{name}.log",
             run_conf=conf,
         )
 
-    catalog = settings_catalog(t.settings)
-    assert catalog.engine.dialect.name == t.store.engine.dialect.name, "the store's database"
+    catalog = settings_catalog(settings)
+    engine = getattr(catalog, "engine", None)
+    kind = engine.dialect.name if engine is not None else catalog.properties["type"]
+    assert kind == ("rest" if catalog_kind == "rest" else t.store.engine.dialect.name)
     assert run("dry", dry_run=True) == "success"
     assert "dry run: would export orders-0 from offset 0" in (tmp_path / "dry.log").read_text()
     assert existing_table(catalog, "orders") is None, "a dry run creates nothing"

@@ -1,6 +1,6 @@
 """``TIERFLOW_ICEBERG_CATALOG``: the export commits to the catalog of an Airflow Iceberg
 connection, built by the provider's hook, instead of the store's database. Here the connection
-names a SQL catalog of its own (a REST server is not installable on this machine); the table
+names a SQL catalog of its own (test_export_rest_catalog.py runs a real REST catalog); the table
 is in that catalog, its files in the bucket, its rows the committed records. A connection
 that is missing, or a REST catalog that does not answer, is one line naming the setting."""
 

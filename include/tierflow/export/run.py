@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from pyiceberg.catalog import Catalog
 
-from tierflow.export.catalog import IcebergTarget
+from tierflow.export.catalog import IcebergTarget, error_line
 from tierflow.export.job import ExportJob, exported_range, run_job
 from tierflow.export.segment_export import ExportedRange
 from tierflow.export.table import (
@@ -148,8 +148,14 @@ def commit_topic(
     if report.committed_before:
         return report
     crash_point("export.before_commit")
-    table = catalog.load_table(report.table)
-    report.committed = commit_files(table, exported, run=report.run)
+    try:
+        table = catalog.load_table(report.table)
+        report.committed = commit_files(table, exported, run=report.run)
+    except OSError as exc:  # the catalog went away mid-commit (HTTP client errors are OSErrors)
+        raise ExportError(
+            f"{report.table}: the commit did not complete: {error_line(exc)}; a rerun of the "
+            "same run commits it once"
+        ) from None
     crash_point("export.after_commit")
     store.record_iceberg_export(store.topic(report.topic).topic_id, committed_ends(table.refresh()))
     return report
