@@ -31,7 +31,7 @@ from big_segments import BuiltPartition, build_partition
 from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
 from tierflow.lifecycle.copy.steps import copy_partition
-from tierflow.read.fetch import FetchResult, fetch_remote
+from tierflow.read.fetch import FetchRequest, FetchResult, fetch_remote
 from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 from tierflow.rsm import IndexType, RemoteSegment
@@ -145,10 +145,7 @@ def cold_fetch(tiered: Tiered, offset: int, max_bytes: int) -> ColdFetch:
     result = fetch_remote(
         store,
         rsm,
-        TOPIC,
-        tiered.built.partition,
-        offset=offset,
-        max_bytes=max_bytes,
+        FetchRequest(TOPIC, tiered.built.partition, offset=offset, max_bytes=max_bytes),
         index_cache=RemoteIndexCache(),
     )
     elapsed_ms = (time.perf_counter() - started) * 1000
@@ -230,10 +227,7 @@ def main() -> None:
             return fetch_remote(
                 store,
                 rsm,
-                TOPIC,
-                part,
-                offset=offset,
-                max_bytes=args.max_bytes,
+                FetchRequest(TOPIC, part, offset=offset, max_bytes=args.max_bytes),
                 index_cache=cache,
             )
 
@@ -241,10 +235,7 @@ def main() -> None:
             return fetch_remote(
                 store,
                 rsm,
-                TOPIC,
-                part,
-                offset=offset,
-                max_bytes=args.max_bytes,
+                FetchRequest(TOPIC, part, offset=offset, max_bytes=args.max_bytes),
                 index_cache=cache,
                 metadata=metadata,
             )

@@ -27,29 +27,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airflow.sdk import (
-    Asset,
-    AssetOrTimeSchedule,
-    CronTriggerTimetable,
-    Param,
-    get_current_context,
-    task,
-)
+from airflow.sdk import Param
 
-from tierflow.airflow_dags.defaults import tierflow_dag
+from tierflow.airflow_dags.defaults import cron_or_new_segments, tierflow_dag
+from tierflow.airflow_dags.operations import export_operation
 from tierflow.airflow_dags.spark_or_worker import spark_or_worker
 from tierflow.airflow_dags.task_helpers import dry_run_param
-from tierflow.assets import REMOTE_SEGMENTS
 
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "export_iceberg.py"
 
 
 @tierflow_dag(
     "iceberg_export",
-    schedule=AssetOrTimeSchedule(
-        timetable=CronTriggerTimetable("30 * * * *", timezone="UTC"),
-        assets=[Asset(REMOTE_SEGMENTS)],
-    ),
+    schedule=cron_or_new_segments("30 * * * *"),
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "iceberg", "spark"],
     params={
@@ -64,33 +54,7 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "export_iceberg
     },
 )
 def iceberg_export() -> None:
-    @task
-    def plan_export() -> dict:
-        from tierflow.tasks.iceberg_export import plan_export_batch
-
-        context = get_current_context()
-        return plan_export_batch(dict(context["params"]), run_key=context["run_id"])
-
-    spark_or_worker(
-        "export",
-        SPARK_APP,
-        plan_export(),
-        in_worker=_export_in_worker,
-        finish=_commit_export,
-        finish_id="commit_export",
-    )
-
-
-def _export_in_worker(batch: dict) -> dict:
-    from tierflow.tasks.iceberg_export import export_in_worker
-
-    return export_in_worker(batch)
-
-
-def _commit_export(params: dict, batch: dict) -> dict:
-    from tierflow.tasks.iceberg_export import commit_export
-
-    return commit_export(batch)
+    spark_or_worker(export_operation, verb="export", spark_app=SPARK_APP, finish_id="commit_export")
 
 
 iceberg_export()

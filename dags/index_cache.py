@@ -19,20 +19,16 @@ Both tasks are read-only towards the metadata store and safe to clear at any tim
 
 from __future__ import annotations
 
-from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, task
+from airflow.sdk import task
 
-from tierflow.airflow_dags.defaults import tierflow_dag
-from tierflow.assets import REMOTE_SEGMENTS
+from tierflow.airflow_dags.defaults import cron_or_new_segments, tierflow_dag
 
 NEWEST_PER_PARTITION = 3
 
 
 @tierflow_dag(
     "index_cache",
-    schedule=AssetOrTimeSchedule(
-        timetable=CronTriggerTimetable("0 * * * *", timezone="UTC"),
-        assets=[Asset(REMOTE_SEGMENTS)],
-    ),
+    schedule=cron_or_new_segments("0 * * * *"),
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "index-cache", "metrics"],
     retries=2,

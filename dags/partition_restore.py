@@ -32,11 +32,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airflow.sdk import Param, get_current_context, task
+from airflow.sdk import Param
 
 from tierflow.airflow_dags.defaults import tierflow_dag
+from tierflow.airflow_dags.operations import restore_operation
 from tierflow.airflow_dags.spark_or_worker import spark_or_worker
-from tierflow.airflow_dags.task_helpers import fail_for_good, switch_param
+from tierflow.airflow_dags.task_helpers import switch_param
 
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "restore_segments.py"
 
@@ -71,38 +72,9 @@ def _optional(kind: str, title: str, description: str, **schema: object) -> Para
     },
 )
 def partition_restore() -> None:
-    @task
-    def plan_restore() -> dict:
-        from tierflow.restore.plan import RestoreError
-        from tierflow.tasks.restore import plan_restore_batch
-
-        with fail_for_good(RestoreError):  # a refused restore stays refused on retry
-            context = get_current_context()
-            return plan_restore_batch(dict(context["params"]), run_key=context["run_id"])
-
     spark_or_worker(
-        "restore",
-        SPARK_APP,
-        plan_restore(),
-        in_worker=_restore_in_worker,
-        finish=_finish_restore,
-        finish_id="finish_restore",
+        restore_operation, verb="restore", spark_app=SPARK_APP, finish_id="finish_restore"
     )
-
-
-def _restore_in_worker(batch: dict) -> dict:
-    from tierflow.tasks.restore import restore_in_worker
-
-    return restore_in_worker(batch)
-
-
-def _finish_restore(params: dict, batch: dict) -> dict:
-    from tierflow.restore.plan import RestoreError
-    from tierflow.tasks.attribution import attributed
-    from tierflow.tasks.restore import finish_restore
-
-    with fail_for_good(RestoreError):  # rerun: clear the restore tasks with it
-        return finish_restore(params, batch, actor=attributed("airflow:partition_restore"))
 
 
 partition_restore()

@@ -18,18 +18,14 @@ Both tasks resume where a killed or cleared run stopped; a rerun publishes nothi
 
 from __future__ import annotations
 
-from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, task
+from airflow.sdk import task
 
-from tierflow.airflow_dags.defaults import tierflow_dag
-from tierflow.assets import REMOTE_SEGMENTS
+from tierflow.airflow_dags.defaults import cron_or_new_segments, tierflow_dag
 
 
 @tierflow_dag(
     "remote_log_metadata",
-    schedule=AssetOrTimeSchedule(
-        timetable=CronTriggerTimetable("*/5 * * * *", timezone="UTC"),
-        assets=[Asset(REMOTE_SEGMENTS)],
-    ),
+    schedule=cron_or_new_segments("*/5 * * * *"),
     doc_md=__doc__,
     tags=["tierflow", "tiered-storage", "remote-log-metadata"],
     retries=3,

@@ -69,8 +69,15 @@ def _by_state() -> dict[str, StateTotals]:
     return {state.value: StateTotals() for state in RemoteLogSegmentState}
 
 
+class _Row:
+    """A row of gauges as JSON and the operator view take it: every field, nested ones too."""
+
+    def as_dict(self) -> dict:
+        return asdict(self)  # type: ignore[call-overload]  # every row is a dataclass
+
+
 @dataclass
-class PartitionMetrics:
+class PartitionMetrics(_Row):
     topic: str
     topic_id: str
     partition: int
@@ -89,12 +96,9 @@ class PartitionMetrics:
     remote_log_size_bytes: int = 0
     remote_log_metadata_count: int = 0
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass(kw_only=True)
-class SummedMetrics:
+class SummedMetrics(_Row):
     """Partitions' gauges summed (None counts as 0): a topic's, or a broker's leaders'."""
 
     partitions: int = 0
@@ -107,9 +111,6 @@ class SummedMetrics:
     remote_delete_lag_segments: int = 0
     remote_log_size_bytes: int = 0
     remote_log_metadata_count: int = 0
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass

@@ -52,7 +52,12 @@ from tests.support.tiered import LAYOUTS, build_tiered
 from tierflow.config import Settings
 from tierflow.faults import ENV_CRASH_AT, ENV_CRASH_TRACE
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.reconcile import apply_reconcile, plan_reconcile
+from tierflow.lifecycle.reconcile import (
+    ReconcileGrace,
+    ReconcileScope,
+    apply_reconcile,
+    plan_reconcile,
+)
 from tierflow.runtime import open_objects, open_storage, open_store
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -222,12 +227,7 @@ def reconcile_zero_grace(settings: Settings) -> int:
         objects = open_objects(settings)
         now = wall_clock_ms() + 1000  # objects written this very second are old enough too
         plan = plan_reconcile(
-            store,
-            objects,
-            prefix=settings.storage_prefix,
-            now_ms=now,
-            object_grace_ms=0,
-            row_grace_ms=0,
+            store, objects, ReconcileScope(settings.storage_prefix), ReconcileGrace(now, 0, 0)
         )
         report = apply_reconcile(
             plan, store, open_storage(settings), objects, actor="chaos:reconcile", now_ms=now

@@ -30,7 +30,7 @@ from tierflow.metadata.states import (
     is_valid_tiered_transition,
 )
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 from tierflow.rsm import ObjectInfo, RemoteStorageManager
@@ -153,9 +153,7 @@ class _RemoteBatches:
                 result = fetch_remote(
                     self.store,
                     self.rsm,
-                    self.topic.name,
-                    self.number,
-                    offset=offset,
+                    FetchRequest(self.topic.name, self.number, offset=offset),
                     metadata=self.metadata,
                     index_cache=self.index_cache,
                 )

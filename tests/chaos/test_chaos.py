@@ -29,6 +29,7 @@ from tests.chaos.storage_faults import FAULT_PLANS, RETRIED
 from tests.retention.support import copy_all
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.lifecycle.retention.local import segment_files
+from tierflow.metadata import SegmentTransition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 pytestmark = pytest.mark.slow
@@ -144,7 +145,7 @@ def test_a_segment_left_mid_delete_breaks_the_history(tiered: Tiered) -> None:
     pristine = read_pristine(tiered.settings.log_dirs)
     row = finished_rows(tiered)[-1]
     tiered.store.transition_segment(
-        row.segment_id, S.DELETE_SEGMENT_STARTED, actor="killed", now_ms=NOW_MS
+        SegmentTransition(row.segment_id, S.DELETE_SEGMENT_STARTED), actor="killed", now_ms=NOW_MS
     )
     # Its objects are still there too, and no FINISHED segment owns them any more.
     assert broken(tiered, pristine) == {HISTORY, NO_ORPHANS}

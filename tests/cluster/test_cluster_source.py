@@ -20,6 +20,7 @@ from tierflow.cluster.describe import describe_cluster
 from tierflow.cluster.leaders import LeaderNotLocalError, leader_log, leader_logs, leader_scan
 from tierflow.kafka.metadata_log import METADATA_PARTITION_DIR
 from tierflow.kafka.metadata_log.writer import (
+    LeaderAndIsr,
     MetadataLogWriter,
     partition_record,
     register_broker_record,
@@ -92,7 +93,7 @@ def test_the_live_clusters_leaderless_partition_is_not_read_whatever_the_log_dir
     leaderless partition may be electing a leader right now."""
     writer = MetadataLogWriter(two_brokers[1] / METADATA_PARTITION_DIR)
     writer.append(*(register_broker_record(b, b, fenced=True) for b in (1, 2)))
-    stopped = [partition_record(TOPIC_ID, p, [1, 2], isr=[1], leader=-1) for p in range(3)]
+    stopped = [partition_record(TOPIC_ID, p, [1, 2], LeaderAndIsr(-1, isr=[1])) for p in range(3)]
     writer.append(topic_record("orders", TOPIC_ID), *stopped)
     offline = cluster_settings(tmp_path, two_brokers)
     assert (leader_log(offline, "orders", 0).broker, leader_log(offline, "orders", 0).source) == (

@@ -14,9 +14,10 @@ import pytest
 
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.lifecycle.copy.finalize import finalize_copy
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
 from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.metadata import SegmentTransition, StartedSegment
 from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
@@ -24,7 +25,12 @@ from tierflow.metadata.states import RemoteLogSegmentState as S
 def one_started(t: Tiered) -> str:
     """payments-0's first segment uploaded and COPY_SEGMENT_STARTED; the lease is released."""
     plan = prepare_copy(
-        t.log("payments", 0), t.store, rsm=t.rsm, owner="copy", clock=lambda: NOW_MS, max_segments=1
+        t.log("payments", 0),
+        t.store,
+        rsm=t.rsm,
+        owner=CopyOwner("copy"),
+        clock=lambda: NOW_MS,
+        max_segments=1,
     )
     job = plan.jobs[0]
     assert rewrite_segment(job, t.rsm).error is None
@@ -63,11 +69,13 @@ def test_a_deleter_that_joins_a_started_delete_finishes_it_once(fresh) -> None:
     topic = t.store.topic("payments")
     stale = t.store.segment(segment_id)
     # The first deleter recorded DELETE_SEGMENT_STARTED and is still deleting the objects.
-    t.store.transition_segment(segment_id, S.DELETE_SEGMENT_STARTED, actor="a", now_ms=NOW_MS)
+    t.store.transition_segment(
+        SegmentTransition(segment_id, S.DELETE_SEGMENT_STARTED), actor="a", now_ms=NOW_MS
+    )
 
     assert delete_remote_segment(t.store, t.rsm, topic, stale, actor="b", now_ms=NOW_MS)
     assert not t.store.transition_segment(
-        segment_id, S.DELETE_SEGMENT_FINISHED, actor="a", now_ms=NOW_MS
+        SegmentTransition(segment_id, S.DELETE_SEGMENT_FINISHED), actor="a", now_ms=NOW_MS
     )
     assert [(e.to_state, e.actor) for e in t.store.events(segment_id=segment_id)][1:] == [
         (S.DELETE_SEGMENT_STARTED, "a"),
@@ -79,7 +87,12 @@ def test_a_deleter_that_joins_a_started_delete_finishes_it_once(fresh) -> None:
 def test_an_abandoned_copy_that_finished_meanwhile_is_kept(fresh) -> None:
     t = fresh("env")
     plan = prepare_copy(
-        t.log("payments", 0), t.store, rsm=t.rsm, owner="copy", clock=lambda: NOW_MS, max_segments=1
+        t.log("payments", 0),
+        t.store,
+        rsm=t.rsm,
+        owner=CopyOwner("copy"),
+        clock=lambda: NOW_MS,
+        max_segments=1,
     )
     job = plan.jobs[0]
     judged_abandoned = t.store.segment(job.segment_id)  # read while still STARTED
@@ -100,14 +113,16 @@ def test_an_abandoned_copy_that_finished_meanwhile_is_kept(fresh) -> None:
 def test_only_from_refuses_a_state_the_caller_did_not_decide_on(fresh) -> None:
     t = fresh("env")
     segment_id = one_started(t)
-    t.store.transition_segment(segment_id, S.COPY_SEGMENT_FINISHED, actor="copy", now_ms=NOW_MS)
+    t.store.transition_segment(
+        SegmentTransition(segment_id, S.COPY_SEGMENT_FINISHED), actor="copy", now_ms=NOW_MS
+    )
     with pytest.raises(InvalidStateTransition, match="COPY_SEGMENT_FINISHED -> DELETE_SEG"):
         t.store.transition_segment(
-            segment_id,
-            S.DELETE_SEGMENT_STARTED,
+            SegmentTransition(
+                segment_id, S.DELETE_SEGMENT_STARTED, only_from=[S.COPY_SEGMENT_STARTED]
+            ),
             actor="cleanup",
             now_ms=NOW_MS,
-            only_from=[S.COPY_SEGMENT_STARTED],
         )
     assert t.store.segment(segment_id).state == S.COPY_SEGMENT_FINISHED
 
@@ -124,19 +139,24 @@ def test_a_taken_over_lease_fences_the_old_attempts_writes(fresh) -> None:
 
     with pytest.raises(LeaseLostError):
         t.store.transition_segment(
-            segment_id, S.COPY_SEGMENT_FINISHED, actor="old", now_ms=NOW_MS, lease=old
+            SegmentTransition(segment_id, S.COPY_SEGMENT_FINISHED),
+            actor="old",
+            now_ms=NOW_MS,
+            lease=old,
         )
     with pytest.raises(LeaseLostError):
         t.store.add_segment(
-            segment_id="never-written",
-            topic_id=topic_id,
-            partition=0,
-            start_offset=729,
-            end_offset=1470,
-            max_timestamp_ms=NOW_MS,
-            segment_leader_epochs=[(0, 729)],
-            segment_size_bytes=1,
-            txn_index_empty=True,
+            StartedSegment(
+                segment_id="never-written",
+                topic_id=topic_id,
+                partition=0,
+                start_offset=729,
+                end_offset=1470,
+                max_timestamp_ms=NOW_MS,
+                segment_leader_epochs=[(0, 729)],
+                segment_size_bytes=1,
+                txn_index_empty=True,
+            ),
             actor="old",
             now_ms=NOW_MS,
             lease=old,
@@ -146,7 +166,10 @@ def test_a_taken_over_lease_fences_the_old_attempts_writes(fresh) -> None:
     assert [r.segment_id for r in t.store.segments(topic_id, 0)] == [segment_id]
 
     assert t.store.transition_segment(
-        segment_id, S.COPY_SEGMENT_FINISHED, actor="new", now_ms=NOW_MS, lease=new
+        SegmentTransition(segment_id, S.COPY_SEGMENT_FINISHED),
+        actor="new",
+        now_ms=NOW_MS,
+        lease=new,
     )
     assert t.store.release_lease(topic_id, 0, "copy", token=new.token)
     assert t.store.partition(topic_id, 0).lease_owner is None

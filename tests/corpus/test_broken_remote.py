@@ -25,13 +25,13 @@ from tests.support.broken_remote import (
 from tests.support.tiered import Tiered, build_tiered, eligible
 from tierflow.lifecycle.copy.finalize import finalize_copy
 from tierflow.lifecycle.copy.plan import CopyFailedError
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import verify_partition
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.rsm import RemoteResourceNotFoundError, RemoteSegment
 from tierflow.runtime import open_storage
 from tierflow.transform.errors import CorruptChunkError, DataKeyError, ManifestError
@@ -72,11 +72,11 @@ def nothing(t: Tiered) -> tuple[Tiered, dict[str, object]]:
 
 
 def fetch_first(t: Tiered) -> object:
-    return fetch_remote(t.store, t.rsm, TOPIC, PARTITION, offset=0)
+    return fetch_remote(t.store, t.rsm, FetchRequest(TOPIC, PARTITION, offset=0))
 
 
 def fetch_unknown(t: Tiered) -> object:
-    return fetch_remote(t.store, t.rsm, "no-such-topic", PARTITION, offset=0)
+    return fetch_remote(t.store, t.rsm, FetchRequest("no-such-topic", PARTITION, offset=0))
 
 
 def verify_first(t: Tiered) -> object:
@@ -260,7 +260,7 @@ def test_upload_that_does_not_verify(tmp_path: Path, case: UploadCase) -> None:
     t = build_tiered(tmp_path, layout=case.layout)
     log_ = t.log(TOPIC, PARTITION)
     before = snapshot(t)
-    plan = prepare_copy(log_, t.store, rsm=t.rsm, owner="corpus")
+    plan = prepare_copy(log_, t.store, rsm=t.rsm, owner=CopyOwner("corpus"))
     results = {job.segment_id: rewrite_segment(job, t.rsm) for job in plan.jobs}
     key = case.damage(t, plan.jobs[1].segment)
 
@@ -285,7 +285,7 @@ def test_local_file_gone_before_the_upload(tmp_path: Path, layout: str) -> None:
     t = build_tiered(tmp_path, layout=layout)
     log_ = t.log(TOPIC, PARTITION)
     before = snapshot(t)
-    plan = prepare_copy(log_, t.store, rsm=t.rsm, owner="corpus")
+    plan = prepare_copy(log_, t.store, rsm=t.rsm, owner=CopyOwner("corpus"))
     gone = plan.jobs[1].data.time_index
     saved = gone.read_bytes()
     gone.unlink()

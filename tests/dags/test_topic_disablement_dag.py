@@ -20,7 +20,7 @@ from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.disablement import request_disable
 from tierflow.lifecycle.retention.remote import execute_remote_retention, plan_partition_retention
 from tierflow.metadata.states import TieredState
-from tierflow.read.fetch import OffsetOutOfRangeError, fetch_remote
+from tierflow.read.fetch import FetchRequest, OffsetOutOfRangeError, fetch_remote
 from tierflow.tasks.attribution import task_instance_of
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
@@ -53,7 +53,7 @@ def local_files(t: Tiered) -> dict[str, str]:
 
 
 def readable_from(t: Tiered, partition: int, offset: int) -> bool:
-    fetched = fetch_remote(t.store, t.rsm, "orders", partition, offset=offset)
+    fetched = fetch_remote(t.store, t.rsm, FetchRequest("orders", partition, offset=offset))
     return bool(fetched.batches) and fetched.first_offset <= offset
 
 
@@ -142,7 +142,7 @@ def test_disable_remote_log_on_topic(tmp_path: Path) -> None:
         local_start = t.store.partition(topic.topic_id, p).local_log_start_offset
         assert t.store.partition(topic.topic_id, p).log_start_offset == local_start
         with pytest.raises(OffsetOutOfRangeError):
-            fetch_remote(t.store, t.rsm, "orders", p, offset=0)
+            fetch_remote(t.store, t.rsm, FetchRequest("orders", p, offset=0))
     assert local_files(t) == local_before  # local data still consumable, byte for byte
 
 
@@ -206,9 +206,11 @@ def test_disable_with_delete_is_a_dry_run_by_default(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("conf", "message"),
     [
-        ({"action": "disable", "policy": "archive"}, "archive"),
-        ({"action": "pause"}, "pause"),
-        ({"topic": "no-such-topic"}, "no-such-topic"),
+        pytest.param(
+            {"action": "disable", "policy": "archive"}, "archive", id="unknown-policy-archive"
+        ),
+        pytest.param({"action": "pause"}, "pause", id="unknown-action-pause"),
+        pytest.param({"topic": "no-such-topic"}, "no-such-topic", id="unknown-topic"),
     ],
 )
 def test_invalid_requests_change_nothing(tmp_path: Path, conf: dict, message: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.finalize import finalize_copy
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -28,7 +28,9 @@ def copy(t: Tiered, log_: PartitionLog) -> list[tuple[int, int]]:
 
 def copy_first(t: Tiered, log_: PartitionLog, count: int) -> None:
     """Copy only the first ``count`` eligible segments, as a copy interrupted by the disable."""
-    plan = prepare_copy(log_, t.store, rsm=t.rsm, owner="copy", clock=clock, max_segments=count)
+    plan = prepare_copy(
+        log_, t.store, rsm=t.rsm, owner=CopyOwner("copy"), clock=clock, max_segments=count
+    )
     results = {job.segment_id: rewrite_segment(job, t.rsm) for job in plan.jobs}
     finalize_copy(plan, results, t.store, t.rsm, owner="copy", clock=clock)
 

@@ -13,14 +13,14 @@ import pytest
 from tests.disablement.support import bucket_files, clock, copy, copy_first, live, live_keys
 from tests.retention.support import configure, copy_all, spans
 from tests.support.tiered import NOW_MS, Tiered, build_tiered, eligible
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.disablement import complete_disable, enable, request_disable
 from tierflow.lifecycle.retention.remote import execute_remote_retention, plan_partition_retention
 from tierflow.metadata.errors import InvalidConfigError, TieredStorageDisablementInProgressError
 from tierflow.metadata.states import TieredState
-from tierflow.read.fetch import OffsetOutOfRangeError, fetch_remote
+from tierflow.read.fetch import FetchRequest, OffsetOutOfRangeError, fetch_remote
 from tierflow.read.index_cache import RemoteIndexCache
 
 ACTOR = "test:disable"
@@ -50,7 +50,7 @@ def test_retain_keeps_remote_readable_and_stops_copying(tiered: Tiered) -> None:
     )
     topic = t.store.topic("orders")
     assert (topic.state, topic.remote_storage_enable) == (TieredState.DISABLED, False)
-    fetched = fetch_remote(t.store, t.rsm, "orders", 0, offset=0)
+    fetched = fetch_remote(t.store, t.rsm, FetchRequest("orders", 0, offset=0))
     assert fetched.batches and fetched.first_offset == 0
     for log_ in t.logs():
         if log_.topic == "orders":
@@ -84,8 +84,12 @@ def test_delete_empties_remote_storage_and_keeps_local_data(tmp_path: Path) -> N
     )
     cache = RemoteIndexCache(tmp_path / "index-cache")
     first = live(t, "orders", 0)[0]
-    fetch_remote(t.store, t.rsm, "orders", 0, offset=first.start_offset, index_cache=cache)
-    fetch_remote(t.store, t.rsm, "orders", 0, offset=first.end_offset, index_cache=cache)
+    fetch_remote(
+        t.store, t.rsm, FetchRequest("orders", 0, offset=first.start_offset), index_cache=cache
+    )
+    fetch_remote(
+        t.store, t.rsm, FetchRequest("orders", 0, offset=first.end_offset), index_cache=cache
+    )
     assert first.segment_id in cache
 
     report = disable(t, "delete", index_caches=(cache,))
@@ -99,7 +103,7 @@ def test_delete_empties_remote_storage_and_keeps_local_data(tmp_path: Path) -> N
     assert partition is not None
     assert (partition.log_start_offset, partition.highest_remote_offset) == (local_start, -1)
     with pytest.raises(OffsetOutOfRangeError) as raised:
-        fetch_remote(t.store, t.rsm, "orders", 0, offset=0)
+        fetch_remote(t.store, t.rsm, FetchRequest("orders", 0, offset=0))
     message = str(raised.value)
     assert "offset 0 is out of range" in message
     assert f"log start offset {local_start}" in message
@@ -146,17 +150,24 @@ def test_second_request_while_disabling_is_rejected(tiered: Tiered) -> None:
 @pytest.mark.parametrize(
     ("policy", "configs", "match"),
     [
-        ("archive", {}, "remote.log.disable.policy='archive' for topic orders: must be one of"),
-        ("", {}, "must be one of delete, retain"),
-        (
+        pytest.param(
+            "archive",
+            {},
+            "remote.log.disable.policy='archive' for topic orders: must be one of",
+            id="unknown-policy-archive",
+        ),
+        pytest.param("", {}, "must be one of delete, retain", id="empty-policy"),
+        pytest.param(
             "retain",
             {"local_retention_ms": 3_600_000},
             "policy retain: local.retention.ms=3600000 must be -2 or equal to retention.ms",
+            id="retain-with-local-ms-below-total",
         ),
-        (
+        pytest.param(
             "retain",
             {"retention_bytes": 10_000_000, "local_retention_bytes": 1_000_000},
             "policy retain: local.retention.bytes=1000000 must be -2 or equal",
+            id="retain-with-local-bytes-below-total",
         ),
     ],
 )
@@ -198,7 +209,7 @@ def test_enable_remote_log_on_existing_topic(tmp_path: Path) -> None:
     for log_ in orders:
         assert copy(t, log_) == eligible(log_) != []
         assert {r.tiered_epoch for r in live(t, "orders", log_.partition)} == {1}
-    fetched = fetch_remote(t.store, t.rsm, "orders", 0, offset=0)
+    fetched = fetch_remote(t.store, t.rsm, FetchRequest("orders", 0, offset=0))
     assert fetched.batches and fetched.first_offset == 0
 
 
@@ -239,7 +250,7 @@ def test_reenable_after_delete_resumes_from_the_log_start(tmp_path: Path) -> Non
     assert {r.tiered_epoch for r in live(t, "orders", 0)} == {2}
     log1 = t.log("orders", 1)
     assert copy(t, log1) == eligible(log1)  # nothing of it was remote any more
-    fetched = fetch_remote(t.store, t.rsm, "orders", 0, offset=local_start)
+    fetched = fetch_remote(t.store, t.rsm, FetchRequest("orders", 0, offset=local_start))
     assert fetched.first_offset == local_start
     assert bucket_files(t) == live_keys(t)
 
@@ -248,7 +259,9 @@ def test_retain_cleans_up_an_abandoned_copy(tmp_path: Path) -> None:
     """A copy killed after COPY_SEGMENT_STARTED would never be cleaned up once disabled."""
     t = build_tiered(tmp_path)
     log0 = t.log("orders", 0)
-    plan = prepare_copy(log0, t.store, rsm=t.rsm, owner="copy", clock=clock, max_segments=1)
+    plan = prepare_copy(
+        log0, t.store, rsm=t.rsm, owner=CopyOwner("copy"), clock=clock, max_segments=1
+    )
     rewrite_segment(plan.jobs[0], t.rsm)  # uploaded, never finalized; lease still held
     t.store.release_lease(t.store.topic("orders").topic_id, 0, "copy")
     report = disable(t, "retain")

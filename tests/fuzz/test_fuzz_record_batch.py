@@ -22,6 +22,8 @@ from tierflow.kafka.batch_builder import (
     CODEC_NONE,
     CODEC_SNAPPY,
     CODEC_ZSTD,
+    PLAIN_PRODUCER,
+    ProducerFields,
     Record,
     build_batch,
     build_control_batch,
@@ -76,22 +78,22 @@ def v2_batches(draw: st.DrawFn, base_offset: int) -> BuiltBatch:
     batch_records = tuple(draw(st.lists(records, min_size=1, max_size=5)))
     codec = draw(st.sampled_from(CODECS))
     pid, transactional = -1, False
-    producer: dict[str, int | bool] = {}
+    producer = PLAIN_PRODUCER
     if draw(st.booleans()):
         pid, transactional = draw(st.integers(0, 2**63 - 1)), draw(st.booleans())
-        producer = {
-            "producer_id": pid,
-            "producer_epoch": draw(st.integers(0, 2**15 - 1)),
-            "base_sequence": draw(st.integers(0, 2**31 - 1)),
-            "transactional": transactional,
-        }
+        producer = ProducerFields(
+            producer_id=pid,
+            producer_epoch=draw(st.integers(0, 2**15 - 1)),
+            base_sequence=draw(st.integers(0, 2**31 - 1)),
+            transactional=transactional,
+        )
     try:
         data = build_batch(
             batch_records,
             base_offset=base_offset,
             leader_epoch=epoch,
             compression=codec,
-            **producer,
+            producer=producer,
         )
     except ValueError:
         assume(False)  # the codec did not shrink these records; kafka-python stores them plain

@@ -15,7 +15,7 @@ from kafka import KafkaProducer
 from kafka.record import MemoryRecords
 
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.rsm import RemoteStorageManager
 
 CODECS = (None, "gzip", "snappy", "lz4", "zstd")
@@ -125,7 +125,7 @@ def tiered_records(
     out: list[Record] = []
     offset = 0
     while offset <= upto:
-        fetched = fetch_remote(store, rsm, topic, partition, offset=offset)
+        fetched = fetch_remote(store, rsm, FetchRequest(topic, partition, offset=offset))
         if not fetched.batches:
             break
         for raw in fetched.batches:

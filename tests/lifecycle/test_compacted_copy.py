@@ -30,7 +30,7 @@ from tests.support.tiered import Tiered, build_tiered
 from tierflow.kafka.record_batch import iter_batches
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
 from tierflow.lifecycle.copy.verify import verify_partition
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.restore.request import restore_partition
 from tierflow.transform import segment_files
 
@@ -53,7 +53,9 @@ def records(batches: list[bytes]) -> list[tuple[int, bytes, bytes | None, int, l
 def remote_records(t: Tiered, end: int) -> list[tuple[int, bytes, bytes | None, int, list]]:
     found, offset = [], 0
     while offset < end:
-        result = fetch_remote(t.store, t.rsm, "changelog", 0, offset=offset, max_bytes=1 << 20)
+        result = fetch_remote(
+            t.store, t.rsm, FetchRequest("changelog", 0, offset=offset, max_bytes=1 << 20)
+        )
         found += records(result.batches)
         offset = result.next_offset
     return found
@@ -86,7 +88,7 @@ def test_only_cleaned_segments_are_copied_with_their_gaps(t: Tiered) -> None:
     assert remote == local_records(t, first[4]), "offsets, keys, values, headers, timestamps"
     offsets = [r[0] for r in remote]
     gap = next(o + 1 for o, after in pairwise(offsets) if after > o + 1)
-    result = fetch_remote(t.store, t.rsm, "changelog", 0, offset=gap, max_bytes=1)
+    result = fetch_remote(t.store, t.rsm, FetchRequest("changelog", 0, offset=gap, max_bytes=1))
     assert records(result.batches)[-1][0] >= gap and gap not in offsets
     assert min(r[0] for r in records(result.batches) if r[0] >= gap) == min(
         o for o in offsets if o > gap

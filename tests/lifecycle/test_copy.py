@@ -15,6 +15,7 @@ from tierflow.lifecycle.copy.lease import PartitionBusyError
 from tierflow.lifecycle.copy.plan import TopicIdMismatchError
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.copy.verify import verify_partition
+from tierflow.metadata import StartedSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.segment_refs import remote_segment
 
@@ -181,18 +182,20 @@ def test_abandoned_attempt_is_deleted_before_copying(tiered: Tiered):
     ghost = new_kafka_uuid()
     tiered.store.ensure_partition(topic.topic_id, 0, log_start_offset=0, local_log_start_offset=0)
     tiered.store.add_segment(
-        segment_id=ghost,
-        topic_id=topic.topic_id,
-        partition=0,
-        start_offset=first[0],
-        end_offset=first[1],
-        max_timestamp_ms=NOW_MS,
-        leader_epoch=0,
-        segment_leader_epochs=[(0, first[0])],
-        segment_size_bytes=123,
-        tiered_epoch=0,
-        txn_index_empty=True,
-        owner="airflow:killed-worker",
+        StartedSegment(
+            segment_id=ghost,
+            topic_id=topic.topic_id,
+            partition=0,
+            start_offset=first[0],
+            end_offset=first[1],
+            max_timestamp_ms=NOW_MS,
+            leader_epoch=0,
+            segment_leader_epochs=[(0, first[0])],
+            segment_size_bytes=123,
+            tiered_epoch=0,
+            txn_index_empty=True,
+            owner="airflow:killed-worker",
+        ),
         actor="airflow:killed-worker",
         now_ms=NOW_MS,
     )
@@ -239,11 +242,11 @@ def test_deleting_remote_segments_never_makes_them_eligible_again(tiered: Tiered
 def test_finalize_can_be_retried_after_a_failed_rewrite_and_after_success(tiered: Tiered):
     from tierflow.lifecycle.copy.finalize import finalize_copy
     from tierflow.lifecycle.copy.plan import CopyFailedError
-    from tierflow.lifecycle.copy.prepare import prepare_copy
+    from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
     from tierflow.lifecycle.copy.rewrite import rewrite_segment
 
     log_ = tiered.log("payments", 0)
-    plan = prepare_copy(log_, tiered.store, rsm=tiered.rsm, owner="o")
+    plan = prepare_copy(log_, tiered.store, rsm=tiered.rsm, owner=CopyOwner("o"))
     assert plan.jobs
     # Spark died: no results. Finalize cleans up and fails; Airflow's retry fails cleanly too.
     with pytest.raises(CopyFailedError, match="no result from the rewrite job"):
@@ -256,7 +259,7 @@ def test_finalize_can_be_retried_after_a_failed_rewrite_and_after_success(tiered
     assert list(tiered.rsm.objects.list()) == []
 
     # The next run copies everything; clearing its finalize after success changes nothing.
-    plan = prepare_copy(log_, tiered.store, rsm=tiered.rsm, owner="o")
+    plan = prepare_copy(log_, tiered.store, rsm=tiered.rsm, owner=CopyOwner("o"))
     results = {job.segment_id: rewrite_segment(job, tiered.rsm) for job in plan.jobs}
     first = finalize_copy(plan, results, tiered.store, tiered.rsm, owner="o")
     keys = sorted(tiered.rsm.objects.list())

@@ -30,7 +30,7 @@ from tierflow.kafka.offset_index import OffsetIndex
 from tierflow.kafka.record_batch import iter_batches
 from tierflow.lifecycle.compaction.report import CompactionOptions
 from tierflow.lifecycle.compaction.swap import compact_partition
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.restore.request import restore_partition
 
 
@@ -155,7 +155,7 @@ def test_compacted_segments_restore_and_fetch_as_any_segment(t: Tiered, tmp_path
     assert committed_view(fetched).records == view.records
     offsets = sorted(r.offset for _, raw in fetched for r in DefaultRecordBatch(raw))
     gap = next(o + 1 for o, after in pairwise(offsets) if after > o + 1)
-    result = fetch_remote(t.store, t.rsm, "changelog", 0, offset=gap, max_bytes=1)
+    result = fetch_remote(t.store, t.rsm, FetchRequest("changelog", 0, offset=gap, max_bytes=1))
     returned = [r.offset for raw in result.batches for r in DefaultRecordBatch(raw)]
     assert min(o for o in returned if o >= gap) == min(o for o in offsets if o > gap), (
         "the next offset there is"

@@ -11,7 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tierflow.metadata import MetadataStore, RemoteLogSegmentState
+from tierflow.metadata import (
+    MetadataStore,
+    RemoteLogSegmentState,
+    SegmentTransition,
+    StartedSegment,
+)
 from tierflow.metadata.lease_holder import LeaseHolder
 
 if TYPE_CHECKING:
@@ -77,11 +82,11 @@ def add_segment(
         "segment_leader_epochs": [(0, start)],
         "segment_size_bytes": 1024,
         "txn_index_empty": True,
-        "actor": "copier",
-        "now_ms": NOW,
     }
-    fields.update(overrides)
-    store.add_segment(**fields)
+    call: dict[str, Any] = {"actor": "copier", "now_ms": NOW}
+    for name, value in overrides.items():
+        (call if name in ("actor", "now_ms", "lease") else fields)[name] = value
+    store.add_segment(StartedSegment(**fields), **call)
 
 
 # The shortest valid path from nothing to each state.
@@ -96,7 +101,8 @@ PATH_TO: dict[RemoteLogSegmentState, list[RemoteLogSegmentState]] = {
 def segment_in_state(store: MetadataStore, segment_id: str, state: RemoteLogSegmentState) -> None:
     add_segment(store, segment_id)
     for step, dst in enumerate(PATH_TO[state], start=1):
-        assert store.transition_segment(segment_id, dst, actor="setup", now_ms=NOW + step)
+        moved = SegmentTransition(segment_id, dst)
+        assert store.transition_segment(moved, actor="setup", now_ms=NOW + step)
 
 
 # -- race workers (run in 'spawn' children) ---------------------------------------------------
@@ -157,7 +163,9 @@ def _attempt(store: MetadataStore, worker: int, race: str, item: int) -> object:
         target = RACES[race]
         assert target is not None
         return store.transition_segment(
-            race_segment_id(race, item), target, actor=f"worker-{worker}", now_ms=NOW + worker
+            SegmentTransition(race_segment_id(race, item), target),
+            actor=f"worker-{worker}",
+            now_ms=NOW + worker,
         )
     except Exception as exc:  # reported; the parent fails the test with the message
         return f"{type(exc).__name__}: {exc}"

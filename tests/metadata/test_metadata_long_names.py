@@ -7,7 +7,7 @@ owners and actors are built from topic names and Airflow run ids (up to 250 char
 from __future__ import annotations
 
 from tests.metadata.metadata_support import NOW, PARTITION, add_segment, new_store
-from tierflow.metadata import RemoteLogSegmentState
+from tierflow.metadata import RemoteLogSegmentState, SegmentTransition
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.tasks.segment_copy import copy_owner
 
@@ -27,7 +27,9 @@ def test_the_longest_topic_name_registers_copies_and_retires(store_url: str) -> 
     assert store.acquire_lease(LONG_TOPIC_ID, PARTITION, owner, now_ms=NOW, ttl_ms=1000)
     add_segment(store, "seg", topic_id=LONG_TOPIC_ID, owner=owner, actor=owner)
     assert store.transition_segment(
-        "seg", RemoteLogSegmentState.COPY_SEGMENT_FINISHED, actor=owner, now_ms=NOW + 1
+        SegmentTransition("seg", RemoteLogSegmentState.COPY_SEGMENT_FINISHED),
+        actor=owner,
+        now_ms=NOW + 1,
     )
     store.mark_partition_delete(LONG_TOPIC_ID, PARTITION, actor=LONG_RUN_ACTOR, now_ms=NOW + 2)
     assert store.retire_topic_name(LONG_TOPIC_ID, actor=LONG_RUN_ACTOR, now_ms=NOW + 3)

@@ -23,6 +23,7 @@ from tierflow.lifecycle.remote_log_metadata.handover import (
 )
 from tierflow.lifecycle.remote_log_metadata.publish import fill_outbox
 from tierflow.lifecycle.retention.remote import remote_retention_applies
+from tierflow.metadata import SegmentTransition
 from tierflow.metadata.errors import MetadataError
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.remote_log_metadata_store import OUTBOX_POSITION
@@ -38,7 +39,9 @@ def test_each_transition_of_tierflows_segments_is_one_entry_in_history_order(
 ) -> None:
     store = new_store(store_url)
     add_segment(store, SEGMENT)
-    store.transition_segment(SEGMENT, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1)
+    store.transition_segment(
+        SegmentTransition(SEGMENT, S.COPY_SEGMENT_FINISHED), actor="t", now_ms=NOW + 1
+    )
     assert fill_outbox(store, partitions=50) == 2
     assert fill_outbox(store, partitions=50) == 0  # made once
     entries = store.unpublished(10)
@@ -58,12 +61,14 @@ def test_a_started_record_waits_for_the_facts_its_copy_learns_from_the_batches(
     add_segment(store, HELD, max_timestamp_ms=-1, segment_leader_epochs=[(0, 0)])
     started_at = store.last_event_id()
     add_segment(store, OTHER, start=100, end=199)
-    store.transition_segment(OTHER, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1)
+    store.transition_segment(
+        SegmentTransition(OTHER, S.COPY_SEGMENT_FINISHED), actor="t", now_ms=NOW + 1
+    )
     assert fill_outbox(store, partitions=50) == 2  # the other segment's, not this STARTED
     assert (store.position(OUTBOX_POSITION) or 0) < started_at
     scanned = ScannedFacts(NOW - 7, [(0, 0), (3, 40)])
     store.transition_segment(
-        HELD, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1, scanned=scanned
+        SegmentTransition(HELD, S.COPY_SEGMENT_FINISHED, scanned=scanned), actor="t", now_ms=NOW + 1
     )
     assert fill_outbox(store, partitions=50) == 2
     records = [deserialize(entry.payload) for entry in store.unpublished(10)]
@@ -105,7 +110,9 @@ def test_tierflows_segments_are_published_after_the_hand_over_too(store_url: str
     """The hand-over marks the topic first, then publishes what waits: it must still go."""
     store = new_store(store_url)
     add_segment(store, SEGMENT)
-    store.transition_segment(SEGMENT, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1)
+    store.transition_segment(
+        SegmentTransition(SEGMENT, S.COPY_SEGMENT_FINISHED), actor="t", now_ms=NOW + 1
+    )
     store.set_copier(TOPIC_ID, "broker", actor="t", now_ms=NOW)
     assert fill_outbox(store, partitions=50) == 2
 
@@ -121,7 +128,9 @@ def test_a_hand_over_is_refused_while_a_copy_is_in_flight(store_url: str) -> Non
     with pytest.raises(HandoverRefused, match="still in flight"):
         hand_over(store, unreachable, plan, actor="t", now_ms=NOW)
     assert store.topic(TOPIC).copied_by_tierflow and store.outbox_depth() == 0
-    store.transition_segment(SEGMENT, S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW + 1)
+    store.transition_segment(
+        SegmentTransition(SEGMENT, S.COPY_SEGMENT_FINISHED), actor="t", now_ms=NOW + 1
+    )
     ready = plan_handover(store, TOPIC)
     assert ready.refusal is None and ready.copied == {0: (1, 99)}
     assert ready.waiting == 2  # STARTED and FINISHED, not in the outbox yet

@@ -28,7 +28,7 @@ from tests.metadata.metadata_support import (
     race_segment_id,
     run_race,
 )
-from tierflow.metadata import MetadataStore, RemoteLogSegmentState
+from tierflow.metadata import MetadataStore, RemoteLogSegmentState, SegmentTransition
 
 WORKERS = 8
 S = RemoteLogSegmentState
@@ -57,7 +57,9 @@ def raced(race_url: str) -> Iterator[Raced]:
         copying = race_segment_id("copy_finished", item)
         add_segment(store, copying, 100, 199 + item, partition=item)
         store.transition_segment(
-            race_segment_id("delete_started", item), S.COPY_SEGMENT_FINISHED, actor="c", now_ms=1
+            SegmentTransition(race_segment_id("delete_started", item), S.COPY_SEGMENT_FINISHED),
+            actor="c",
+            now_ms=1,
         )
     gone = dead_holder()
     for partition in TAKEOVER_PARTITIONS:

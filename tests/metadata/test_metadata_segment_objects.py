@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tierflow.metadata import RemoteLogSegmentState
+from tierflow.metadata import RemoteLogSegmentState, SegmentTransition
 from tierflow.metadata.errors import MetadataError
 
 from .metadata_support import NOW, add_segment, new_store
@@ -19,7 +19,9 @@ def test_update_segment_object_changes_the_row_and_logs_an_event(store_url: str)
         ("rsm-manifest", "p/seg.rsm-manifest", 700, "c" * 64),
     ]
     store.transition_segment(
-        "seg", RemoteLogSegmentState.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW, objects=objects
+        SegmentTransition("seg", RemoteLogSegmentState.COPY_SEGMENT_FINISHED, objects=objects),
+        actor="t",
+        now_ms=NOW,
     )
     store.update_segment_object(
         "seg", "rsm-manifest", "p/seg.rsm-manifest", 701, "d" * 64, actor="rewrap", now_ms=NOW + 5

@@ -21,6 +21,7 @@ from tierflow.metadata import (
     InvalidStateTransition,
     RemoteLogSegmentState,
     SegmentObject,
+    SegmentTransition,
     UnknownPartitionError,
     UnknownSegmentError,
 )
@@ -43,10 +44,16 @@ def test_every_transition_from_every_state(store_url: str, src: S, dst: S) -> No
     before = store.events(segment_id="seg")
 
     if src == dst:
-        assert store.transition_segment("seg", dst, actor="t", now_ms=NOW + 100) is False
+        assert (
+            store.transition_segment(SegmentTransition("seg", dst), actor="t", now_ms=NOW + 100)
+            is False
+        )
         assert store.events(segment_id="seg") == before
     elif (src, dst) in MOVES:
-        assert store.transition_segment("seg", dst, actor="t", now_ms=NOW + 100) is True
+        assert (
+            store.transition_segment(SegmentTransition("seg", dst), actor="t", now_ms=NOW + 100)
+            is True
+        )
         events = store.events(segment_id="seg")
         assert len(events) == len(before) + 1
         last = events[-1]
@@ -54,7 +61,7 @@ def test_every_transition_from_every_state(store_url: str, src: S, dst: S) -> No
         assert last.event_timestamp_ms == NOW + 100
     else:
         with pytest.raises(InvalidStateTransition) as caught:
-            store.transition_segment("seg", dst, actor="t", now_ms=NOW + 100)
+            store.transition_segment(SegmentTransition("seg", dst), actor="t", now_ms=NOW + 100)
         assert caught.value.src == src and caught.value.dst == dst
         assert f"seg: invalid state transition {src} -> {dst}" in str(caught.value)
         assert store.events(segment_id="seg") == before
@@ -67,7 +74,9 @@ def test_delete_finished_to_copy_started_raises(store_url: str) -> None:
     store = new_store(store_url)
     segment_in_state(store, "seg", S.DELETE_SEGMENT_FINISHED)
     with pytest.raises(InvalidStateTransition, match="DELETE_SEGMENT_FINISHED -> COPY_SEGMENT_"):
-        store.transition_segment("seg", S.COPY_SEGMENT_STARTED, actor="t", now_ms=NOW)
+        store.transition_segment(
+            SegmentTransition("seg", S.COPY_SEGMENT_STARTED), actor="t", now_ms=NOW
+        )
     with pytest.raises(InvalidStateTransition, match="DELETE_SEGMENT_FINISHED -> COPY_SEGMENT_"):
         add_segment(store, "seg")  # re-adding is the same null/self -> COPY_STARTED step
     assert store.segment("seg").state == S.DELETE_SEGMENT_FINISHED
@@ -118,10 +127,20 @@ def test_add_with_same_id_but_other_offsets_is_rejected(store_url: str) -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"segment_leader_epochs": []}, "must not be empty"),
-        ({"segment_leader_epochs": [(2, 0), (1, 50)]}, "not ascending at epoch 1"),
-        ({"start_offset": 10, "end_offset": 9}, r"start_offset \(10\) <= end_offset \(9\)"),
-        ({"leader_epoch": 4}, "leader_epoch 4 is not the last"),
+        pytest.param({"segment_leader_epochs": []}, "must not be empty", id="no-leader-epochs"),
+        pytest.param(
+            {"segment_leader_epochs": [(2, 0), (1, 50)]},
+            "not ascending at epoch 1",
+            id="leader-epochs-not-ascending",
+        ),
+        pytest.param(
+            {"start_offset": 10, "end_offset": 9},
+            r"start_offset \(10\) <= end_offset \(9\)",
+            id="start-after-end",
+        ),
+        pytest.param(
+            {"leader_epoch": 4}, "leader_epoch 4 is not the last", id="leader-epoch-not-the-last"
+        ),
     ],
 )
 def test_add_validates_the_segment(store_url: str, overrides: dict, message: str) -> None:
@@ -140,7 +159,9 @@ def test_add_to_unknown_partition_raises(store_url: str) -> None:
 def test_transition_of_unknown_segment_raises(store_url: str) -> None:
     store = new_store(store_url)
     with pytest.raises(UnknownSegmentError, match="nope"):
-        store.transition_segment("nope", S.COPY_SEGMENT_FINISHED, actor="t", now_ms=NOW)
+        store.transition_segment(
+            SegmentTransition("nope", S.COPY_SEGMENT_FINISHED), actor="t", now_ms=NOW
+        )
 
 
 def test_history_shows_every_transition_in_order(store_url: str) -> None:
@@ -155,8 +176,9 @@ def test_history_shows_every_transition_in_order(store_url: str) -> None:
         ("a", S.DELETE_SEGMENT_FINISHED),
     ]
     for offset, (segment_id, dst) in enumerate(steps, start=10):
-        store.transition_segment(segment_id, dst, actor=f"step-{offset}", now_ms=NOW + offset)
-        store.transition_segment(segment_id, dst, actor="retry", now_ms=NOW + offset)  # no-op
+        moved = SegmentTransition(segment_id, dst)
+        store.transition_segment(moved, actor=f"step-{offset}", now_ms=NOW + offset)
+        store.transition_segment(moved, actor="retry", now_ms=NOW + offset)  # no-op
 
     history = [
         (e.entity, e.segment_id, e.from_state, e.to_state, e.actor)
@@ -194,12 +216,11 @@ def test_finished_stores_objects_and_metadata(store_url: str) -> None:
     store = new_store(store_url)
     add_segment(store, "seg", 0, 99)
     assert store.transition_segment(
-        "seg",
-        S.COPY_SEGMENT_FINISHED,
+        SegmentTransition(
+            "seg", S.COPY_SEGMENT_FINISHED, custom_metadata=b"rsm", objects=_objects("seg")
+        ),
         actor="copier",
         now_ms=NOW + 1,
-        custom_metadata=b"rsm",
-        objects=_objects("seg"),
     )
     stored = {(o.kind, o.key, o.size, o.sha256) for o in store.segment_objects("seg")}
     assert stored == {tuple(o) for o in _objects("seg")}
@@ -215,14 +236,20 @@ def test_highest_remote_offset_only_moves_forward(store_url: str) -> None:
     add_segment(store, "low", 0, 99)
     add_segment(store, "high", 100, 199)
 
-    store.transition_segment("high", S.COPY_SEGMENT_FINISHED, actor="c", now_ms=NOW)
+    store.transition_segment(
+        SegmentTransition("high", S.COPY_SEGMENT_FINISHED), actor="c", now_ms=NOW
+    )
     assert store.partition(TOPIC_ID, PARTITION).highest_remote_offset == 199
-    store.transition_segment("low", S.COPY_SEGMENT_FINISHED, actor="c", now_ms=NOW)
+    store.transition_segment(
+        SegmentTransition("low", S.COPY_SEGMENT_FINISHED), actor="c", now_ms=NOW
+    )
     assert store.partition(TOPIC_ID, PARTITION).highest_remote_offset == 199
     assert store.highest_remote_offset(TOPIC_ID, PARTITION) == 199
 
     # Deleting the top segment: the watermark stays, the FINISHED-only view drops.
-    store.transition_segment("high", S.DELETE_SEGMENT_STARTED, actor="c", now_ms=NOW)
+    store.transition_segment(
+        SegmentTransition("high", S.DELETE_SEGMENT_STARTED), actor="c", now_ms=NOW
+    )
     assert store.partition(TOPIC_ID, PARTITION).highest_remote_offset == 199
     assert store.highest_remote_offset(TOPIC_ID, PARTITION) == 99
 
@@ -231,11 +258,13 @@ def test_a_lost_finish_stores_no_objects(store_url: str) -> None:
     store = new_store(store_url)
     add_segment(store, "seg")
     assert store.transition_segment(
-        "seg", S.COPY_SEGMENT_FINISHED, actor="w1", now_ms=NOW, objects=_objects("seg")
+        SegmentTransition("seg", S.COPY_SEGMENT_FINISHED, objects=_objects("seg")),
+        actor="w1",
+        now_ms=NOW,
     )
     again = [SegmentObject("log", "other-key", 1, "d" * 64)]
     assert not store.transition_segment(
-        "seg", S.COPY_SEGMENT_FINISHED, actor="w2", now_ms=NOW, objects=again
+        SegmentTransition("seg", S.COPY_SEGMENT_FINISHED, objects=again), actor="w2", now_ms=NOW
     )
     assert {o.key for o in store.segment_objects("seg")} == {o.key for o in _objects("seg")}
 
@@ -243,9 +272,24 @@ def test_a_lost_finish_stores_no_objects(store_url: str) -> None:
 @pytest.mark.parametrize(
     ("dst", "objects", "message"),
     [
-        (S.DELETE_SEGMENT_STARTED, [], "objects are only stored on COPY_SEGMENT_FINISHED"),
-        (S.COPY_SEGMENT_FINISHED, [("blob", "k", 1, "x")], "unknown object kind 'blob'"),
-        (S.COPY_SEGMENT_FINISHED, [("log", "k", 1, "x")] * 2, "object kind log given twice"),
+        pytest.param(
+            S.DELETE_SEGMENT_STARTED,
+            [],
+            "objects are only stored on COPY_SEGMENT_FINISHED",
+            id="objects-on-delete-started",
+        ),
+        pytest.param(
+            S.COPY_SEGMENT_FINISHED,
+            [("blob", "k", 1, "x")],
+            "unknown object kind 'blob'",
+            id="unknown-object-kind",
+        ),
+        pytest.param(
+            S.COPY_SEGMENT_FINISHED,
+            [("log", "k", 1, "x")] * 2,
+            "object kind log given twice",
+            id="object-kind-given-twice",
+        ),
     ],
 )
 def test_bad_objects_are_rejected_before_any_write(
@@ -254,7 +298,9 @@ def test_bad_objects_are_rejected_before_any_write(
     store = new_store(store_url)
     add_segment(store, "seg")
     with pytest.raises(ValueError, match=message):
-        store.transition_segment("seg", dst, actor="t", now_ms=NOW, objects=objects)
+        store.transition_segment(
+            SegmentTransition("seg", dst, objects=objects), actor="t", now_ms=NOW
+        )
     assert store.segment("seg").state == S.COPY_SEGMENT_STARTED
 
 
@@ -263,7 +309,9 @@ def test_segments_listing_filters_and_orders(store_url: str) -> None:
     ids = {start: new_kafka_uuid() for start in (200, 0, 100)}
     for start, segment_id in ids.items():
         add_segment(store, segment_id, start, start + 99)
-    store.transition_segment(ids[100], S.COPY_SEGMENT_FINISHED, actor="c", now_ms=NOW)
+    store.transition_segment(
+        SegmentTransition(ids[100], S.COPY_SEGMENT_FINISHED), actor="c", now_ms=NOW
+    )
 
     assert [s.start_offset for s in store.segments(TOPIC_ID, PARTITION)] == [0, 100, 200]
     finished = store.segments(TOPIC_ID, PARTITION, states=[S.COPY_SEGMENT_FINISHED])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.metadata.metadata_support import NOW, PARTITION, TOPIC_ID, S, add_segment, new_store
-from tierflow.metadata import UnknownPartitionError
+from tierflow.metadata import SegmentTransition, UnknownPartitionError
 
 
 def offsets(store) -> tuple[int, int]:
@@ -48,7 +48,7 @@ def test_segment_summaries_filter_by_state_and_sort_by_start(store_url: str) -> 
     add_segment(store, "AAAAAAAAAAAAAAAAAAAAAA", 100, 199)
     add_segment(store, "BBBBBBBBBBBBBBBBBBBBBA", 0, 99)
     store.transition_segment(
-        "BBBBBBBBBBBBBBBBBBBBBA", S.COPY_SEGMENT_FINISHED, actor="a", now_ms=NOW
+        SegmentTransition("BBBBBBBBBBBBBBBBBBBBBA", S.COPY_SEGMENT_FINISHED), actor="a", now_ms=NOW
     )
     summaries = store.segment_summaries(
         TOPIC_ID, PARTITION, states=[S.COPY_SEGMENT_STARTED, S.COPY_SEGMENT_FINISHED]

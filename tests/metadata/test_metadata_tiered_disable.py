@@ -7,9 +7,9 @@ import json
 import pytest
 
 from tests.metadata.metadata_support import NOW, PARTITION, TOPIC_ID, S, add_segment, new_store
-from tierflow.metadata import InvalidConfigError, TieredState
+from tierflow.metadata import InvalidConfigError, SegmentTransition, TieredState
 from tierflow.metadata.errors import TieredStorageDisablementInProgressError
-from tierflow.metadata.tiered_disable import begin_tiered_disable, reset_highest_remote_offset
+from tierflow.metadata.tiered_disable import begin_tiered_disable
 
 
 def test_begin_moves_enabled_to_disabling_once(store_url: str) -> None:
@@ -46,16 +46,18 @@ def test_begin_rejects_an_unknown_policy_and_changes_nothing(store_url: str) -> 
 def test_reset_highest_remote_offset_only_when_disabling_and_empty(store_url: str) -> None:
     store = new_store(store_url)
     add_segment(store, "seg-1", 0, 99)
-    store.transition_segment("seg-1", S.COPY_SEGMENT_FINISHED, actor="c", now_ms=NOW, objects=[])
+    store.transition_segment(
+        SegmentTransition("seg-1", S.COPY_SEGMENT_FINISHED, objects=[]), actor="c", now_ms=NOW
+    )
     assert store._require_partition(TOPIC_ID, PARTITION).highest_remote_offset == 99
-    reset = lambda: reset_highest_remote_offset(  # noqa: E731
-        store, TOPIC_ID, PARTITION, actor="a", now_ms=NOW
+    reset = lambda: store.reset_highest_remote_offset(  # noqa: E731
+        TOPIC_ID, PARTITION, actor="a", now_ms=NOW
     )
     assert reset() is False  # ENABLED
     begin_tiered_disable(store, TOPIC_ID, policy="delete", actor="a", now_ms=NOW)
     assert reset() is False  # a live segment
     for state in (S.DELETE_SEGMENT_STARTED, S.DELETE_SEGMENT_FINISHED):
-        store.transition_segment("seg-1", state, actor="a", now_ms=NOW)
+        store.transition_segment(SegmentTransition("seg-1", state), actor="a", now_ms=NOW)
     assert reset() is True
     assert reset() is False
     partition = store.partition(TOPIC_ID, PARTITION)

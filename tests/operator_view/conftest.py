@@ -18,10 +18,11 @@ import pytest
 
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
 from tierflow.lifecycle.copy.finalize import finalize_copy
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.metadata import SegmentTransition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.tasks.attribution import TaskInstanceRef, with_task_instance
 from tierflow.tasks.segment_copy import copy_owner
@@ -60,7 +61,7 @@ def view_data(tmp_path: Path) -> ViewData:
     clock = Ticker(NOW_MS)
     copy_partition(t.log("orders", 0), t.store, t.rsm, owner="test", clock=clock)
     plan = prepare_copy(
-        t.log("orders", 1), t.store, rsm=t.rsm, owner="test", max_segments=1, clock=clock
+        t.log("orders", 1), t.store, rsm=t.rsm, owner=CopyOwner("test"), max_segments=1, clock=clock
     )
     results = {job.segment_id: rewrite_segment(job, t.rsm) for job in plan.jobs}
     finalize_copy(plan, results, t.store, t.rsm, owner="test", clock=clock)
@@ -69,7 +70,9 @@ def view_data(tmp_path: Path) -> ViewData:
     first, second, *_ = t.store.segments(orders.topic_id, 0)
     retention_actor = with_task_instance("airflow:retention_expiry", RETENTION_TI)
     t.store.transition_segment(
-        first.segment_id, S.DELETE_SEGMENT_STARTED, actor=retention_actor, now_ms=clock()
+        SegmentTransition(first.segment_id, S.DELETE_SEGMENT_STARTED),
+        actor=retention_actor,
+        now_ms=clock(),
     )
     delete_remote_segment(t.store, t.rsm, orders, second, actor=retention_actor, now_ms=clock())
 
@@ -78,9 +81,8 @@ def view_data(tmp_path: Path) -> ViewData:
         t.log("payments", 0),
         t.store,
         rsm=t.rsm,
-        owner=copy_owner(target),
+        owner=CopyOwner(copy_owner(target), lease_ttl_s=60),
         actor=with_task_instance(copy_owner(target), COPY_TI),
-        lease_ttl_s=60,
         clock=clock,
     )
     return ViewData(

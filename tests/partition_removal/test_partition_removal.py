@@ -21,11 +21,13 @@ from tests.support.tiered import LAYOUTS, NOW_MS, Tiered
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.removal.remove import (
     PREFIX_SWEEP,
+    BucketKeys,
     PartitionRemovalError,
     mark_topic_deleted,
     remove_marked_partitions,
     remove_partition,
 )
+from tierflow.metadata import StartedSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import RemotePartitionDeleteState as P
 from tierflow.rsm import RemoteSegment
@@ -77,7 +79,7 @@ def test_deleted_topic_leaves_its_remote_storage_empty(tmp_path: Path, layout: s
     # Done is done: nothing pending, and a direct call is a no-op.
     assert remove_all(t) == []
     again = remove_partition(
-        t.store, t.rsm, objects(t), orders.topic_id, 0, prefix="", actor="test"
+        t.store, t.rsm, objects(t), orders.topic_id, 0, where=BucketKeys(""), actor="test"
     )
     assert again.already_finished and again.deleted == []
 
@@ -87,15 +89,17 @@ def test_an_unfinished_copy_is_deleted_too(tmp_path: Path):
     orders = t.store.topic("orders")
     last = t.store.segments(orders.topic_id, 0)[-1]
     copying = t.store.add_segment(
-        segment_id=new_kafka_uuid(),
-        topic_id=orders.topic_id,
-        partition=0,
-        start_offset=last.end_offset + 1,
-        end_offset=last.end_offset + 10,
-        max_timestamp_ms=NOW_MS,
-        segment_leader_epochs=last.leader_epochs,
-        segment_size_bytes=10,
-        txn_index_empty=True,
+        StartedSegment(
+            segment_id=new_kafka_uuid(),
+            topic_id=orders.topic_id,
+            partition=0,
+            start_offset=last.end_offset + 1,
+            end_offset=last.end_offset + 10,
+            max_timestamp_ms=NOW_MS,
+            segment_leader_epochs=last.leader_epochs,
+            segment_size_bytes=10,
+            txn_index_empty=True,
+        ),
         actor="killed-copy",
         now_ms=NOW_MS,
     )

@@ -14,11 +14,12 @@ from pathlib import Path
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.reconcile import FindingKind as K
 from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.metadata import SegmentTransition
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.storage.keys import normalize_prefix, partition_prefix
@@ -130,7 +131,7 @@ def plant_stale_copy(t: Tiered, topic: str, partition: int, when_ms: int) -> str
         t.log(topic, partition),
         t.store,
         rsm=t.rsm,
-        owner="killed-copy",
+        owner=CopyOwner("killed-copy"),
         clock=lambda: when_ms,
         max_segments=1,
     )
@@ -145,7 +146,9 @@ def plant_stale_copy(t: Tiered, topic: str, partition: int, when_ms: int) -> str
 def plant_stale_delete(t: Tiered, row: RemoteLogSegment, when_ms: int) -> str:
     """A delete killed right after DELETE_SEGMENT_STARTED: the objects are all still there."""
     t.store.transition_segment(
-        row.segment_id, S.DELETE_SEGMENT_STARTED, actor="killed-retention", now_ms=when_ms
+        SegmentTransition(row.segment_id, S.DELETE_SEGMENT_STARTED),
+        actor="killed-retention",
+        now_ms=when_ms,
     )
     return row.segment_id
 

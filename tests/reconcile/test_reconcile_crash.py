@@ -29,7 +29,12 @@ from tests.reconcile.support import (
 )
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import FindingKind as K
-from tierflow.lifecycle.reconcile import apply_reconcile, plan_reconcile
+from tierflow.lifecycle.reconcile import (
+    ReconcileGrace,
+    ReconcileScope,
+    apply_reconcile,
+    plan_reconcile,
+)
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.tasks.reconcile import reconcile
 
@@ -69,12 +74,7 @@ def test_a_killed_apply_is_finished_by_the_rerun(tmp_path: Path, crash_at: str) 
 
     later = wall_clock_ms() + HOUR_MS + 60_000
     rerun = plan_reconcile(
-        t.store,
-        objects(t),
-        prefix="",
-        now_ms=later,
-        object_grace_ms=DAY_MS,
-        row_grace_ms=HOUR_MS,
+        t.store, objects(t), ReconcileScope(""), ReconcileGrace(later, DAY_MS, HOUR_MS)
     )
     apply_reconcile(rerun, t.store, t.rsm, objects(t), actor=ACTOR, now_ms=later)
 

@@ -33,7 +33,9 @@ from tierflow.export.warehouse import Warehouse
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import (
     FindingKind,
+    ReconcileGrace,
     ReconcilePlan,
+    ReconcileScope,
     Result,
     apply_reconcile,
     plan_reconcile,
@@ -76,17 +78,17 @@ def table_dir(t: Tiered) -> str:
 
 
 def plan(
-    t: Tiered, warehouse: WarehouseCatalog | None, grace_ms: int = DAY_MS, **kw: object
+    t: Tiered,
+    warehouse: WarehouseCatalog | None,
+    grace_ms: int = DAY_MS,
+    topics: list[str] | None = None,
 ) -> ReconcilePlan:
     return plan_reconcile(
         t.store,
         objects(t),
-        prefix=t.settings.storage_prefix,
-        now_ms=wall_clock_ms(),
-        object_grace_ms=grace_ms,
-        row_grace_ms=HOUR_MS,
+        ReconcileScope(t.settings.storage_prefix, topics=topics),
+        ReconcileGrace(wall_clock_ms(), grace_ms, HOUR_MS),
         warehouse=warehouse,
-        **kw,  # type: ignore[arg-type]
     )
 
 

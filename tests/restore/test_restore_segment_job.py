@@ -15,7 +15,7 @@ from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli import main
 from tierflow.restore.partition import prepare_partition
 from tierflow.restore.plan import RestoreError
-from tierflow.restore.request import restore_partition
+from tierflow.restore.request import RestoreRequest, restore_partition
 from tierflow.restore.segment_job import RestoreSegmentJob, restore_segment
 
 
@@ -28,9 +28,8 @@ def tiered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tiered:
 
 
 def jobs_of(t: Tiered, target: Path, **cut: int) -> list[RestoreSegmentJob]:
-    prepared = prepare_partition(
-        t.store, t.rsm, "orders", 0, target, cut.get("to_offset"), None, None, False
-    )
+    request = RestoreRequest("orders", target, to_offset=cut.get("to_offset"))
+    prepared = prepare_partition(t.store, t.rsm, request, 0, None)
     return prepared.jobs()
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.metadata import SegmentTransition, StartedSegment
 from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.rsm import ObjectInfo
@@ -62,21 +63,25 @@ def add_remote_segment(
     """A metadata row with no objects behind it (deleting missing objects is a success)."""
     segment_id = new_kafka_uuid()
     t.store.add_segment(
-        segment_id=segment_id,
-        topic_id=t.store.topic(topic).topic_id,
-        partition=partition,
-        start_offset=start,
-        end_offset=end,
-        max_timestamp_ms=max_timestamp_ms,
-        segment_leader_epochs=epochs,
-        segment_size_bytes=size,
-        txn_index_empty=True,
+        StartedSegment(
+            segment_id=segment_id,
+            topic_id=t.store.topic(topic).topic_id,
+            partition=partition,
+            start_offset=start,
+            end_offset=end,
+            max_timestamp_ms=max_timestamp_ms,
+            segment_leader_epochs=epochs,
+            segment_size_bytes=size,
+            txn_index_empty=True,
+        ),
         actor=owner,
         now_ms=now_ms,
     )
     if finished:
         t.store.transition_segment(
-            segment_id, S.COPY_SEGMENT_FINISHED, actor=owner, now_ms=now_ms, objects=[]
+            SegmentTransition(segment_id, S.COPY_SEGMENT_FINISHED, objects=[]),
+            actor=owner,
+            now_ms=now_ms,
         )
     return segment_id
 

@@ -14,7 +14,7 @@ from tierflow.lifecycle.retention.remote import (
     plan_partition_retention,
 )
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 
 
 def finished_keys(t: Tiered) -> set[str]:
@@ -45,7 +45,9 @@ def check_lifecycle(t: Tiered, stored: Callable[[], set[str]]) -> None:
     # A batch from the middle of the second remote segment, byte for byte.
     segment = t.log("orders", 0).segments()[1]
     batch = list(iter_batches(segment.log_path))[2]
-    fetched = fetch_remote(t.store, t.rsm, "orders", 0, offset=batch.base_offset, max_bytes=1)
+    fetched = fetch_remote(
+        t.store, t.rsm, FetchRequest("orders", 0, offset=batch.base_offset, max_bytes=1)
+    )
     local = segment.log_path.read_bytes()[batch.position : batch.end_position]
     assert fetched.batches == [local]
     assert fetched.segments_read == [rows(t, "orders", 0)[1].segment_id]

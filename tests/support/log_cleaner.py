@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kafka.record.default_records import DefaultRecordBatch
 
-from tierflow.kafka.batch_builder import Record, build_batch
+from tierflow.kafka.batch_builder import ProducerFields, Record, build_batch
 from tierflow.kafka.checkpoint import (
     CLEANER_OFFSET_CHECKPOINT,
     read_offset_checkpoint,
@@ -98,10 +98,12 @@ def _cleaned(raw: bytes, batch: DefaultRecordBatch, latest: dict[bytes, int]) ->
         [Record(r.key, r.value, r.timestamp, tuple(r.headers)) for r in kept],
         base_offset=batch.base_offset,
         leader_epoch=batch.leader_epoch,
-        producer_id=batch.producer_id,
-        producer_epoch=batch.producer_epoch,
-        base_sequence=batch.base_sequence,
-        transactional=batch.is_transactional,
+        producer=ProducerFields(
+            producer_id=batch.producer_id,
+            producer_epoch=batch.producer_epoch,
+            base_sequence=batch.base_sequence,
+            transactional=batch.is_transactional,
+        ),
         offset_deltas=[r.offset - batch.base_offset for r in kept],
     )
 

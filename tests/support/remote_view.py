@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from kafka.record.default_records import DefaultRecordBatch
 
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.rsm import RemoteStorageManager
 
 COMMIT = 1
@@ -50,7 +50,9 @@ def read_remote(
     offset, end = state.log_start_offset, state.highest_remote_offset + 1
     fetched: list[tuple[int, bytes]] = []
     while offset < end:
-        result = fetch_remote(store, rsm, topic, partition, offset=offset, max_bytes=1 << 20)
+        result = fetch_remote(
+            store, rsm, FetchRequest(topic, partition, offset=offset, max_bytes=1 << 20)
+        )
         fetched += [(offset, raw) for raw in result.batches]
         offset = result.next_offset
     return committed_view(fetched)

@@ -29,6 +29,7 @@ from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, read_leader_epo
 from tierflow.kafka.metadata_log import METADATA_PARTITION_DIR
 from tierflow.kafka.metadata_log import records as r
 from tierflow.kafka.metadata_log.writer import (
+    LeaderAndIsr,
     MetadataLogWriter,
     Writable,
     broker_change_record,
@@ -116,9 +117,7 @@ def _topics(logs: ClusterLogs, state: dict[tuple[str, int], _Partition]) -> list
         for (topic, p), s in state.items():
             if topic == name:
                 batch.append(
-                    partition_record(
-                        topic_id, p, s.replicas, isr=s.isr, leader=s.leader, leader_epoch=epoch
-                    )
+                    partition_record(topic_id, p, s.replicas, LeaderAndIsr(s.leader, epoch, s.isr))
                 )
         batches.append(batch)
     return batches

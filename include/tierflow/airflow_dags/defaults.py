@@ -1,5 +1,6 @@
 """What every tierflow DAG shares, set once: the owner, retries with exponential backoff, the
-start date, no catchup and one run at a time (a run must finish before the next plans again).
+start date, no catchup and one run at a time (a run must finish before the next plans again);
+and the schedule of the DAGs that follow segment_copy's new remote segments.
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from datetime import timedelta
 from typing import Any
 
 import pendulum
-from airflow.sdk import dag
+from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, dag
 from airflow.sdk.definitions.dag import ScheduleArg
+
+from tierflow.assets import REMOTE_SEGMENTS
 
 START_DATE = pendulum.datetime(2026, 1, 1, tz="UTC")
 
@@ -55,4 +58,12 @@ def tierflow_dag(
         default_args=default_args(
             retries=retries, retry_delay=retry_delay, max_retry_delay=max_retry_delay
         ),
+    )
+
+
+def cron_or_new_segments(cron: str) -> AssetOrTimeSchedule:
+    """On ``cron`` (UTC), and whenever segment_copy finishes new remote segments (the
+    ``tierflow://remote-segments`` Asset)."""
+    return AssetOrTimeSchedule(
+        timetable=CronTriggerTimetable(cron, timezone="UTC"), assets=[Asset(REMOTE_SEGMENTS)]
     )

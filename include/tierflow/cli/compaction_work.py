@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from tierflow.cli.common import as_command_error, cli_actor, parse_now, partition_failed, print_json
-from tierflow.cli.shared import console
+from tierflow.cli.common import as_command_error, cli_actor, parse_now
+from tierflow.cli.shared import console, each_partition, print_rows
 from tierflow.config import Settings
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.compaction.report import (
@@ -19,8 +19,9 @@ from tierflow.lifecycle.compaction.targets import NotCompactedError, compaction_
 from tierflow.lifecycle.copy.lease import PartitionBusyError
 from tierflow.metadata.errors import MetadataError
 from tierflow.metadata.lease_holder import LeaseHolder
+from tierflow.metadata.models import Topic
 from tierflow.runtime import open_storage, open_store
-from tierflow.units import counted, error_line, human_bytes
+from tierflow.units import counted, human_bytes
 
 ERRORS = (CompactionFailedError, PartitionBusyError, MetadataError)
 
@@ -37,29 +38,16 @@ def compact_command(args: argparse.Namespace) -> int:
     )
     with as_command_error(*ERRORS, NotCompactedError):
         targets = compaction_targets(store, now_ms=now_ms, topic=args.topic, force=args.force)
-    reports: list[CompactionReport] = []
-    failed = 0
-    for topic, partition in targets:
-        try:
-            reports.append(
-                compact_partition(
-                    store,
-                    rsm,
-                    topic.topic_id,
-                    partition,
-                    options,
-                    owner=args.owner or cli_actor(),
-                    dry_run=args.dry_run,
-                )
-            )
-        except ERRORS as exc:
-            failed += 1
-            partition_failed(f"{topic.name}-{partition}", error_line(exc))
-    if args.json:
-        print_json({"dry_run": args.dry_run, "partitions": [r.as_dict() for r in reports]})
-    else:
-        for report in reports:
-            console.print(describe(report, args.dry_run), highlight=False)
+    owner = args.owner or cli_actor()
+
+    def compact(topic: Topic, partition: int) -> CompactionReport:
+        return compact_partition(
+            store, rsm, topic.topic_id, partition, options, owner=owner, dry_run=args.dry_run
+        )
+
+    reports, failed = each_partition(targets, compact, lambda topic: topic.name, ERRORS)
+    print_rows(args.json, reports, lambda r: describe(r, args.dry_run), dry_run=args.dry_run)
+    if not args.json:
         console.print(totals_line(reports, len(targets), args.dry_run), highlight=False)
     return 1 if failed else 0
 

@@ -12,7 +12,6 @@ from tierflow.cli.common import (
     as_command_error,
     cli_actor,
     parse_config,
-    partition_failed,
     print_json,
 )
 from tierflow.cli.console import data_console
@@ -23,7 +22,7 @@ from tierflow.cli.diskless_output import (
     print_produced,
     print_retention,
 )
-from tierflow.cli.shared import KNOWN_ERRORS, console
+from tierflow.cli.shared import KNOWN_ERRORS, console, each_partition
 from tierflow.config import Settings
 from tierflow.demo.diskless import run_diskless_demo
 from tierflow.diskless.coordinator import DisklessCoordinator
@@ -51,7 +50,7 @@ from tierflow.read.dump_format import (
 )
 from tierflow.read.fetch import RemoteFetchError
 from tierflow.runtime import open_objects, open_storage, open_store
-from tierflow.units import counted, error_line, human_bytes
+from tierflow.units import counted, human_bytes
 
 ERRORS = (*KNOWN_ERRORS, DisklessError, MetadataError, RemoteFetchError, ValueError, OSError)
 
@@ -204,26 +203,24 @@ def merge_command(args: argparse.Namespace) -> int:
     with as_command_error(*ERRORS):
         topic_id = _topic_id(coordinator, args.topic)
         targets = merge_targets(coordinator, store, topic_id)
-    reports: list[MergeReport] = []
-    failures = 0
-    for target_topic, partition in targets:
-        try:
-            reports.append(
-                merge_partition(
-                    coordinator,
-                    store,
-                    rsm,
-                    objects,
-                    target_topic,
-                    partition,
-                    options,
-                    owner=owner,
-                    dry_run=args.dry_run,
-                )
-            )
-        except ERRORS as exc:
-            failures += 1
-            partition_failed(f"{store.topic_by_id(target_topic).name}-{partition}", error_line(exc))
+
+    def merge(topic_id: str, partition: int) -> MergeReport:
+        return merge_partition(
+            coordinator,
+            store,
+            rsm,
+            objects,
+            topic_id,
+            partition,
+            options,
+            owner=owner,
+            dry_run=args.dry_run,
+        )
+
+    def topic_name(topic_id: str) -> str:
+        return store.topic_by_id(topic_id).name
+
+    reports, failures = each_partition(targets, merge, topic_name, ERRORS)
     if args.json:
         print(json.dumps([r.as_dict() for r in reports]))
     else:

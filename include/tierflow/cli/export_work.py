@@ -9,16 +9,10 @@ from pyiceberg.catalog import Catalog
 
 from tierflow.cli.common import as_command_error, print_json
 from tierflow.cli.progress import work_progress
-from tierflow.cli.shared import console, settings_from_env
+from tierflow.cli.shared import console, print_rows, settings_from_env
 from tierflow.export.catalog import settings_target
-from tierflow.export.run import (
-    ExportError,
-    ExportReport,
-    dry_run,
-    export_topic,
-    exported_topics,
-)
-from tierflow.export.status import export_lags
+from tierflow.export.run import ExportError, ExportReport, dry_run, export_topic, exported_topics
+from tierflow.export.status import PartitionLag, export_lags
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
@@ -41,11 +35,7 @@ def export_iceberg(args: argparse.Namespace) -> int:
             reports = [
                 export_topic(store, rsm, target, t, run=run, progress=progress) for t in topics
             ]
-    if args.json:
-        print_json({"run": run, "topics": [r.as_dict() for r in reports]})
-        return 0
-    for report in reports:
-        console.print(_describe(report), highlight=False)
+    print_rows(args.json, reports, _describe, key="topics", run=run)
     return 0
 
 
@@ -61,6 +51,14 @@ def _describe(report: ExportReport) -> str:
     )
     unparsed = f"; {report.json_failures} values not JSON" if report.json_failures else ""
     return f"{report.topic}: {report.records} records into {report.table} ({ranges}){unparsed}"
+
+
+def _lag_line(lag: PartitionLag) -> str:
+    return (
+        f"{lag.topic}-{lag.partition}: exported to {lag.exported_end_offset} of "
+        f"{lag.remote_end_offset}, export lag {lag.lag_offsets} offsets "
+        f"({human_bytes(lag.lag_bytes)})"
+    )
 
 
 def _dry_run(store: MetadataStore, catalog: Catalog, topics: list[Topic], as_json: bool) -> int:
@@ -82,14 +80,5 @@ def export_status(args: argparse.Namespace) -> int:
     store = open_store(settings)
     with as_command_error(UnknownTopicError):
         lags = export_lags(store, exported_topics(store, args.topic))
-    if args.json:
-        print_json({"partitions": [lag.as_dict() for lag in lags]})
-        return 0
-    for lag in lags:
-        console.print(
-            f"{lag.topic}-{lag.partition}: exported to {lag.exported_end_offset} of "
-            f"{lag.remote_end_offset}, export lag {lag.lag_offsets} offsets "
-            f"({human_bytes(lag.lag_bytes)})",
-            highlight=False,
-        )
+    print_rows(args.json, lags, _lag_line)
     return 0

@@ -42,7 +42,7 @@ from tierflow.read.dump_format import (
     dump_batch,
     record_lines,
 )
-from tierflow.read.fetch import FetchResult, RemoteFetchError, fetch_remote
+from tierflow.read.fetch import FetchRequest, FetchResult, RemoteFetchError, fetch_remote
 from tierflow.read.index_cache import open_index_cache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 from tierflow.rsm import RemoteStorageError
@@ -72,11 +72,9 @@ def fetch_command(args: argparse.Namespace) -> int:
             result = fetch_remote(
                 store,
                 rsm,
-                args.topic,
-                args.partition,
-                offset=args.offset,
-                timestamp=args.timestamp,
-                max_bytes=args.max_bytes,
+                FetchRequest(
+                    args.topic, args.partition, args.offset, args.timestamp, args.max_bytes
+                ),
                 leader_epochs=epochs,
                 log_end_offset=log_end,
                 index_cache=open_index_cache(settings),

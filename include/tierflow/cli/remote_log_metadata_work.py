@@ -43,15 +43,22 @@ def publish_command(args: argparse.Namespace) -> int:
     topic = metadata_topic(settings)
     with as_command_error(MetadataTopicError):
         report = publish(open_store(settings), topic, chunk=args.chunk)
-    if args.json:
-        print_json(asdict(report))
-    else:
-        console.print(
-            f"published {report.published} record(s) to {topic.topic} at {topic.bootstrap}"
-            f" ({report.enqueued} new transition(s); {report.recovered} already there from a"
-            f" stopped run); {report.waiting} waiting"
-        )
+    _print(
+        args.json,
+        asdict(report),
+        f"published {report.published} record(s) to {topic.topic} at {topic.bootstrap}"
+        f" ({report.enqueued} new transition(s); {report.recovered} already there from a"
+        f" stopped run); {report.waiting} waiting",
+    )
     return 0
+
+
+def _print(as_json: bool, document: dict, line: str) -> None:
+    """A command's outcome: the document with --json, else the line."""
+    if as_json:
+        print_json(document)
+    else:
+        console.print(line)
 
 
 HANDOVER_ERRORS = (HandoverRefused, MetadataError, MetadataTopicError, ClusterMetadataError)
@@ -69,14 +76,13 @@ def handover_command(args: argparse.Namespace) -> int:
         report = hand_over(
             store, metadata_topic(settings), plan, actor=cli_actor(), now_ms=wall_clock_ms()
         )
-    if args.json:
-        print_json({**_plan_json(plan), "published": report.published, "handed_over": True})
-    else:
-        settings_text = ", ".join(f"{k}={v}" for k, v in plan.configs.items())
-        console.print(
-            f"{plan.topic}: handed over to the brokers ({report.published} record(s) "
-            f"published; set {settings_text}). tierflow now follows it."
-        )
+    settings_text = ", ".join(f"{k}={v}" for k, v in plan.configs.items())
+    _print(
+        args.json,
+        {**_plan_json(plan), "published": report.published, "handed_over": True},
+        f"{plan.topic}: handed over to the brokers ({report.published} record(s) "
+        f"published; set {settings_text}). tierflow now follows it.",
+    )
     return 0
 
 
@@ -112,14 +118,13 @@ def follow_command(args: argparse.Namespace) -> int:
     topic = metadata_topic(settings)
     with as_command_error(MetadataTopicError, MetadataError):
         report = follow(open_store(settings), topic, from_start=args.from_start)
-    if args.json:
-        print_json(asdict(report))
-    else:
-        console.print(
-            f"read {report.read} record(s) of {topic.topic} at {topic.bootstrap}: "
-            f"{report.mirrored} transition(s) mirrored, {report.known} known already, "
-            f"{report.not_followed} of topics tierflow does not follow"
-        )
+    _print(
+        args.json,
+        asdict(report),
+        f"read {report.read} record(s) of {topic.topic} at {topic.bootstrap}: "
+        f"{report.mirrored} transition(s) mirrored, {report.known} known already, "
+        f"{report.not_followed} of topics tierflow does not follow",
+    )
     return 0
 
 

@@ -7,17 +7,17 @@ import argparse
 import os
 from pathlib import Path
 
-from tierflow.cli.common import CommandError, as_command_error, cli_actor, print_json
+from tierflow.cli.common import CommandError, as_command_error, cli_actor
 from tierflow.cli.console import airflow_logging_to_stderr
 from tierflow.cli.progress import work_progress
-from tierflow.cli.shared import console, settings_from_env
+from tierflow.cli.shared import print_rows, settings_from_env
 from tierflow.config import Settings
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.log_dir import LogDir
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.store import MetadataStore
-from tierflow.restore.aux_state import restore_aux_state
+from tierflow.restore.aux_state import AuxStateReport, restore_aux_state
 from tierflow.restore.plan import RestoreError
 from tierflow.restore.request import (
     RestoreRequest,
@@ -60,11 +60,7 @@ def restore(args: argparse.Namespace) -> int:
             writer = _writer(settings, args, total)
             with as_command_error(SparkJobFailedError):
                 reports = run_restore(store, rsm, request, writer)
-    if args.json:
-        print_json({"dry_run": args.dry_run, "partitions": [r.as_dict() for r in reports]})
-        return 0
-    for report in reports:
-        console.print(report.describe(), highlight=False)
+    print_rows(args.json, reports, lambda report: report.describe(), dry_run=args.dry_run)
     return 0
 
 
@@ -86,16 +82,15 @@ def restore_aux(store: MetadataStore, rsm: RemoteStorageManager, args: argparse.
         if not logs:
             raise RestoreError(f"{args.to}: no partition of {args.topic} to rebuild")
         reports = [restore_aux_state(store, rsm, log_) for log_ in logs]
-    if args.json:
-        print_json({"partitions": [r.as_dict() for r in reports]})
-        return 0
-    for r in reports:
-        console.print(
-            f"{r.partition}: rebuilt from offset {r.local_start_offset}: {r.producer_snapshot}, "
-            f"{r.leader_epochs} leader epochs",
-            highlight=False,
-        )
+    print_rows(args.json, reports, _aux_line)
     return 0
+
+
+def _aux_line(r: AuxStateReport) -> str:
+    return (
+        f"{r.partition}: rebuilt from offset {r.local_start_offset}: {r.producer_snapshot}, "
+        f"{r.leader_epochs} leader epochs"
+    )
 
 
 def _writer(settings: Settings, args: argparse.Namespace, total: int) -> SegmentWriter | None:

@@ -18,6 +18,7 @@ from tierflow.demo.producers import ProducerMode, ProducerSpec
 from tierflow.demo.topics import TopicSpec
 from tierflow.kafka.batch_builder import (
     CODEC_NONE,
+    ProducerFields,
     Record,
     build_batch,
     build_control_batch,
@@ -154,10 +155,12 @@ class PartitionTraffic:
             base_offset=self._log.next_offset,
             leader_epoch=self._epoch,
             compression=spec.codec,
-            producer_id=spec.producer_id,
-            producer_epoch=spec.producer_epoch,
-            base_sequence=-1 if spec.mode is ProducerMode.PLAIN else client.next_sequence,
-            transactional=spec.mode is ProducerMode.TRANSACTIONAL,
+            producer=ProducerFields(
+                producer_id=spec.producer_id,
+                producer_epoch=spec.producer_epoch,
+                base_sequence=-1 if spec.mode is ProducerMode.PLAIN else client.next_sequence,
+                transactional=spec.mode is ProducerMode.TRANSACTIONAL,
+            ),
             log_append_time=log_append_time,
         )
 

@@ -66,7 +66,7 @@ from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
-from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.store import MetadataStore, StartedSegment
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.rsm import RemoteSegment, RemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
@@ -189,17 +189,16 @@ def prepare_merge(
     topic_id: str,
     partition: int,
     options: MergeOptions,
-    *,
-    owner: str,
-    clock: Clock = wall_clock_ms,
-    dry_run: bool = False,
-    actor: str | None = None,
+    **run: Unpack[MergeRun],
 ) -> MergePlan:
     """Clean up, heal, choose the batches, roll them into segments, mark them STARTED.
 
     On success (not a dry run, not skipped) the caller holds the partition's copy lease until
-    ``finalize_merge`` releases it. ``actor`` is recorded as who started each segment.
+    ``finalize_merge`` releases it. ``actor`` (the owner when unset) is recorded as who started
+    each segment.
     """
+    owner, clock = run["owner"], run.get("clock", wall_clock_ms)
+    dry_run, actor = run.get("dry_run", False), run.get("actor")
     topic = store.topic_by_id(topic_id)
     report = MergeReport(topic.name, partition)
     plan = MergePlan(report, CopyPlan(PartitionCopyReport(topic.name, partition)), dry_run=dry_run)
@@ -455,7 +454,7 @@ def _add_started(
 ) -> None:
     """Record one merged segment COPY_SEGMENT_STARTED (one transaction, under the lease)."""
     epochs = segment.leader_epochs
-    store.add_segment(
+    started = StartedSegment(
         segment_id=remote.segment_id,
         topic_id=topic.topic_id,
         partition=remote.partition,
@@ -468,7 +467,6 @@ def _add_started(
         tiered_epoch=topic.tiered_epoch,
         txn_index_empty=True,
         owner=actor,
-        actor=actor,
-        now_ms=clock(),
-        lease=plan.copy.lease,  # nothing recorded once another attempt took the lease over
     )
+    # Nothing is recorded once another attempt took the lease over.
+    store.add_segment(started, actor=actor, now_ms=clock(), lease=plan.copy.lease)

@@ -58,21 +58,34 @@ class Record:
     headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
+@dataclass(frozen=True)
+class ProducerFields:
+    """The producer's part of a batch header: its id and epoch, the first record's sequence
+    (an idempotent producer's), and whether the batch belongs to a transaction. The defaults
+    are a plain producer's: none of them."""
+
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    transactional: bool = False
+
+
+PLAIN_PRODUCER = ProducerFields()
+
+
 def build_batch(
     records: Sequence[Record],
     *,
     base_offset: int,
     leader_epoch: int,
     compression: int = CODEC_NONE,
-    producer_id: int = -1,
-    producer_epoch: int = -1,
-    base_sequence: int = -1,
-    transactional: bool = False,
+    producer: ProducerFields = PLAIN_PRODUCER,
     log_append_time: int | None = None,
     offset_deltas: Sequence[int] | None = None,
     require_codec: bool = True,
 ) -> bytes:
-    """Encode ``records`` as one broker-shaped batch starting at ``base_offset``.
+    """Encode ``records`` as one broker-shaped batch starting at ``base_offset``, written by
+    ``producer``.
 
     ``offset_deltas`` place the records at those offsets past ``base_offset`` (ascending), as
     a cleaned batch keeps its records' offsets; by default they are consecutive.
@@ -86,14 +99,8 @@ def build_batch(
         raise ValueError("a record batch needs at least one record")
     if compression not in CODEC_NAMES:
         raise ValueError(f"unknown compression codec id {compression}")
-    _check_producer_fields(producer_id, producer_epoch, base_sequence, transactional)
-    builder = _builder(
-        compression,
-        transactional=transactional,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=base_sequence,
-    )
+    _check_producer_fields(producer)
+    builder = _builder(compression, producer)
     for delta, record in zip(offset_deltas or range(len(records)), records, strict=True):
         builder.append(
             delta,
@@ -147,13 +154,7 @@ def build_control_batch(
         raise ValueError("a transaction marker needs a producer id and epoch")
     control_type = CONTROL_TYPE_COMMIT if commit else CONTROL_TYPE_ABORT
     # EndTransactionMarker: key = (version int16, type int16), value = (version, coordinatorEpoch)
-    builder = _builder(
-        CODEC_NONE,
-        transactional=True,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=-1,
-    )
+    builder = _builder(CODEC_NONE, ProducerFields(producer_id, producer_epoch, transactional=True))
     value = struct.pack(">hi", 0, coordinator_epoch)
     return _control_batch(builder, base_offset, leader_epoch, control_type, value, timestamp)
 
@@ -165,28 +166,19 @@ def build_raft_control_batch(
 
     The Raft client writes these as non-transactional control batches without a producer.
     """
-    builder = _builder(
-        CODEC_NONE, transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1
-    )
+    builder = _builder(CODEC_NONE, PLAIN_PRODUCER)
     return _control_batch(builder, base_offset, leader_epoch, control_type, value, timestamp)
 
 
-def _builder(
-    compression: int,
-    *,
-    transactional: bool,
-    producer_id: int,
-    producer_epoch: int,
-    base_sequence: int,
-) -> DefaultRecordBatchBuilder:
+def _builder(compression: int, producer: ProducerFields) -> DefaultRecordBatchBuilder:
     """kafka-python's magic-2 builder, with no size limit: the caller decides what one batch is."""
     return DefaultRecordBatchBuilder(
         magic=2,
         compression_type=compression,
-        is_transactional=transactional,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=base_sequence,
+        is_transactional=producer.transactional,
+        producer_id=producer.producer_id,
+        producer_epoch=producer.producer_epoch,
+        base_sequence=producer.base_sequence,
         batch_size=_NO_BATCH_LIMIT,
     )
 
@@ -213,14 +205,14 @@ def _control_batch(
     return bytes(buf)
 
 
-def _check_producer_fields(
-    producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
-) -> None:
+def _check_producer_fields(producer: ProducerFields) -> None:
     """Reject combinations a broker would refuse, before they end up on disk."""
-    if transactional and producer_id < 0:
+    if producer.transactional and producer.producer_id < 0:
         raise ValueError("a transactional batch needs a producer id")
-    if producer_id >= 0 and (producer_epoch < 0 or base_sequence < 0):
-        raise ValueError(f"producer {producer_id} needs a producer epoch and a base sequence")
+    if producer.producer_id >= 0 and (producer.producer_epoch < 0 or producer.base_sequence < 0):
+        raise ValueError(
+            f"producer {producer.producer_id} needs a producer epoch and a base sequence"
+        )
 
 
 def _stamp_broker_fields(buf: bytearray, base_offset: int, leader_epoch: int) -> None:

@@ -43,7 +43,7 @@ from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
-from tierflow.metadata.tiered_disable import begin_tiered_disable, reset_highest_remote_offset
+from tierflow.metadata.tiered_disable import begin_tiered_disable
 from tierflow.rsm import RemoteStorageManager
 
 log = logging.getLogger(__name__)
@@ -224,7 +224,7 @@ def _delete_partition(
     for row in store.segments(topic.topic_id, number, states=_LIVE):
         if delete_remote_segment(store, rsm, topic, row, actor=actor, now_ms=clock()):
             report.deleted_segments.append(row.segment_id)
-    reset_highest_remote_offset(store, topic.topic_id, number, actor=actor, now_ms=clock())
+    store.reset_highest_remote_offset(topic.topic_id, number, actor=actor, now_ms=clock())
     crash_point("disable.after_reset")
 
 

@@ -19,7 +19,7 @@ from tierflow.metadata.errors import InvalidStateTransition
 from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.store import MetadataStore, SegmentTransition
 from tierflow.rsm import RemoteStorageManager
 from tierflow.segment_refs import remote_segment
 
@@ -49,11 +49,9 @@ def delete_remote_segment(
     only_from = {S(row.state), S.DELETE_SEGMENT_STARTED} if abandoned else None
     try:
         store.transition_segment(
-            row.segment_id,
-            S.DELETE_SEGMENT_STARTED,
+            SegmentTransition(row.segment_id, S.DELETE_SEGMENT_STARTED, only_from=only_from),
             actor=actor,
             now_ms=now_ms,
-            only_from=only_from,
             lease=lease,
         )
     except InvalidStateTransition:
@@ -68,7 +66,7 @@ def delete_remote_segment(
     rsm.delete_log_segment_data(remote_segment(topic, row))
     crash_point("delete.after_storage_delete")
     finished = store.transition_segment(
-        row.segment_id, S.DELETE_SEGMENT_FINISHED, actor=actor, now_ms=now_ms
+        SegmentTransition(row.segment_id, S.DELETE_SEGMENT_FINISHED), actor=actor, now_ms=now_ms
     )
     crash_point("delete.after_finished")
     if finished:

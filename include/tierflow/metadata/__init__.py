@@ -32,9 +32,16 @@ from tierflow.metadata.states import (
     is_valid_segment_transition,
     is_valid_tiered_transition,
 )
-from tierflow.metadata.store import MetadataStore, SegmentObject
+from tierflow.metadata.store import (
+    CompactedSegment,
+    MetadataStore,
+    SegmentObject,
+    SegmentTransition,
+    StartedSegment,
+)
 
 __all__ = [
+    "CompactedSegment",
     "InvalidConfigError",
     "InvalidStateTransition",
     "MetadataError",
@@ -48,6 +55,8 @@ __all__ = [
     "RemoteSegmentObject",
     "SegmentObject",
     "SegmentObjectKind",
+    "SegmentTransition",
+    "StartedSegment",
     "TieredState",
     "TieredStorageDisablementInProgressError",
     "Topic",

@@ -20,14 +20,15 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, Connection, and_, case, insert, or_, update
+from sqlalchemy import ColumnElement, Connection, and_, case, exists, insert, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from tierflow.metadata.errors import LeaseLostError, MetadataError
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.lease_holder import HolderState, LeaseHolder
-from tierflow.metadata.models import Partition
+from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
+from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store_base import (
     MAX_ATTEMPTS,
     StoreBase,
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 
 PARTITION_REGISTERED = "REGISTERED"
 PARTITION_OFFSETS_ADVANCED = "OFFSETS_ADVANCED"
+HIGHEST_REMOTE_OFFSET_RESET = "HIGHEST_REMOTE_OFFSET_RESET"
 # What a release clears: the lease and everything recorded with its taking.
 LEASE_COLUMNS = ("lease_owner", "lease_expires_ms", "lease_taken_ms", "lease_holder")
 
@@ -270,6 +272,40 @@ class PartitionRegistry(StoreBase):
         ]
         with self._write() as connection:
             return update_one(connection, Partition, conditions, {"remote_cleaned_offset": end})
+
+    def reset_highest_remote_offset(
+        self, topic_id: str, partition: int, *, actor: str, now_ms: int
+    ) -> bool:
+        """Forget how far copying got, after a disable-with-delete removed every segment.
+
+        A re-enabled topic must then copy again from the log start (D3), and local retention
+        must not take the old range as uploaded. Done only while the topic is DISABLING and no
+        segment of the partition is live, checked in the same UPDATE; True if this call reset
+        it.
+        """
+        existing = self._require_partition(topic_id, partition)
+        if existing.highest_remote_offset < 0:
+            return False
+        live = exists().where(
+            *partition_key(RemoteLogSegment, topic_id, partition),
+            col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
+        )
+        disabling = exists().where(
+            col(Topic.topic_id) == topic_id,
+            col(Topic.tiered_state) == TieredState.DISABLING.value,
+        )
+        read = (
+            *partition_key(Partition, topic_id, partition),
+            col(Partition.highest_remote_offset) == existing.highest_remote_offset,
+            disabling,
+            ~live,
+        )
+        subject = Subject(EventEntity.PARTITION, topic_id, partition)
+        details = {"highest_remote_offset": [existing.highest_remote_offset, -1]}
+        event = Event(subject, HIGHEST_REMOTE_OFFSET_RESET, actor, now_ms, details=details)
+        with self._write() as connection:
+            values = {"highest_remote_offset": -1}
+            return update_and_record(connection, Partition, read, values, event)
 
     def advance_log_start_offset(
         self, topic_id: str, partition: int, offset: int, *, actor: str, now_ms: int

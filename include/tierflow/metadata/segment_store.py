@@ -3,15 +3,16 @@
 Every transition is one conditional UPDATE whose WHERE clause names the state it starts
 from, so when several workers race the database picks exactly one winner (rowcount 1) and
 the others re-read. The event row (and, on COPY_SEGMENT_FINISHED, the object rows and the
-partition's highest_remote_offset) is written in the same transaction.
+partition's highest_remote_offset) is written in the same transaction. What each write
+takes (StartedSegment, SegmentTransition, CompactedSegment) lives in segment_writes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import Connection, bindparam, func, insert, text, update
 from sqlalchemy.exc import IntegrityError
@@ -20,13 +21,18 @@ from sqlmodel import col, select
 from tierflow.metadata.errors import InvalidStateTransition, MetadataError, UnknownSegmentError
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import (
-    TIERFLOW_COPIER,
     Partition,
     RemoteLogSegment,
     RemoteSegmentObject,
     SegmentObjectKind,
 )
 from tierflow.metadata.partition_registry import Lease, hold_lease
+from tierflow.metadata.segment_writes import (
+    CompactedSegment,
+    EpochEntryLike,
+    SegmentTransition,
+    StartedSegment,
+)
 from tierflow.metadata.states import SEGMENT_SOURCES, RemoteLogSegmentState
 from tierflow.metadata.store_base import (
     MAX_ATTEMPTS,
@@ -38,15 +44,6 @@ from tierflow.metadata.store_base import (
 
 if TYPE_CHECKING:  # kafka.batch_scan loads kafka-python: a store that only reads needs none
     from tierflow.kafka.batch_scan import ScannedFacts
-
-
-class SegmentObject(NamedTuple):
-    """One stored file of a segment, as passed to ``transition_segment(objects=...)``."""
-
-    kind: str
-    key: str
-    size: int
-    sha256: str
 
 
 class SegmentSummary(NamedTuple):
@@ -104,35 +101,11 @@ class _Move(NamedTuple):
     object_rows: list[dict[str, Any]] | None
 
 
-class EpochEntryLike(Protocol):
-    epoch: int
-    start_offset: int
-
-
-class StartedSegment(NamedTuple):
-    """A new segment as COPY_SEGMENT_STARTED records it: what the copy planned for it."""
-
-    segment_id: str
-    topic_id: str
-    partition: int
-    start_offset: int
-    end_offset: int
-    max_timestamp_ms: int
-    segment_leader_epochs: Sequence[tuple[int, int] | EpochEntryLike]
-    segment_size_bytes: int
-    txn_index_empty: bool
-    leader_epoch: int | None = None
-    tiered_epoch: int | None = None  # None: the topic's current one
-
-
 class _Starting(NamedTuple):
     """Who starts segments, when, and the topic's tiered epoch at the time."""
 
     actor: str
     now_ms: int
-    owner: str | None
-    custom_metadata: bytes | None
-    writer: str
     tiered_epoch: int
 
 
@@ -161,59 +134,27 @@ def _started_row(started: StartedSegment, how: _Starting) -> dict[str, Any]:
         "state": RemoteLogSegmentState.COPY_SEGMENT_STARTED.value,
         "tiered_epoch": how.tiered_epoch if started.tiered_epoch is None else started.tiered_epoch,
         "event_timestamp_ms": how.now_ms,
-        "custom_metadata": how.custom_metadata,
+        "custom_metadata": started.custom_metadata,
         "txn_index_empty": started.txn_index_empty,
-        "writer": how.writer,
-        "owner": how.actor if how.owner is None else how.owner,
+        "writer": started.writer,
+        "owner": how.actor if started.owner is None else started.owner,
         "created_ms": how.now_ms,
     }
 
 
 class SegmentStore(StoreBase):
     def add_segment(
-        self,
-        *,
-        segment_id: str,
-        topic_id: str,
-        partition: int,
-        start_offset: int,
-        end_offset: int,
-        max_timestamp_ms: int,
-        segment_leader_epochs: Sequence[tuple[int, int] | EpochEntryLike],
-        segment_size_bytes: int,
-        txn_index_empty: bool,
-        actor: str,
-        now_ms: int,
-        owner: str | None = None,
-        leader_epoch: int | None = None,
-        tiered_epoch: int | None = None,
-        custom_metadata: bytes | None = None,
-        lease: Lease | None = None,
-        writer: str = TIERFLOW_COPIER,
+        self, started: StartedSegment, *, actor: str, now_ms: int, lease: Lease | None = None
     ) -> RemoteLogSegment:
         """null -> COPY_SEGMENT_STARTED: the row and its event in one transaction.
 
         Adding the same segment again while it is still COPY_SEGMENT_STARTED is Kafka's
-        self-transition: the existing row comes back and no event is written. ``owner``
-        defaults to ``actor``, ``tiered_epoch`` to the topic's current one. With ``lease``,
+        self-transition: the existing row comes back and no event is written. With ``lease``,
         nothing is written unless it is still the partition's current lease (LeaseLostError).
         """
-        started = StartedSegment(
-            segment_id,
-            topic_id,
-            partition,
-            start_offset,
-            end_offset,
-            max_timestamp_ms,
-            tuple(segment_leader_epochs),
-            segment_size_bytes,
-            txn_index_empty,
-            leader_epoch,
-            tiered_epoch,
-        )
-        topic = self.topic_by_id(topic_id)
-        self._require_partition(topic_id, partition)
-        how = _Starting(actor, now_ms, owner, custom_metadata, writer, topic.tiered_epoch)
+        topic = self.topic_by_id(started.topic_id)
+        self._require_partition(started.topic_id, started.partition)
+        how = _Starting(actor, now_ms, topic.tiered_epoch)
         return self._add_started(_started_row(started, how), actor=actor, lease=lease)
 
     def start_segments(
@@ -232,7 +173,7 @@ class SegmentStore(StoreBase):
         first = started[0]
         topic = self.topic_by_id(first.topic_id)
         self._require_partition(first.topic_id, first.partition)
-        how = _Starting(actor, now_ms, None, None, TIERFLOW_COPIER, topic.tiered_epoch)
+        how = _Starting(actor, now_ms, topic.tiered_epoch)
         rows = [_started_row(segment, how) for segment in started]
         with self._write() as connection:
             if lease is not None:
@@ -267,39 +208,56 @@ class SegmentStore(StoreBase):
 
     def transition_segment(
         self,
-        segment_id: str,
-        dst: RemoteLogSegmentState,
+        transition: SegmentTransition,
         *,
         actor: str,
         now_ms: int,
-        custom_metadata: bytes | None = None,
-        objects: Iterable[tuple[str, str, int, str]] | None = None,
-        only_from: Collection[RemoteLogSegmentState] | None = None,
         lease: Lease | None = None,
-        built: tuple[int, int] | None = None,
-        scanned: ScannedFacts | None = None,
     ) -> bool:
-        """Move the segment to ``dst``: True if this call did it, False if already there.
+        """Move the segment to ``transition.dst``: True if this call did it, False if already
+        there.
 
         Raises InvalidStateTransition when Kafka's machine forbids it, or when the segment is
-        in none of ``only_from`` (the states the caller decided on; the UPDATE names the one it
-        found, so a concurrent change is never overwritten). With ``lease``, nothing is written
-        unless it is still the partition's current lease (LeaseLostError). On
-        COPY_SEGMENT_FINISHED the ``objects`` (kind, key, size, sha256) are stored and the
-        partition's ``highest_remote_offset`` is raised to end_offset if below, in the same
-        transaction. ``built`` (size in bytes, max timestamp), on COPY_SEGMENT_FINISHED only:
-        what a segment the remote compaction built turned out to be; it was recorded STARTED
-        with its sources' totals, which bound them. ``scanned``, likewise: what the copy's pass
-        over the batches found (largest timestamp, leader epochs).
+        in none of ``only_from`` (the UPDATE names the state it found, so a concurrent change
+        is never overwritten). With ``lease``, nothing is written unless it is still the
+        partition's current lease (LeaseLostError). On COPY_SEGMENT_FINISHED the ``objects``
+        are stored and the partition's ``highest_remote_offset`` is raised to end_offset if
+        below, in the same transaction.
         """
-        dst = RemoteLogSegmentState(dst)
+        return self._move_segment(transition, None, actor=actor, now_ms=now_ms, lease=lease)
+
+    def finish_compacted_segment(
+        self, compacted: CompactedSegment, *, actor: str, now_ms: int, lease: Lease | None = None
+    ) -> bool:
+        """COPY_SEGMENT_FINISHED for a segment the remote compaction built, with its objects
+        and what it turned out to be (size, max timestamp); otherwise as transition_segment."""
+        finished = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
+        transition = SegmentTransition(compacted.segment_id, finished, objects=compacted.objects)
+        built = (compacted.size_in_bytes, compacted.max_timestamp_ms)
+        return self._move_segment(transition, built, actor=actor, now_ms=now_ms, lease=lease)
+
+    def _move_segment(
+        self,
+        transition: SegmentTransition,
+        built: tuple[int, int] | None,
+        *,
+        actor: str,
+        now_ms: int,
+        lease: Lease | None,
+    ) -> bool:
+        """transition_segment, and for a compacted segment ``built`` (size in bytes, max
+        timestamp): re-read and retry while other workers win the race."""
+        dst = RemoteLogSegmentState(transition.dst)
+        transition = transition._replace(dst=dst)
+        segment_id, only_from = transition.segment_id, transition.only_from
         finished_state = RemoteLogSegmentState.COPY_SEGMENT_FINISHED
         finished = dst is finished_state
-        if (objects is not None or built is not None or scanned is not None) and not finished:
+        stored = (transition.objects, built, transition.scanned)
+        if any(given is not None for given in stored) and not finished:
             raise ValueError(
                 f"segment {segment_id}: objects are only stored on {finished_state}, not {dst}"
             )
-        object_rows = _object_rows(segment_id, objects or [])
+        object_rows = _object_rows(segment_id, transition.objects or [])
         for _ in range(MAX_ATTEMPTS):
             current = self.segment(segment_id)
             src = current.segment_state
@@ -307,13 +265,7 @@ class SegmentStore(StoreBase):
                 return False
             if src not in SEGMENT_SOURCES[dst] or (only_from is not None and src not in only_from):
                 raise InvalidStateTransition("segment", segment_id, src, dst)
-            values: dict[str, Any] = {"state": dst.value, "event_timestamp_ms": now_ms}
-            if custom_metadata is not None:
-                values["custom_metadata"] = custom_metadata
-            if built is not None:
-                values["segment_size_bytes"], values["max_timestamp_ms"] = built
-            if scanned is not None:
-                values.update(_scanned_values(segment_id, scanned))
+            values = _moved_values(transition, built, now_ms)
             move = _Move(current, src, dst, values, object_rows if finished else None)
             if self._apply_move(move, actor=actor, now_ms=now_ms, lease=lease):
                 return True
@@ -499,6 +451,20 @@ def _started_event(row: dict[str, Any], actor: str) -> Event:
     details = {name: row[name] for name in ("start_offset", "end_offset", "segment_size_bytes")}
     started = RemoteLogSegmentState.COPY_SEGMENT_STARTED
     return Event(subject, started, actor, row["created_ms"], details=details)
+
+
+def _moved_values(
+    transition: SegmentTransition, built: tuple[int, int] | None, now_ms: int
+) -> dict[str, Any]:
+    """The columns a transition's UPDATE sets: the state, when, and what it stores with it."""
+    values: dict[str, Any] = {"state": transition.dst.value, "event_timestamp_ms": now_ms}
+    if transition.custom_metadata is not None:
+        values["custom_metadata"] = transition.custom_metadata
+    if built is not None:
+        values["segment_size_bytes"], values["max_timestamp_ms"] = built
+    if transition.scanned is not None:
+        values.update(_scanned_values(transition.segment_id, transition.scanned))
+    return values
 
 
 def _scanned_values(segment_id: str, scanned: ScannedFacts) -> dict[str, Any]:

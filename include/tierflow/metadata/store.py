@@ -1,9 +1,8 @@
 """The metadata store: Kafka's remote-log metadata, durable and shared by many processes.
 
 It plays the part of Kafka's RemoteLogMetadataManager; ``metadata_events`` stands in for the
-``__remote_log_metadata`` topic. The parts live in their own modules (topic_registry,
-partition_registry, segment_store, partition_delete_store); this class joins them and owns
-the engine.
+``__remote_log_metadata`` topic. ``MetadataStore`` is the one entry point: its docstring says
+which module holds each group of methods.
 """
 
 from __future__ import annotations
@@ -18,16 +17,44 @@ from tierflow.metadata.partition_delete_store import PartitionDeleteStore
 from tierflow.metadata.partition_registry import PartitionRegistry
 from tierflow.metadata.remote_log_metadata_store import RemoteLogMetadataStore
 from tierflow.metadata.schema_version import at_head
-from tierflow.metadata.segment_store import SegmentObject, SegmentStore
+from tierflow.metadata.segment_store import SegmentStore
+from tierflow.metadata.segment_writes import (
+    CompactedSegment,
+    SegmentObject,
+    SegmentTransition,
+    StartedSegment,
+)
 from tierflow.metadata.store_base import wall_clock_ms
 from tierflow.metadata.topic_registry import TopicRegistry
 
-__all__ = ["MetadataStore", "SegmentObject", "wall_clock_ms"]
+__all__ = [
+    "CompactedSegment",
+    "MetadataStore",
+    "SegmentObject",
+    "SegmentTransition",
+    "StartedSegment",
+    "wall_clock_ms",
+]
 
 
 class MetadataStore(
     TopicRegistry, PartitionRegistry, SegmentStore, PartitionDeleteStore, RemoteLogMetadataStore
 ):
+    """Every read and write of the metadata, each group of methods in its own module:
+
+    - topics, KIP-950's tiered state, ``write_topic_config``: ``topic_registry.TopicRegistry``
+      (the disable request over it: ``tiered_disable``)
+    - partitions, start offsets, the copy lease, ``reset_highest_remote_offset``:
+      ``partition_registry.PartitionRegistry``
+    - segments (``add_segment``, ``start_segments``, ``transition_segment``,
+      ``finish_compacted_segment``, the queries): ``segment_store.SegmentStore``; the values
+      those writes take (StartedSegment, SegmentTransition, CompactedSegment): ``segment_writes``
+    - partition deletes: ``partition_delete_store.PartitionDeleteStore``
+    - the ``__remote_log_metadata`` outbox and the copier: ``remote_log_metadata_store``
+    - the history (``events``, ``record_restore``) and the engine: here; sessions and write
+      transactions: ``store_base``
+    """
+
     def __init__(self, url: str, *, migrate: bool = True) -> None:
         self.url = url
         self.engine: Engine = create_store_engine(url)

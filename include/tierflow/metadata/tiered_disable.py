@@ -1,32 +1,28 @@
-"""KIP-950 disablement writes that ``register_topic`` cannot express atomically.
+"""KIP-950's request to disable tiered storage, which ``register_topic`` cannot express, and
+the rules of when a topic may be disabled.
 
-Kept apart from TopicRegistry so the store's mixins stay untouched: these are functions over
-any store (they use its write transactions), each one conditional UPDATE plus its event.
+These are functions over the store's public methods: the write itself is
+``TopicRegistry.write_topic_config``, one conditional UPDATE plus its event. Resetting a
+partition's highest remote offset afterwards is ``PartitionRegistry.reset_highest_remote_offset``.
 
-Codes like D3 and D4 refer to docs/kafka-behaviours.md.
+Codes like D4 refer to docs/kafka-behaviours.md.
 """
 
 from __future__ import annotations
-
-from sqlalchemy import exists
-from sqlmodel import col
 
 from tierflow.metadata.errors import (
     InvalidConfigError,
     MetadataError,
     TieredStorageDisablementInProgressError,
 )
-from tierflow.metadata.events import Event, EventEntity, Subject
-from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
-from tierflow.metadata.states import RemoteLogSegmentState, TieredState
-from tierflow.metadata.store_base import MAX_ATTEMPTS, StoreBase, partition_key, update_and_record
-from tierflow.metadata.topic_registry import write_topic_config
-
-HIGHEST_REMOTE_OFFSET_RESET = "HIGHEST_REMOTE_OFFSET_RESET"
+from tierflow.metadata.models import Topic
+from tierflow.metadata.states import TieredState
+from tierflow.metadata.store_base import MAX_ATTEMPTS
+from tierflow.metadata.topic_registry import TopicRegistry
 
 
 def begin_tiered_disable(
-    store: StoreBase, topic_id: str, *, policy: str, actor: str, now_ms: int
+    store: TopicRegistry, topic_id: str, *, policy: str, actor: str, now_ms: int
 ) -> Topic:
     """ENABLED -> DISABLING with remote.storage.enable=false and ``policy``; epoch + 1.
 
@@ -47,8 +43,7 @@ def begin_tiered_disable(
             {"remote_storage_enable": False, "remote_log_disable_policy": policy}
         )
         new.validate()
-        written = write_topic_config(
-            store,
+        written = store.write_topic_config(
             existing,
             new,
             dst=TieredState.DISABLING,
@@ -84,36 +79,3 @@ def retained_to_delete(topic: Topic, policy: str) -> bool:
         and topic.remote_log_disable_policy == "retain"
         and policy == "delete"
     )
-
-
-def reset_highest_remote_offset(
-    store: StoreBase, topic_id: str, partition: int, *, actor: str, now_ms: int
-) -> bool:
-    """Forget how far copying got, after a disable-with-delete removed every segment.
-
-    A re-enabled topic must then copy again from the log start (D3), and local retention must
-    not take the old range as uploaded. Done only while the topic is DISABLING and no segment
-    of the partition is live, checked in the same UPDATE; True if this call reset it.
-    """
-    existing = store._require_partition(topic_id, partition)
-    if existing.highest_remote_offset < 0:
-        return False
-    live = exists().where(
-        *partition_key(RemoteLogSegment, topic_id, partition),
-        col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
-    )
-    disabling = exists().where(
-        col(Topic.topic_id) == topic_id,
-        col(Topic.tiered_state) == TieredState.DISABLING.value,
-    )
-    read = (
-        *partition_key(Partition, topic_id, partition),
-        col(Partition.highest_remote_offset) == existing.highest_remote_offset,
-        disabling,
-        ~live,
-    )
-    subject = Subject(EventEntity.PARTITION, topic_id, partition)
-    details = {"highest_remote_offset": [existing.highest_remote_offset, -1]}
-    event = Event(subject, HIGHEST_REMOTE_OFFSET_RESET, actor, now_ms, details=details)
-    with store._write() as connection:
-        return update_and_record(connection, Partition, read, {"highest_remote_offset": -1}, event)

@@ -43,45 +43,6 @@ def kafka_topic_name(stored_name: str) -> str:
     return stored_name.split(RETIRED_MARK, 1)[0]
 
 
-def write_topic_config(
-    store: StoreBase,
-    existing: Topic,
-    new: TopicConfig,
-    *,
-    dst: TieredState,
-    epoch: int,
-    actor: str,
-    now_ms: int,
-) -> bool:
-    """One conditional UPDATE of a topic's configs and tiered state, plus its event.
-
-    The UPDATE names the (state, epoch) that was read, so of racing writers one wins; False
-    means the row changed under us and the caller re-reads.
-    """
-    old, src = existing.config, existing.state
-    changed = {
-        FIELD_NAMES[field]: [getattr(old, field), getattr(new, field)]
-        for field in FIELD_NAMES
-        if getattr(old, field) != getattr(new, field)
-    }
-    read = (
-        col(Topic.topic_id) == existing.topic_id,
-        col(Topic.tiered_state) == src.value,
-        col(Topic.tiered_epoch) == existing.tiered_epoch,
-    )
-    values = {
-        "tiered_state": dst.value,
-        "tiered_epoch": epoch,
-        "updated_ms": now_ms,
-        **dataclasses.asdict(new),
-    }
-    details = {"changed": changed, "tiered_epoch": epoch}
-    subject = Subject(EventEntity.TOPIC, existing.topic_id)
-    event = Event(subject, dst, actor, now_ms, from_state=src, details=details)
-    with store._write() as connection:
-        return update_and_record(connection, Topic, read, values, event)
-
-
 class TopicRegistry(StoreBase):
     def register_topic(
         self, name: str, topic_id: str, *, actor: str, now_ms: int, **configs: Any
@@ -114,6 +75,45 @@ class TopicRegistry(StoreBase):
             if self._update_topic(existing, configs, actor=actor, now_ms=now_ms):
                 return self.topic(name)
         raise MetadataError(f"topic {name}: gave up after {MAX_ATTEMPTS} concurrent updates")
+
+    def write_topic_config(
+        self,
+        existing: Topic,
+        new: TopicConfig,
+        *,
+        dst: TieredState,
+        epoch: int,
+        actor: str,
+        now_ms: int,
+    ) -> bool:
+        """One conditional UPDATE of a topic's configs and tiered state, plus its event.
+
+        The UPDATE names the (state, epoch) that was read, so of racing writers one wins; False
+        means the row changed under us and the caller re-reads. Public for the KIP-950 writes
+        that ``register_topic`` cannot express (tiered_disable).
+        """
+        old, src = existing.config, existing.state
+        changed = {
+            FIELD_NAMES[field]: [getattr(old, field), getattr(new, field)]
+            for field in FIELD_NAMES
+            if getattr(old, field) != getattr(new, field)
+        }
+        read = (
+            col(Topic.topic_id) == existing.topic_id,
+            col(Topic.tiered_state) == src.value,
+            col(Topic.tiered_epoch) == existing.tiered_epoch,
+        )
+        values = {
+            "tiered_state": dst.value,
+            "tiered_epoch": epoch,
+            "updated_ms": now_ms,
+            **dataclasses.asdict(new),
+        }
+        details = {"changed": changed, "tiered_epoch": epoch}
+        subject = Subject(EventEntity.TOPIC, existing.topic_id)
+        event = Event(subject, dst, actor, now_ms, from_state=src, details=details)
+        with self._write() as connection:
+            return update_and_record(connection, Topic, read, values, event)
 
     def finish_tiered_disable(self, topic_id: str, *, actor: str, now_ms: int) -> bool:
         """DISABLING -> DISABLED once the lifecycle has dealt with the remote data."""
@@ -226,6 +226,6 @@ class TopicRegistry(StoreBase):
                     f"{existing.name} is {src}; it can be enabled again once DISABLED",
                 )
             epoch += 1
-        return write_topic_config(
-            self, existing, new, dst=dst, epoch=epoch, actor=actor, now_ms=now_ms
+        return self.write_topic_config(
+            existing, new, dst=dst, epoch=epoch, actor=actor, now_ms=now_ms
         )

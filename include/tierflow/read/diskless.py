@@ -24,7 +24,7 @@ from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.errors import DisklessError, DisklessOffsetOutOfRangeError
 from tierflow.diskless.wal_reads import next_offset, read_run, runs
 from tierflow.metadata.store import MetadataStore
-from tierflow.read.fetch import DEFAULT_MAX_BYTES, FetchResult, fetch_remote
+from tierflow.read.fetch import DEFAULT_MAX_BYTES, FetchRequest, FetchResult, fetch_remote
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
 
@@ -153,7 +153,9 @@ def fetch_diskless(
             f"{topic}-{partition}: offset {offset} is below the WAL start "
             f"{log.diskless_start_offset}, in tiered storage; no tiered storage was given"
         )
-    tiered = fetch_remote(store, rsm, topic, partition, offset=offset, max_bytes=max_bytes)
+    tiered = fetch_remote(
+        store, rsm, FetchRequest(topic, partition, offset=offset, max_bytes=max_bytes)
+    )
     left = max_bytes - tiered.size_in_bytes
     if tiered.next_offset < log.diskless_start_offset and (left > 0 or not tiered.batches):
         raise DisklessError(

@@ -116,21 +116,30 @@ class _Partition:
     epochs: list[EpochEntry]
 
 
+@dataclass(frozen=True)
+class FetchRequest:
+    """What a consumer asks of one partition: whole batches from ``offset``, or from the first
+    record at or after ``timestamp`` (exactly one of them), up to ``max_bytes`` (at least one
+    batch, like minOneMessage)."""
+
+    topic: str
+    partition: int
+    offset: int | None = None
+    timestamp: int | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+
 def fetch_remote(
     store: MetadataStore,
     rsm: RemoteStorageManager,
-    topic: str,
-    partition: int,
+    request: FetchRequest,
     *,
-    offset: int | None = None,
-    timestamp: int | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
     leader_epochs: list[EpochEntry] | None = None,
     log_end_offset: int | None = None,
     index_cache: IndexLookups | None = None,
     metadata: RemoteLogMetadataCache | None = None,
 ) -> FetchResult:
-    """Whole batches from remote storage starting at ``offset`` or at ``timestamp``.
+    """Whole batches from remote storage, as ``request`` asks.
 
     ``leader_epochs`` is the partition's leader-epoch cache (default: rebuilt from the remote
     segments); ``log_end_offset`` bounds the lineage check of timestamp lookups (default: past
@@ -138,11 +147,12 @@ def fetch_remote(
     ``index_cache`` is the on-disk ``tierflow.read.index_cache.RemoteIndexCache`` when one is
     configured; without it an in-process cache shared by this process's fetches is used.
     """
+    offset, timestamp = request.offset, request.timestamp
     if (offset is None) == (timestamp is None):
         raise ValueError("fetch_remote needs exactly one of offset and timestamp")
-    if max_bytes <= 0:
-        raise ValueError(f"max_bytes must be positive, got {max_bytes}")
-    part = _load(store, topic, partition, leader_epochs, metadata)
+    if request.max_bytes <= 0:
+        raise ValueError(f"max_bytes must be positive, got {request.max_bytes}")
+    part = _load(store, request.topic, request.partition, leader_epochs, metadata)
     reads = RemoteReads(rsm)
     cache = DEFAULT_INDEX_CACHE if index_cache is None else index_cache
     match = None
@@ -150,10 +160,10 @@ def fetch_remote(
         match = _find_offset_by_timestamp(part, reads, cache, timestamp, log_end_offset)
         if match is None:
             latest = max((s.max_timestamp_ms for s in part.metadata.finished()), default=None)
-            raise TimestampNotFoundError(topic, partition, timestamp, latest)
+            raise TimestampNotFoundError(request.topic, request.partition, timestamp, latest)
         offset = match.offset
     assert offset is not None
-    result = _read(part, reads, cache, offset, max_bytes, match)
+    result = _read(part, reads, cache, offset, request.max_bytes, match)
     result.timestamp_match = match
     result.remote_bytes_read = reads.bytes_read
     return result

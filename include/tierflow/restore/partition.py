@@ -17,6 +17,7 @@ from pathlib import Path
 from tierflow.kafka.leader_epoch import LEADER_EPOCH_CHECKPOINT, write_leader_epoch_checkpoint
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partition_metadata
 from tierflow.metadata.store import MetadataStore
+from tierflow.restore.asked import RestoreRequest
 from tierflow.restore.cut import find_cut
 from tierflow.restore.plan import RestoredAs, RestoreError, RestorePlan, find_topic, plan_restore
 from tierflow.restore.segment_files import TEMPORARY_SUFFIX, is_restored, segment_file_names
@@ -97,22 +98,21 @@ class PreparedRestore:
 def prepare_partition(
     store: MetadataStore,
     rsm: RemoteStorageManager,
-    topic: str,
+    request: RestoreRequest,
     partition: int,
-    log_dir: Path,
-    to_offset: int | None,
-    to_timestamp: int | None,
     restored_as: RestoredAs | None,
-    dry_run: bool,
     *,
     swapped: Collection[str] = (),
 ) -> PreparedRestore:
-    """The plan, checked against the target (``refuse_busy``), cut where it ends, and what is
-    left to write: nothing when the target holds it (moved there by this run when its name is
-    in ``swapped``, the swaps it finished for killed runs), else the segments missing from the
-    staging directory."""
+    """``partition`` of ``request``'s topic planned as it asks (restored under ``restored_as``,
+    None: the topic's own name and id), checked against the target (``refuse_busy``), cut
+    where it ends, and what is left to write: nothing when the target holds it (moved there by
+    this run when its name is in ``swapped``, the swaps it finished for killed runs), else the
+    segments missing from the staging directory."""
+    log_dir, to_offset, dry_run = request.to, request.to_offset, request.dry_run
+    topic = find_topic(store, request.topic)
     plan = plan_restore(
-        store, find_topic(store, topic), partition, log_dir, to_offset, to_timestamp, restored_as
+        store, topic, partition, log_dir, to_offset, request.to_timestamp, restored_as
     )
     refuse_busy(plan, log_dir)
     plan = _with_cut(rsm, plan, to_offset)

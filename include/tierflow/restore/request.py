@@ -1,18 +1,18 @@
-"""A restore as an operator asks for it (the CLI's flags, the DAG's form): a topic, its
-partitions (every one in remote storage by default), a target log dir, where to stop, a new
-name. Shared by ``tierflow restore`` and the partition_restore DAG."""
+"""A restore run as an operator asks for it (``RestoreRequest``, asked.py): every partition
+prepared, their segments written, each moved into place. Shared by ``tierflow restore`` and the
+partition_restore DAG."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tierflow.kafka.uuid import derived_kafka_uuid
-from tierflow.lifecycle.progress import NO_PROGRESS, Progress
+from tierflow.lifecycle.progress import Progress
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
+from tierflow.restore.asked import RestoreRequest
 from tierflow.restore.partition import (
     PreparedRestore,
     RestoreReport,
@@ -29,22 +29,6 @@ from tierflow.storage.keys import validate_topic_name
 
 # Writes a batch of segments (here or on Spark), advancing the progress; one result each.
 SegmentWriter = Callable[[Sequence[RestoreSegmentJob], Progress], list[dict]]
-
-
-@dataclass(frozen=True)
-class RestoreRequest:
-    topic: str
-    to: Path
-    partitions: tuple[int, ...] = ()  # empty: every partition with a finished remote segment
-    to_offset: int | None = None
-    to_timestamp: int | None = None
-    as_topic: str | None = None
-    # The live cluster (TIERFLOW_KAFKA_BOOTSTRAP) whose metadata the restored partitions must
-    # match; without it, the broker's own metadata log in ``to`` (stray.py).
-    bootstrap: str | None = None
-    dry_run: bool = False
-    actor: str = "tierflow"
-    progress: Progress = field(default=NO_PROGRESS, compare=False)
 
 
 def run_restore(
@@ -105,18 +89,7 @@ def prepare_restore(
         refuse_locked(request.to)
         swapped = finish_pending_swaps(store, request.to)
     return [
-        prepare_partition(
-            store,
-            rsm,
-            request.topic,
-            partition,
-            request.to,
-            request.to_offset,
-            request.to_timestamp,
-            restored_as,
-            request.dry_run,
-            swapped=swapped,
-        )
+        prepare_partition(store, rsm, request, partition, restored_as, swapped=swapped)
         for partition in partitions
     ]
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import uuid
 from collections.abc import Iterable, Iterator
 from functools import partial
@@ -30,19 +29,13 @@ from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoun
 
 from tierflow.config import DEFAULT_AZURE_CONN_ID, DEFAULT_STORAGE_TIMEOUT_S
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
+from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, stored_info
 from tierflow.storage.keys import normalize_prefix
-from tierflow.storage.object_store import (
-    READ_CHUNK,
-    PagedListing,
-    StreamingWrites,
-    needs_no_request,
-    validate_key,
-)
+from tierflow.storage.object_store import READ_CHUNK, PagedListing, Parts, needs_no_request
 from tierflow.storage.retry import Attempts, RetryPolicy, retry_call
 from tierflow.storage.urls import AZURE_SCHEMES, shown_url
 
 ContainerClient = Any  # azure.storage.blob.ContainerClient
-SHA256_FIELD = "sha256"
 DEFAULT_PART_SIZE = 8 * 1024 * 1024
 MAX_BLOCKS = 50_000  # Azure's limit per blob
 LIST_PAGE_SIZE = 5000  # List Blobs' maximum
@@ -82,7 +75,7 @@ def hook_container(
     return ours.get_container_client(container)
 
 
-class AzureBlobObjectStore(StreamingWrites, PagedListing):
+class AzureBlobObjectStore(CloudObjectStore, PagedListing):
     def __init__(
         self,
         container: str,
@@ -95,9 +88,7 @@ class AzureBlobObjectStore(StreamingWrites, PagedListing):
         retry: RetryPolicy | None = None,
         timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
     ) -> None:
-        self.prefix = normalize_prefix(prefix)
-        self.part_size = part_size
-        self.retry = retry if retry is not None else RetryPolicy()
+        super().__init__(prefix, part_size, retry)
         if client is None:
             client = hook_container(container, wasb_conn_id, timeout_s)
         self.client = client
@@ -111,9 +102,6 @@ class AzureBlobObjectStore(StreamingWrites, PagedListing):
         """Container, prefix and endpoint; never credentials."""
         where = f"abfs://{self.client.container_name}/{self.prefix}"
         return f"{where} at {self.client.primary_endpoint}"
-
-    def _name(self, key: str) -> str:
-        return self.prefix + validate_key(key)
 
     def _blob(self, key: str) -> Any:
         return self.client.get_blob_client(self._name(key))
@@ -129,34 +117,28 @@ class AzureBlobObjectStore(StreamingWrites, PagedListing):
     def _write(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
         """Fill parts from the stream: one Put Blob when it ends within a part, else blocks
         staged as they fill and one Put Block List at the end (nothing visible before)."""
-        blob, digest, size = self._blob(key), hashlib.sha256(), 0
-        buffer, blocks, upload = bytearray(), [], uuid.uuid4().hex
+        blob, blocks, upload = self._blob(key), [], uuid.uuid4().hex
+        parts = Parts(chunks, self.part_size)
         try:
-            for chunk in chunks:
-                digest.update(chunk)
-                size += len(chunk)
-                buffer += chunk
-                while len(buffer) > self.part_size:
-                    blocks.append(self._stage(key, blob, upload, len(blocks), buffer))
-                    del buffer[: self.part_size]
+            for part in parts.full():
+                blocks.append(self._stage(key, blob, upload, len(blocks), part))
         except OSError as exc:  # reading the source, as the local store reports it
             raise RemoteStorageError(key, f"write failed: {exc}") from exc
-        metadata = {SHA256_FIELD: digest.hexdigest()}
+        metadata = {SHA256_FIELD: parts.sha256()}
         if not blocks:
-            data = bytes(buffer)
+            data = bytes(parts.rest)
             put = partial(blob.upload_blob, data, overwrite=True, metadata=metadata)
             self._send(key, "upload", put)
         else:
-            blocks.append(self._stage(key, blob, upload, len(blocks), buffer))
+            blocks.append(self._stage(key, blob, upload, len(blocks), bytes(parts.rest)))
             commit = partial(blob.commit_block_list, blocks, metadata=metadata)
             self._send(key, "commit blocks", commit)
-        return ObjectInfo(key, size, digest.hexdigest())
+        return parts.info(key)
 
-    def _stage(self, key: str, blob: Any, upload: str, number: int, buffer: bytearray) -> str:
+    def _stage(self, key: str, blob: Any, upload: str, number: int, data: bytes) -> str:
         if number >= MAX_BLOCKS:
             raise RemoteStorageError(key, f"more than {MAX_BLOCKS} blocks: raise the part size")
         block_id = base64.b64encode(f"{upload}-{number:06d}".encode()).decode()
-        data = bytes(buffer[: self.part_size])
         self._send(key, f"upload of block {number + 1}", lambda: blob.stage_block(block_id, data))
         return block_id
 
@@ -210,12 +192,8 @@ class AzureBlobObjectStore(StreamingWrites, PagedListing):
             return None
         except (AzureError, OSError) as exc:
             _raise_storage_error(key, "stat", exc)
-        return ObjectInfo(
-            key,
-            int(found.size),
-            (found.metadata or {}).get(SHA256_FIELD),
-            last_modified_ms=int(found.last_modified.timestamp() * 1000),
-        )
+        sha256 = (found.metadata or {}).get(SHA256_FIELD)
+        return stored_info(key, found.size, sha256, found.last_modified)
 
     # -- deletes and listing ------------------------------------------------------------------
 

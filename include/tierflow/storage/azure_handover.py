@@ -10,17 +10,17 @@ registers them with Airflow's secrets masker.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.storage.client_spec import JsonFields
 
 STORAGE_SCOPE = "https://storage.azure.com/.default"
 
 
 @dataclass(frozen=True)
-class AzureClientSpec:
+class AzureClientSpec(JsonFields):
     """Everything a plain BlobServiceClient needs."""
 
     account_url: str
@@ -42,14 +42,6 @@ class AzureClientSpec:
             if secret:
                 mask_secret(secret)
         return spec
-
-    def to_json(self) -> str:
-        return json.dumps({k: v for k, v in asdict(self).items() if v})
-
-    @classmethod
-    def from_json(cls, text: str) -> AzureClientSpec:
-        raw = json.loads(text)
-        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
 
     def container(self, name: str, timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S) -> Any:
         """A ContainerClient, without Airflow; no SDK retries, tierflow's timeouts."""

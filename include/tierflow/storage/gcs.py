@@ -34,20 +34,14 @@ from google.resumable_media import InvalidResponse
 
 from tierflow.config import DEFAULT_GCP_CONN_ID, DEFAULT_STORAGE_TIMEOUT_S
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
+from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, stored_info
 from tierflow.storage.gcs_upload import ResumableWrite
 from tierflow.storage.keys import normalize_prefix
-from tierflow.storage.object_store import (
-    READ_CHUNK,
-    PagedListing,
-    StreamingWrites,
-    needs_no_request,
-    validate_key,
-)
+from tierflow.storage.object_store import READ_CHUNK, PagedListing, needs_no_request
 from tierflow.storage.retry import RetryPolicy, retry_call
 from tierflow.storage.urls import shown_url
 
 StorageClient = Any  # google.cloud.storage.Client
-SHA256_FIELD = "sha256"
 DEFAULT_PART_SIZE = 8 * 1024 * 1024
 READ_WINDOW = 8 * 1024 * 1024  # bytes per ranged GET of a streamed read
 LIST_PAGE_SIZE = 1000  # the JSON API's maximum
@@ -87,7 +81,7 @@ def endpoint(client: StorageClient) -> str:
     return client._connection.API_BASE_URL
 
 
-class GcsObjectStore(StreamingWrites, PagedListing):
+class GcsObjectStore(CloudObjectStore, PagedListing):
     def __init__(
         self,
         bucket: str,
@@ -99,9 +93,7 @@ class GcsObjectStore(StreamingWrites, PagedListing):
         retry: RetryPolicy | None = None,
         timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
     ) -> None:
-        self.prefix = normalize_prefix(prefix)
-        self.part_size = part_size
-        self.retry = retry if retry is not None else RetryPolicy()
+        super().__init__(prefix, part_size, retry)
         self.timeout_s = timeout_s
         self.client = client if client is not None else hook_client(gcp_conn_id)
         self.bucket = self.client.bucket(bucket)
@@ -109,9 +101,6 @@ class GcsObjectStore(StreamingWrites, PagedListing):
     def describe(self) -> str:
         """Bucket, prefix and endpoint; never credentials."""
         return f"gs://{self.bucket.name}/{self.prefix} at {endpoint(self.client)}"
-
-    def _name(self, key: str) -> str:
-        return self.prefix + validate_key(key)
 
     def _send(self, key: str, action: str, request: Any) -> Any:
         try:
@@ -212,12 +201,8 @@ class GcsObjectStore(StreamingWrites, PagedListing):
         found = self._get_blob(key)
         if found is None:
             return None
-        return ObjectInfo(
-            key,
-            int(found.size),
-            (found.metadata or {}).get(SHA256_FIELD),
-            last_modified_ms=int(found.updated.timestamp() * 1000),
-        )
+        sha256 = (found.metadata or {}).get(SHA256_FIELD)
+        return stored_info(key, found.size, sha256, found.updated)
 
     # -- deletes and listing ------------------------------------------------------------------
 

@@ -11,16 +11,17 @@ secrets masker.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from tierflow.storage.client_spec import JsonFields
 
 NO_PROJECT = "<none>"  # object requests need no project; the client library's own placeholder
 
 
 @dataclass(frozen=True)
-class GcsClientSpec:
+class GcsClientSpec(JsonFields):
     """Everything a plain storage.Client needs."""
 
     project: str | None = None
@@ -43,14 +44,6 @@ class GcsClientSpec:
         mask_secret(credentials.token)
         expiry = credentials.expiry.isoformat() if credentials.expiry else None
         return cls(hook.project_id, credentials.token, expiry)
-
-    def to_json(self) -> str:
-        return json.dumps({k: v for k, v in asdict(self).items() if v})
-
-    @classmethod
-    def from_json(cls, text: str) -> GcsClientSpec:
-        raw = json.loads(text)
-        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
 
     def client(self) -> Any:
         """A storage.Client, without Airflow (tierflow's stores set timeouts per request)."""

@@ -183,26 +183,8 @@ def key_layout(storage_layout: str) -> KeyLayout:
     return KAFKA_LOCAL_KEYS if storage_layout == KAFKA_LOCAL_KEYS.name else AIVEN_KEYS
 
 
-def partition_prefix(prefix: str, topic: str, topic_id: str, partition: int) -> str:
-    """Aiven's partition prefix (``KeyLayout.partition_prefix`` for another layout)."""
-    return AIVEN_KEYS.partition_prefix(prefix, topic, topic_id, partition)
-
-
-def segment_key(
-    prefix: str,
-    topic: str,
-    topic_id: str,
-    partition: int,
-    start_offset: int,
-    segment_id: str,
-    suffix: str,
-) -> str:
-    """Aiven's key of one segment file (``KeyLayout.segment_key`` for another layout)."""
-    return AIVEN_KEYS.segment_key(
-        prefix, topic, topic_id, partition, start_offset, segment_id, suffix
-    )
-
-
-def segment_object_key(prefix: str, segment: RemoteSegment, suffix: str) -> str:
-    """Aiven's key of ``segment``'s file with ``suffix``: the chunked layout's keys."""
-    return AIVEN_KEYS.segment_object_key(prefix, segment, suffix)
+# Aiven's keys, the chunked and plain layouts' (``KeyLayout``'s methods for another layout): a
+# partition's prefix, one segment file's key, and that of a segment's file with a suffix.
+partition_prefix = AIVEN_KEYS.partition_prefix
+segment_key = AIVEN_KEYS.segment_key
+segment_object_key = AIVEN_KEYS.segment_object_key

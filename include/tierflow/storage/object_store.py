@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
@@ -78,6 +79,33 @@ class StreamingWrites:
 
     def put_chunks(self, key: str, chunks: Iterable[bytes]) -> ObjectInfo:
         return self._write(key, chunks)
+
+
+class Parts:
+    """A write's chunks regrouped into parts of ``part_size`` (S3's parts, Azure's blocks),
+    counted and hashed on the way, so every backend reports the same size and sha256."""
+
+    def __init__(self, chunks: Iterable[bytes], part_size: int) -> None:
+        self._chunks, self._part_size = chunks, part_size
+        self.digest, self.size, self.rest = hashlib.sha256(), 0, bytearray()
+
+    def full(self) -> Iterator[bytes]:
+        """Each full part with more data behind it, as soon as it is; what is left once the
+        chunks end (at most one part, maybe none) stays in ``rest``."""
+        for chunk in self._chunks:
+            self.digest.update(chunk)
+            self.size += len(chunk)
+            self.rest += chunk
+            while len(self.rest) > self._part_size:
+                yield bytes(self.rest[: self._part_size])
+                del self.rest[: self._part_size]
+
+    def sha256(self) -> str:
+        return self.digest.hexdigest()
+
+    def info(self, key: str) -> ObjectInfo:
+        """What was written under ``key``: every chunk's bytes."""
+        return ObjectInfo(key, self.size, self.sha256())
 
 
 class PagedListing:

@@ -12,20 +12,17 @@ one (an empty file as an empty object), every other file always.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tierflow.faults import crash_point
-from tierflow.rsm import (
-    IndexType,
-    LogSegmentData,
-    LogSegmentStream,
-    ObjectInfo,
-    RemoteResourceNotFoundError,
-    RemoteSegment,
-)
+from tierflow.rsm import IndexType, RemoteResourceNotFoundError
 from tierflow.storage.keys import AIVEN_KEYS, KeyLayout
 from tierflow.storage.object_store import READ_CHUNK, ObjectStore
 from tierflow.storage.verification import verify_objects
 from tierflow.transform.segment_files import segment_file_stream
+
+if TYPE_CHECKING:  # the RemoteStorageManager protocol's types, only named here
+    from tierflow.rsm import LogSegmentData, LogSegmentStream, ObjectInfo, RemoteSegment
 
 LOG_SUFFIX = "log"
 INDEX_SUFFIXES: dict[IndexType, str] = {

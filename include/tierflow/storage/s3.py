@@ -19,7 +19,6 @@ tierflow builds, so the configured policy is the only bound.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Iterable, Iterator
 from contextlib import closing
@@ -42,20 +41,15 @@ from tierflow.rsm import (
     RemoteStorageError,
     TransientStorageError,
 )
+from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, stored_info
 from tierflow.storage.keys import normalize_prefix
-from tierflow.storage.object_store import (
-    READ_CHUNK,
-    StreamingWrites,
-    is_valid_key,
-    validate_key,
-)
+from tierflow.storage.object_store import READ_CHUNK, Parts, is_valid_key
 from tierflow.storage.retry import Attempts, RetryPolicy, is_transient, retry_call
 from tierflow.storage.urls import shown_url
 
 S3Client = Any  # a botocore S3 client: from S3Hook, or built by s3_handover.S3ClientSpec
 log = logging.getLogger(__name__)
 
-SHA256_FIELD = "sha256"  # user metadata key (x-amz-meta-sha256) and tag key
 DELETE_BATCH = 1000  # DeleteObjects takes at most 1000 keys
 MAX_PARTS = 10_000  # S3's limit per multipart upload
 MAX_PART_SIZE = 5 * 1024**3
@@ -104,7 +98,7 @@ def hook_client(
     return hook.get_client_type(region_name=hook.region_name, config=config)
 
 
-class S3ObjectStore(StreamingWrites):
+class S3ObjectStore(CloudObjectStore):
     def __init__(
         self,
         bucket: str,
@@ -120,11 +114,9 @@ class S3ObjectStore(StreamingWrites):
             raise ValueError(
                 f"S3 part size {part_size} outside [{MIN_S3_PART_SIZE}, {MAX_PART_SIZE}]"
             )
+        super().__init__(prefix, part_size, retry)
         self.bucket = bucket
-        self.prefix = normalize_prefix(prefix)
-        self.part_size = part_size
         self.list_page_size = LIST_PAGE_SIZE
-        self.retry = retry if retry is not None else RetryPolicy()
         self.client = client if client is not None else hook_client(aws_conn_id, timeout_s)
 
     def describe(self) -> str:
@@ -136,9 +128,6 @@ class S3ObjectStore(StreamingWrites):
         public = urlunparse(endpoint._replace(netloc=netloc, query="", fragment=""))
         return f"s3://{self.bucket}/{self.prefix} at {public}"
 
-    def _s3_key(self, key: str) -> str:
-        return self.prefix + validate_key(key)
-
     def _send(self, key: str, action: str, request: Any) -> Any:
         """One S3 request with the retry policy; ``key`` names it in logs and errors."""
         return retry_call(self.retry, key, action, request)
@@ -149,25 +138,17 @@ class S3ObjectStore(StreamingWrites):
         """Fill parts from the stream; the first full part with more data behind it starts a
         multipart upload, otherwise the whole object is one PUT (nothing is sent before the
         stream ends, so a failing producer leaves nothing behind)."""
-        s3_key = self._s3_key(key)
-        digest = hashlib.sha256()
-        size = 0
-        buffer = bytearray()
+        s3_key, parts = self._name(key), Parts(chunks, self.part_size)
         upload: _MultipartUpload | None = None
         try:
-            for chunk in chunks:
-                digest.update(chunk)
-                size += len(chunk)
-                buffer += chunk
-                while len(buffer) > self.part_size:
-                    if upload is None:
-                        upload = _MultipartUpload(self, s3_key, key)
-                    upload.send(bytes(buffer[: self.part_size]))
-                    del buffer[: self.part_size]
-            self._finish(key, s3_key, upload, bytes(buffer), digest.hexdigest())
+            for part in parts.full():
+                if upload is None:
+                    upload = _MultipartUpload(self, s3_key, key)
+                upload.send(part)
+            self._finish(key, s3_key, upload, bytes(parts.rest), parts.sha256())
         except BaseException as exc:
             _fail_upload(key, upload, exc)
-        return ObjectInfo(key, size, digest.hexdigest())
+        return parts.info(key)
 
     def _finish(
         self, key: str, s3_key: str, upload: _MultipartUpload | None, rest: bytes, sha256: str
@@ -211,7 +192,7 @@ class S3ObjectStore(StreamingWrites):
             if self.stat(key) is None:
                 raise RemoteResourceNotFoundError(key, "no such object")
             return b""
-        request = {"Bucket": self.bucket, "Key": self._s3_key(key)}
+        request = {"Bucket": self.bucket, "Key": self._name(key)}
         if start or end is not None:
             request["Range"] = f"bytes={start}-{'' if end is None else end - 1}"
 
@@ -235,7 +216,7 @@ class S3ObjectStore(StreamingWrites):
         """One streaming GET, so verifying a segment never holds it in memory. A transient
         failure mid-stream resumes with a ranged GET at the next byte, of the same version of
         the object (If-Match on its ETag): nothing is read twice, or from a different object."""
-        request: dict[str, Any] = {"Bucket": self.bucket, "Key": self._s3_key(key)}
+        request: dict[str, Any] = {"Bucket": self.bucket, "Key": self._name(key)}
         attempts = Attempts(self.retry, key, "read")
         position = 0
         while True:
@@ -264,7 +245,7 @@ class S3ObjectStore(StreamingWrites):
             _raise_storage_error(key, "read", permanent)
 
     def stat(self, key: str) -> ObjectInfo | None:
-        s3_key = self._s3_key(key)
+        s3_key = self._name(key)
         try:
             head = self._send(
                 key, "stat", lambda: self.client.head_object(Bucket=self.bucket, Key=s3_key)
@@ -278,13 +259,7 @@ class S3ObjectStore(StreamingWrites):
         sha256 = (head.get("Metadata") or {}).get(SHA256_FIELD)
         if sha256 is None and "-" in head.get("ETag", ""):  # a multipart object: see the tag
             sha256 = self._tagged_sha256(key, s3_key)
-        modified = head.get("LastModified")
-        return ObjectInfo(
-            key,
-            int(head["ContentLength"]),
-            sha256,
-            last_modified_ms=int(modified.timestamp() * 1000) if modified else None,
-        )
+        return stored_info(key, head["ContentLength"], sha256, head.get("LastModified"))
 
     def _tagged_sha256(self, key: str, s3_key: str) -> str | None:
         try:
@@ -303,7 +278,7 @@ class S3ObjectStore(StreamingWrites):
     def delete(self, keys: Iterable[str]) -> None:
         """DeleteObjects in batches of 1000; S3 reports a missing key as deleted, and any key it
         could not delete fails the call, named."""
-        s3_keys = list(dict.fromkeys(self._s3_key(key) for key in keys))
+        s3_keys = list(dict.fromkeys(self._name(key) for key in keys))
         for first in range(0, len(s3_keys), DELETE_BATCH):
             batch = s3_keys[first : first + DELETE_BATCH]
             try:

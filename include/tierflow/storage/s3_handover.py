@@ -19,15 +19,15 @@ cluster (PySpark runs its driver in client mode there), on this machine or anoth
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.storage.client_spec import JsonFields
 
 
 @dataclass(frozen=True)
-class S3ClientSpec:
+class S3ClientSpec(JsonFields):
     """Everything a plain boto3 S3 client needs. Fields left None fall back to boto3's own
     resolution (AWS_* variables, instance profile), as for a job started outside Airflow."""
 
@@ -62,14 +62,6 @@ class S3ClientSpec:
             secret_access_key=frozen.secret_key if frozen else None,
             session_token=frozen.token if frozen else None,
         )
-
-    def to_json(self) -> str:
-        return json.dumps({k: v for k, v in asdict(self).items() if v is not None})
-
-    @classmethod
-    def from_json(cls, text: str) -> S3ClientSpec:
-        raw = json.loads(text)
-        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
 
     def client(self, timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S) -> Any:
         """A boto3 S3 client, without Airflow; timeouts and retries as ``s3.request_config``."""

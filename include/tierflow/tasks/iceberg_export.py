@@ -14,16 +14,10 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 
 from tierflow.config import Settings
-from tierflow.engine.batch_files import (
-    Batch,
-    batch_dir,
-    read_jobs,
-    read_rows,
-    write_batch,
-    write_results,
-)
+from tierflow.engine.batch_files import Batch, batch_dir, read_rows, write_batch
 from tierflow.export.catalog import settings_catalog, settings_target
 from tierflow.export.job import ExportJob, run_job
 from tierflow.export.run import (
@@ -36,6 +30,7 @@ from tierflow.export.run import (
 from tierflow.export.table import existing_table, expire_snapshots
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.tasks.batch_operation import BatchOperation
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +54,10 @@ def plan_export_batch(params: dict, *, run_key: str, settings: Settings | None =
     return {**batch.as_xcom(), "dry_run": False, "reports": reports}
 
 
-def export_in_worker(batch: dict, settings: Settings | None = None) -> dict:
-    """A batch below the Spark threshold, written here; its results where commit reads them."""
-    settings = settings or Settings.from_env()
+def export_here(jobs: Sequence[ExportJob], settings: Settings) -> Iterator[dict]:
+    """The path below the Spark threshold: each job's Parquet files, written by the worker."""
     rsm, objects = open_storage(settings), open_objects(settings)
-    files = Batch.model_validate(batch)
-    jobs = [ExportJob(**row) for row in read_jobs(files)]
-    return write_results(files, (run_job(job, rsm, objects) for job in jobs))
+    return (run_job(job, rsm, objects) for job in jobs)
 
 
 def commit_export(batch: dict, settings: Settings | None = None) -> dict:
@@ -81,6 +73,14 @@ def commit_export(batch: dict, settings: Settings | None = None) -> dict:
         reports.append(commit_topic(store, catalog, report, by_table[report.table]).as_dict())
         log.info("%s: %d records committed to %s", report.topic, report.records, report.table)
     return {"topics": reports}
+
+
+EXPORT = BatchOperation(
+    plan=plan_export_batch,
+    job=ExportJob,
+    run_here=export_here,
+    finish=lambda _params, batch: commit_export(batch),  # the plan made the batch of them
+)
 
 
 def expire_iceberg_snapshots(

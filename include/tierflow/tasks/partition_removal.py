@@ -15,7 +15,7 @@ from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.removal.mark import delete_topic, plan_topic_deletion
-from tierflow.lifecycle.removal.remove import pending_removals, remove_partition
+from tierflow.lifecycle.removal.remove import BucketKeys, pending_removals, remove_partition
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
 from tierflow.storage.keys import key_layout
@@ -139,8 +139,7 @@ def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) ->
         open_objects(settings),
         job["topic_id"],
         int(job["partition"]),
-        prefix=settings.storage_prefix,
-        keys=key_layout(settings.storage_layout),
+        where=BucketKeys(settings.storage_prefix, key_layout(settings.storage_layout)),
         actor=attributed(ACTOR),
     )
     return {**report.as_dict(), "dry_run": False}

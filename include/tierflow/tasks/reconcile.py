@@ -25,8 +25,10 @@ from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.lifecycle.reconcile import (
     Outcome,
+    ReconcileGrace,
     ReconcilePlan,
     ReconcileReport,
+    ReconcileScope,
     Result,
     apply_reconcile,
     plan_reconcile,
@@ -91,14 +93,10 @@ def run_reconcile(
         plan = plan_reconcile(
             store,
             objects,
-            prefix=settings.storage_prefix,
-            now_ms=wall_clock_ms(),
-            object_grace_ms=object_grace_ms,
-            row_grace_ms=settings.stale_copy_grace_s * 1000,
-            topics=topics,
+            ReconcileScope(settings.storage_prefix, key_layout(settings.storage_layout), topics),
+            ReconcileGrace(wall_clock_ms(), object_grace_ms, settings.stale_copy_grace_s * 1000),
             warehouse=warehouse,
             progress=progress,
-            keys=key_layout(settings.storage_layout),
             cluster_topic_ids=cluster_topic_ids(settings),
         )
         if not apply:

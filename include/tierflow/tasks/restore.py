@@ -20,20 +20,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from tierflow.config import Settings
-from tierflow.engine.batch_files import (
-    Batch,
-    batch_dir,
-    read_jobs,
-    read_rows,
-    write_batch,
-    write_results,
-)
+from tierflow.engine.batch_files import Batch, batch_dir, read_rows, write_batch
 from tierflow.engine.json_lines import read_json_lines
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.restore.place import place_partitions
+from tierflow.restore.plan import RestoreError
 from tierflow.restore.request import RestoreRequest, SegmentWriter, prepare_restore
 from tierflow.restore.segment_job import RestoreSegmentJob, restore_segments_here
 from tierflow.runtime import open_storage, open_store
+from tierflow.tasks.attribution import attributed
+from tierflow.tasks.batch_operation import BatchOperation
 from tierflow.tasks.spark_submit import submit_batch
 
 log = logging.getLogger(__name__)
@@ -73,11 +69,9 @@ def plan_restore_batch(params: dict, *, run_key: str, settings: Settings | None 
     return {**batch.as_xcom(), **planned, "segments": len(jobs)}
 
 
-def restore_in_worker(batch: dict, settings: Settings | None = None) -> dict:
-    """A batch below the Spark threshold, written here; its results where finish reads them."""
-    settings, files = settings or Settings.from_env(), Batch.model_validate(batch)
-    jobs = [RestoreSegmentJob(**row) for row in read_jobs(files)]
-    return write_results(files, restore_segments_here(jobs, open_storage(settings)))
+def restore_here(jobs: Sequence[RestoreSegmentJob], settings: Settings) -> list[dict]:
+    """The path below the Spark threshold: the segments written by the worker."""
+    return restore_segments_here(jobs, open_storage(settings))
 
 
 def finish_restore(
@@ -104,6 +98,17 @@ def finish_restore(
     for report in reports:
         log.info("%s", report.describe())
     return {"dry_run": False, "partitions": [r.as_dict() for r in reports]}
+
+
+RESTORE = BatchOperation(
+    plan=plan_restore_batch,
+    job=RestoreSegmentJob,
+    run_here=restore_here,
+    finish=lambda params, batch: finish_restore(
+        params, batch, actor=attributed("airflow:partition_restore")
+    ),
+    refused=(RestoreError,),  # a refused restore stays refused on retry
+)
 
 
 def restore_on_spark(settings: Settings, *, run_key: str) -> SegmentWriter:

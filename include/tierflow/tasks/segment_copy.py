@@ -23,7 +23,7 @@ from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
 from tierflow.lifecycle.copy.finalize import finalize_copy
 from tierflow.lifecycle.copy.plan import UNFINISHED, CopyFailedError, CopyPlan, PartitionCopyReport
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import RewriteJob, rewrite_jobs, rewrite_results
 from tierflow.metadata.models import Partition
 from tierflow.metadata.partition_registry import Lease
@@ -96,8 +96,7 @@ def prepare_target(
         log_,
         open_store(settings),
         rsm=open_storage(settings),
-        owner=copy_owner(target),
-        lease_ttl_s=lease_ttl_s or settings.copy_lease_ttl_s,
+        owner=CopyOwner(copy_owner(target), lease_ttl_s or settings.copy_lease_ttl_s),
         actor=attributed(copy_owner(target)),
     )
     if plan.report.skipped:

@@ -16,6 +16,7 @@ from tests.unit.read.conftest import finished, local_batches
 from tierflow.cli.commands import CommandError
 from tierflow.cli.fetch_commands import register
 from tierflow.kafka.record_batch import iter_batch_frames
+from tierflow.metadata import SegmentTransition, StartedSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.units import human_bytes
 
@@ -227,18 +228,20 @@ def test_metadata_lists_every_segment_with_its_state(fresh_tiered: Tiered, run_c
     t = fresh_tiered
     deleting = finished(t, "orders", 1)[0]
     t.store.transition_segment(
-        deleting.segment_id, S.DELETE_SEGMENT_STARTED, actor="t", now_ms=NOW_MS
+        SegmentTransition(deleting.segment_id, S.DELETE_SEGMENT_STARTED), actor="t", now_ms=NOW_MS
     )
     t.store.add_segment(
-        segment_id="in-flight-segment-id",
-        topic_id=t.store.topic("orders").topic_id,
-        partition=1,
-        start_offset=1147,
-        end_offset=1727,
-        max_timestamp_ms=NOW_MS,
-        segment_leader_epochs=[(3, 1147)],
-        segment_size_bytes=64288,
-        txn_index_empty=True,
+        StartedSegment(
+            segment_id="in-flight-segment-id",
+            topic_id=t.store.topic("orders").topic_id,
+            partition=1,
+            start_offset=1147,
+            end_offset=1727,
+            max_timestamp_ms=NOW_MS,
+            segment_leader_epochs=[(3, 1147)],
+            segment_size_bytes=64288,
+            txn_index_empty=True,
+        ),
         actor="test",
         now_ms=NOW_MS,
     )

@@ -14,7 +14,7 @@ from tierflow.cli.commands import CommandError
 from tierflow.cli.key_commands import register
 from tierflow.config import Settings
 from tierflow.lifecycle.key_rewrap import rewrap_segments
-from tierflow.metadata import RemoteLogSegmentState
+from tierflow.metadata import RemoteLogSegmentState, SegmentTransition, StartedSegment
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.chunked import ChunkedRemoteStorageManager
 from tierflow.transform.keyring import KeyRing
@@ -58,24 +58,28 @@ def copy_finished(settings: Settings, tmp_path: Path, count: int) -> list:
         data = segment_files(tmp_path / f"seg{n}", record_batches(2500, seed=n), with_txn=False)
         infos = rsm.copy_log_segment_data(segment, data)
         store.add_segment(
-            segment_id=segment.segment_id,
-            topic_id=topic_id,
-            partition=3,
-            start_offset=start,
-            end_offset=start + 99,
-            max_timestamp_ms=NOW_MS,
-            segment_leader_epochs=[(5, start)],
-            segment_size_bytes=data.log_segment.stat().st_size,
-            txn_index_empty=True,
+            StartedSegment(
+                segment_id=segment.segment_id,
+                topic_id=topic_id,
+                partition=3,
+                start_offset=start,
+                end_offset=start + 99,
+                max_timestamp_ms=NOW_MS,
+                segment_leader_epochs=[(5, start)],
+                segment_size_bytes=data.log_segment.stat().st_size,
+                txn_index_empty=True,
+            ),
             actor="t",
             now_ms=NOW_MS,
         )
         store.transition_segment(
-            segment.segment_id,
-            RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
+            SegmentTransition(
+                segment.segment_id,
+                RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
+                objects=[(i.key.rsplit(".", 1)[1], i.key, i.size, i.sha256) for i in infos],
+            ),
             actor="t",
             now_ms=NOW_MS,
-            objects=[(i.key.rsplit(".", 1)[1], i.key, i.size, i.sha256) for i in infos],
         )
         segments.append(segment)
     return segments

@@ -29,7 +29,12 @@ from tests.support.tiered import Tiered, build_tiered
 from tierflow.cli.commands import CommandError
 from tierflow.cli.reconcile_commands import exit_status, parse_duration, register
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.reconcile import apply_reconcile, plan_reconcile
+from tierflow.lifecycle.reconcile import (
+    ReconcileGrace,
+    ReconcileScope,
+    apply_reconcile,
+    plan_reconcile,
+)
 from tierflow.units import human_bytes
 
 Run = Callable[..., tuple[int, str]]
@@ -140,12 +145,7 @@ def test_a_failed_fix_exits_2(planted: Planted) -> None:
     t = planted.t
     failing = FailingDeletes(objects(t), fail_if="left-behind")
     plan = plan_reconcile(
-        t.store,
-        failing,
-        prefix="",
-        now_ms=wall_clock_ms(),
-        object_grace_ms=DAY_MS,
-        row_grace_ms=HOUR_MS,
+        t.store, failing, ReconcileScope(""), ReconcileGrace(wall_clock_ms(), DAY_MS, HOUR_MS)
     )
     report = apply_reconcile(plan, t.store, t.rsm, failing, actor="test", now_ms=wall_clock_ms())
     assert len(report.failed) == 1

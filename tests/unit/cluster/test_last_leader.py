@@ -22,6 +22,7 @@ from tierflow.config import BrokerSpec, Settings
 from tierflow.kafka.metadata_log import METADATA_PARTITION_DIR
 from tierflow.kafka.metadata_log import records as r
 from tierflow.kafka.metadata_log.writer import (
+    LeaderAndIsr,
     MetadataLogWriter,
     partition_record,
     register_broker_record,
@@ -104,7 +105,7 @@ def test_a_last_leader_on_no_configured_broker_is_not_replaced(tmp_path: Path) -
 
 
 def _stopped_partition(
-    tmp_path: Path, epochs: dict[int, list[tuple[int, int]]], **metadata
+    tmp_path: Path, epochs: dict[int, list[tuple[int, int]]], isr: list[int], **elr: list[int]
 ) -> Settings:
     """orders-0 on each broker of ``epochs`` (leader epoch, batches), and a metadata log in
     broker 1's log dir giving it no leader, every broker fenced."""
@@ -115,7 +116,8 @@ def _stopped_partition(
         write_broker_root(dirs[broker], broker, {("orders", 0): layout.log_end_offset})
     writer = MetadataLogWriter(dirs[1] / METADATA_PARTITION_DIR)
     writer.append(*(register_broker_record(b, b, fenced=True) for b in epochs))
-    record = partition_record(ORDERS, 0, sorted(epochs), leader=r.NO_LEADER, **metadata)
+    leadership = LeaderAndIsr(leader=r.NO_LEADER, isr=isr)
+    record = partition_record(ORDERS, 0, sorted(epochs), leadership, **elr)
     writer.append(topic_record("orders", ORDERS), record)
     brokers = tuple(BrokerSpec(b, (path,)) for b, path in sorted(dirs.items()))
     return Settings.embedded(tmp_path, brokers=brokers, log_dirs=tuple(dirs.values()))

@@ -29,7 +29,7 @@ from tierflow.diskless.merge_plan import extend_lineage, roll_segments
 from tierflow.diskless.merge_segment import ProducerState
 from tierflow.diskless.models import WalObjectState
 from tierflow.diskless.writer import WalWriter
-from tierflow.kafka.batch_builder import build_batch
+from tierflow.kafka.batch_builder import ProducerFields, build_batch
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.lifecycle.copy.plan import CopyFailedError
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -302,9 +302,9 @@ def test_each_producer_snapshot_holds_every_producer_seen_so_far(tmp_path: Path)
             records(tag, 3),
             base_offset=0,
             leader_epoch=-1,
-            producer_id=producer,
-            producer_epoch=epoch,
-            base_sequence=0 if producer >= 0 else -1,
+            producer=ProducerFields(
+                producer_id=producer, producer_epoch=epoch, base_sequence=0 if producer >= 0 else -1
+            ),
         )
         writer.append(TOPIC_ID, 0, batch)
         writer.flush()

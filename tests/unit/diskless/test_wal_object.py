@@ -17,7 +17,12 @@ from tierflow.diskless.wal_object import (
     producer_batch,
     read_wal_object,
 )
-from tierflow.kafka.batch_builder import CODEC_ZSTD, build_batch, build_control_batch
+from tierflow.kafka.batch_builder import (
+    CODEC_ZSTD,
+    ProducerFields,
+    build_batch,
+    build_control_batch,
+)
 from tierflow.kafka.errors import TruncatedDataError
 from tierflow.storage.wal_keys import is_wal_object_key, new_wal_object_key, wal_prefix
 
@@ -104,10 +109,9 @@ def test_produce_requests_that_are_not_producer_batches_are_refused_with_their_p
         records("t", 2),
         base_offset=0,
         leader_epoch=-1,
-        producer_id=9,
-        producer_epoch=0,
-        base_sequence=0,
-        transactional=True,
+        producer=ProducerFields(
+            producer_id=9, producer_epoch=0, base_sequence=0, transactional=True
+        ),
     )
     with pytest.raises(InvalidProduceBatchError, match=r"f\.log: byte 100: transactional"):
         producer_batch(TOPIC_ID, 0, transactional, source="f.log", position=100)

@@ -8,7 +8,13 @@ from __future__ import annotations
 import json
 
 from tierflow.export.rows import Rows, by_day
-from tierflow.kafka.batch_builder import Record, build_batch, build_control_batch
+from tierflow.kafka.batch_builder import (
+    PLAIN_PRODUCER,
+    ProducerFields,
+    Record,
+    build_batch,
+    build_control_batch,
+)
 from tierflow.kafka.read_committed import OpenTransactions, committed_batches, kafka_python_batches
 from tierflow.kafka.txn_index import AbortedTxn
 
@@ -19,10 +25,8 @@ T0 = 1_789_000_000_000 - 1_789_000_000_000 % DAY_MS + DAY_MS - 1_500  # just bef
 def data(offset: int, values: list[bytes], pid: int = -1) -> bytes:
     """A batch of ``values``, one second apart; transactional when it has a producer."""
     records = [Record(b"k", v, T0 + 1000 * i) for i, v in enumerate(values)]
-    producer = {"producer_id": pid, "producer_epoch": 0, "base_sequence": 0} if pid >= 0 else {}
-    return build_batch(
-        records, base_offset=offset, leader_epoch=3, transactional=pid >= 0, **producer
-    )
+    producer = ProducerFields(pid, 0, 0, transactional=True) if pid >= 0 else PLAIN_PRODUCER
+    return build_batch(records, base_offset=offset, leader_epoch=3, producer=producer)
 
 
 def marker(offset: int, pid: int, commit: bool) -> bytes:

@@ -14,7 +14,7 @@ from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.util import calc_crc32, calc_crc32c
 
-from tierflow.kafka.batch_builder import Record, build_batch, build_control_batch
+from tierflow.kafka.batch_builder import ProducerFields, Record, build_batch, build_control_batch
 
 # ../shared/kafka-samples beside the project root.
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "kafka-samples"
@@ -56,10 +56,12 @@ def v2_batch(
         base_offset=base_offset,
         leader_epoch=leader_epoch,
         compression=codec,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=base_sequence,
-        transactional=transactional,
+        producer=ProducerFields(
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            transactional=transactional,
+        ),
         log_append_time=log_append_time,
     )
 

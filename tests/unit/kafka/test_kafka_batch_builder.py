@@ -15,6 +15,7 @@ from tierflow.kafka.batch_builder import (
     CODEC_NONE,
     CODEC_SNAPPY,
     CODEC_ZSTD,
+    ProducerFields,
     Record,
     build_batch,
     build_control_batch,
@@ -49,10 +50,9 @@ def test_data_batch_is_broker_shaped(codec: int) -> None:
         base_offset=1_234,
         leader_epoch=7,
         compression=codec,
-        producer_id=4_242,
-        producer_epoch=3,
-        base_sequence=90,
-        transactional=True,
+        producer=ProducerFields(
+            producer_id=4_242, producer_epoch=3, base_sequence=90, transactional=True
+        ),
     )
     batch = read(raw)
     assert len(raw) == batch.size_in_bytes
@@ -120,9 +120,16 @@ def test_rejects_what_a_broker_would_refuse() -> None:
     with pytest.raises(ValueError, match="at least one record"):
         build_batch([], base_offset=0, leader_epoch=0)
     with pytest.raises(ValueError, match="transactional batch needs a producer id"):
-        build_batch(records, base_offset=0, leader_epoch=0, transactional=True)
+        build_batch(
+            records, base_offset=0, leader_epoch=0, producer=ProducerFields(transactional=True)
+        )
     with pytest.raises(ValueError, match="base sequence"):
-        build_batch(records, base_offset=0, leader_epoch=0, producer_id=5, producer_epoch=0)
+        build_batch(
+            records,
+            base_offset=0,
+            leader_epoch=0,
+            producer=ProducerFields(producer_id=5, producer_epoch=0),
+        )
     with pytest.raises(ValueError, match="codec id 9"):
         build_batch(records, base_offset=0, leader_epoch=0, compression=9)
     with pytest.raises(ValueError, match="base offset"):

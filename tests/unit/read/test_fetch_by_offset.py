@@ -6,7 +6,7 @@ import pytest
 
 from tests.support.tiered import Tiered
 from tests.unit.read.conftest import finished, local_batches, partitions
-from tierflow.read.fetch import OffsetOutOfRangeError, fetch_remote
+from tierflow.read.fetch import FetchRequest, OffsetOutOfRangeError, fetch_remote
 from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.rsm import IndexType
 from tierflow.segment_refs import remote_segment
@@ -34,10 +34,7 @@ def test_offset_in_the_middle_of_a_segment_returns_its_batch_byte_identical(
                 result = fetch_remote(
                     tiered.store,
                     tiered.rsm,
-                    topic,
-                    partition,
-                    offset=offset,
-                    max_bytes=1,
+                    FetchRequest(topic, partition, offset=offset, max_bytes=1),
                     index_cache=cache,
                 )
                 assert result.batches == [middle.data]
@@ -59,10 +56,7 @@ def test_every_offset_of_a_segment_starts_at_the_batch_containing_it(
             result = fetch_remote(
                 tiered.store,
                 tiered.rsm,
-                "payments",
-                0,
-                offset=offset,
-                max_bytes=1,
+                FetchRequest("payments", 0, offset=offset, max_bytes=1),
                 index_cache=cache,
             )
             assert result.batches == [local.data], offset
@@ -77,10 +71,9 @@ def test_a_fetch_continues_into_the_next_segment(tiered: Tiered, cache: RemoteIn
     result = fetch_remote(
         tiered.store,
         tiered.rsm,
-        "orders",
-        0,
-        offset=tail[0].header.base_offset,
-        max_bytes=sum(len(d) for d in wanted),
+        FetchRequest(
+            "orders", 0, offset=tail[0].header.base_offset, max_bytes=sum(len(d) for d in wanted)
+        ),
         index_cache=cache,
     )
     assert result.batches == wanted
@@ -96,10 +89,7 @@ def test_a_fetch_stops_at_the_last_remote_offset(tiered: Tiered, cache: RemoteIn
     result = fetch_remote(
         tiered.store,
         tiered.rsm,
-        "orders",
-        0,
-        offset=batches[-3].header.base_offset,
-        max_bytes=10 << 20,
+        FetchRequest("orders", 0, offset=batches[-3].header.base_offset, max_bytes=10 << 20),
         index_cache=cache,
     )
     assert result.batches == [b.data for b in batches[-3:]]
@@ -121,10 +111,7 @@ def test_max_bytes_returns_whole_batches_and_at_least_one(
     result = fetch_remote(
         tiered.store,
         tiered.rsm,
-        "orders",
-        1,
-        offset=start.header.base_offset + 1,
-        max_bytes=max_bytes,
+        FetchRequest("orders", 1, offset=start.header.base_offset + 1, max_bytes=max_bytes),
         index_cache=cache,
     )
     assert result.batches == expected
@@ -138,10 +125,9 @@ def test_a_batch_larger_than_max_bytes_is_returned_whole(
     result = fetch_remote(
         tiered.store,
         tiered.rsm,
-        "orders",
-        0,
-        offset=biggest.header.base_offset,
-        max_bytes=len(biggest.data) - 1,
+        FetchRequest(
+            "orders", 0, offset=biggest.header.base_offset, max_bytes=len(biggest.data) - 1
+        ),
         index_cache=cache,
     )
     assert result.batches == [biggest.data]
@@ -151,9 +137,9 @@ def test_only_the_needed_bytes_are_read(tiered: Tiered) -> None:
     cache = RemoteIndexCache()
     seg = finished(tiered, "orders", 0)[1]
     middle = remote_local_batches(tiered, "orders", 0)[seg.segment_id][30]
-    kwargs = dict(offset=middle.header.base_offset, max_bytes=1, index_cache=cache)
-    cold = fetch_remote(tiered.store, tiered.rsm, "orders", 0, **kwargs)
-    warm = fetch_remote(tiered.store, tiered.rsm, "orders", 0, **kwargs)
+    request = FetchRequest("orders", 0, offset=middle.header.base_offset, max_bytes=1)
+    cold = fetch_remote(tiered.store, tiered.rsm, request, index_cache=cache)
+    warm = fetch_remote(tiered.store, tiered.rsm, request, index_cache=cache)
     assert cold.batches == warm.batches == [middle.data]
     assert cold.remote_bytes_read < seg.segment_size_bytes / 4
     ref = remote_segment(tiered.store.topic("orders"), seg)
@@ -169,7 +155,10 @@ def test_offsets_beyond_the_remote_range_are_out_of_range(
     last = finished(tiered, "orders", 0)[-1]
     with pytest.raises(OffsetOutOfRangeError) as caught:
         fetch_remote(
-            tiered.store, tiered.rsm, "orders", 0, offset=last.end_offset + 1, index_cache=cache
+            tiered.store,
+            tiered.rsm,
+            FetchRequest("orders", 0, offset=last.end_offset + 1),
+            index_cache=cache,
         )
     message = str(caught.value)
     assert "orders-0" in message
@@ -185,18 +174,20 @@ def test_offsets_below_the_log_start_are_out_of_range(
     topic_id = t.store.topic("payments").topic_id
     t.store.ensure_partition(topic_id, 0, log_start_offset=100, local_log_start_offset=729)
     with pytest.raises(OffsetOutOfRangeError) as caught:
-        fetch_remote(t.store, t.rsm, "payments", 0, offset=99, index_cache=cache)
+        fetch_remote(t.store, t.rsm, FetchRequest("payments", 0, offset=99), index_cache=cache)
     assert "payments-0: offset 99 is out of range" in str(caught.value)
     assert "log start offset 100" in str(caught.value)
     assert caught.value.remote_range == (100, finished(t, "payments", 0)[-1].end_offset)
-    ok = fetch_remote(t.store, t.rsm, "payments", 0, offset=100, max_bytes=1, index_cache=cache)
+    ok = fetch_remote(
+        t.store, t.rsm, FetchRequest("payments", 0, offset=100, max_bytes=1), index_cache=cache
+    )
     assert ok.first_offset <= 100 < ok.next_offset
 
 
 def test_unknown_offsets_and_bad_arguments(tiered: Tiered) -> None:
     with pytest.raises(OffsetOutOfRangeError):
-        fetch_remote(tiered.store, tiered.rsm, "orders", 0, offset=-1)
+        fetch_remote(tiered.store, tiered.rsm, FetchRequest("orders", 0, offset=-1))
     with pytest.raises(ValueError, match="exactly one"):
-        fetch_remote(tiered.store, tiered.rsm, "orders", 0)
+        fetch_remote(tiered.store, tiered.rsm, FetchRequest("orders", 0))
     with pytest.raises(ValueError, match="max_bytes"):
-        fetch_remote(tiered.store, tiered.rsm, "orders", 0, offset=1, max_bytes=0)
+        fetch_remote(tiered.store, tiered.rsm, FetchRequest("orders", 0, offset=1, max_bytes=0))

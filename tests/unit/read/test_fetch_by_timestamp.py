@@ -7,7 +7,12 @@ from kafka.record.default_records import DefaultRecordBatch
 
 from tests.support.tiered import Tiered
 from tests.unit.read.conftest import finished, local_batches, partitions
-from tierflow.read.fetch import TimestampNotFoundError, fetch_remote, find_offset_by_timestamp
+from tierflow.read.fetch import (
+    FetchRequest,
+    TimestampNotFoundError,
+    fetch_remote,
+    find_offset_by_timestamp,
+)
 from tierflow.read.index_cache.memory import RemoteIndexCache
 
 
@@ -52,10 +57,7 @@ def test_timestamp_fetch_agrees_with_a_scan_of_the_local_files(
             result = fetch_remote(
                 tiered.store,
                 tiered.rsm,
-                topic,
-                partition,
-                timestamp=timestamp,
-                max_bytes=1,
+                FetchRequest(topic, partition, timestamp=timestamp, max_bytes=1),
                 index_cache=cache,
             )
             match = result.timestamp_match
@@ -89,7 +91,7 @@ def test_a_timestamp_after_every_remote_record_is_not_found(
         is None
     )
     with pytest.raises(TimestampNotFoundError, match=f"orders-0: .*>= {latest + 1}"):
-        fetch_remote(tiered.store, tiered.rsm, "orders", 0, timestamp=latest + 1)
+        fetch_remote(tiered.store, tiered.rsm, FetchRequest("orders", 0, timestamp=latest + 1))
 
 
 def test_timestamp_fetch_reads_far_less_than_the_segment(
@@ -100,10 +102,7 @@ def test_timestamp_fetch_reads_far_less_than_the_segment(
     result = fetch_remote(
         tiered.store,
         tiered.rsm,
-        "payments",
-        0,
-        timestamp=timestamp,
-        max_bytes=1,
+        FetchRequest("payments", 0, timestamp=timestamp, max_bytes=1),
         index_cache=cache,
     )
     assert result.segments_read == [seg.segment_id]

@@ -10,7 +10,7 @@ import pytest
 from tests.support.tiered import Tiered, build_tiered
 from tests.unit.read.conftest import finished, local_batches
 from tierflow.lifecycle.copy.steps import copy_partition
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.read.index_cache.memory import RemoteIndexCache
 
 pytest.importorskip("tierflow.storage.chunked")
@@ -35,10 +35,7 @@ def test_fetches_through_chunks_are_byte_identical_and_read_few_chunks(chunked: 
     result = fetch_remote(
         chunked.store,
         chunked.rsm,
-        "orders",
-        0,
-        offset=middle.header.last_offset,
-        max_bytes=1,
+        FetchRequest("orders", 0, offset=middle.header.last_offset, max_bytes=1),
         index_cache=cache,
     )
     assert result.batches == [middle.data]
@@ -49,10 +46,9 @@ def test_fetches_through_chunks_are_byte_identical_and_read_few_chunks(chunked: 
     across = fetch_remote(
         chunked.store,
         chunked.rsm,
-        "orders",
-        0,
-        offset=tail[-2].header.base_offset,
-        max_bytes=sum(map(len, wanted)),
+        FetchRequest(
+            "orders", 0, offset=tail[-2].header.base_offset, max_bytes=sum(map(len, wanted))
+        ),
         index_cache=cache,
     )
     assert across.batches == wanted

@@ -7,9 +7,10 @@ import itertools
 from tests.support.tiered import NOW_MS, Tiered
 from tests.unit.read.conftest import finished, local_batches
 from tierflow.kafka.leader_epoch import EpochEntry
+from tierflow.metadata import SegmentTransition, StartedSegment
 from tierflow.metadata.epochs import epoch_for_offset, epochs_from_segments, lineage, within_lineage
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.read.fetch import fetch_remote
+from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 
@@ -20,19 +21,23 @@ def add_finished(t: Tiered, topic: str, partition: int, start: int, end: int, ep
     """A FINISHED segment in the store only (no objects): enough for metadata lookups."""
     segment_id = f"fake-{next(_ids)}"
     t.store.add_segment(
-        segment_id=segment_id,
-        topic_id=t.store.topic(topic).topic_id,
-        partition=partition,
-        start_offset=start,
-        end_offset=end,
-        max_timestamp_ms=NOW_MS,
-        segment_leader_epochs=epochs,
-        segment_size_bytes=1,
-        txn_index_empty=True,
+        StartedSegment(
+            segment_id=segment_id,
+            topic_id=t.store.topic(topic).topic_id,
+            partition=partition,
+            start_offset=start,
+            end_offset=end,
+            max_timestamp_ms=NOW_MS,
+            segment_leader_epochs=epochs,
+            segment_size_bytes=1,
+            txn_index_empty=True,
+        ),
         actor="test",
         now_ms=NOW_MS,
     )
-    t.store.transition_segment(segment_id, S.COPY_SEGMENT_FINISHED, actor="test", now_ms=NOW_MS)
+    t.store.transition_segment(
+        SegmentTransition(segment_id, S.COPY_SEGMENT_FINISHED), actor="test", now_ms=NOW_MS
+    )
     return segment_id
 
 
@@ -76,10 +81,7 @@ def test_segments_spanning_several_epochs_serve_each_epoch(
                 result = fetch_remote(
                     tiered.store,
                     tiered.rsm,
-                    log_.topic,
-                    log_.partition,
-                    offset=start,
-                    max_bytes=1,
+                    FetchRequest(log_.topic, log_.partition, offset=start, max_bytes=1),
                     leader_epochs=log_.leader_epoch_entries(),
                     index_cache=cache,
                 )
@@ -103,10 +105,7 @@ def test_a_diverged_leaders_segment_is_never_served(
     result = fetch_remote(
         t.store,
         t.rsm,
-        "orders",
-        0,
-        offset=700,
-        max_bytes=1,
+        FetchRequest("orders", 0, offset=700, max_bytes=1),
         leader_epochs=epochs,
         index_cache=cache,
     )
@@ -148,12 +147,16 @@ def test_highest_offset_for_epoch_does_not_drop_when_segments_are_deleted(
     last = finished(t, "orders", 1)[-1]
     before = view(t, "orders", 1)
     assert before.highest_offset_for_epoch(3) == last.end_offset
-    t.store.transition_segment(last.segment_id, S.DELETE_SEGMENT_STARTED, actor="t", now_ms=NOW_MS)
+    t.store.transition_segment(
+        SegmentTransition(last.segment_id, S.DELETE_SEGMENT_STARTED), actor="t", now_ms=NOW_MS
+    )
     after = view(t, "orders", 1)
     assert after.highest_offset_for_epoch(3) == last.end_offset
     assert after.segment_for(3, last.end_offset) is None
     assert last.segment_id in [s.segment_id for s in after.list_segments(3)]
-    t.store.transition_segment(last.segment_id, S.DELETE_SEGMENT_FINISHED, actor="t", now_ms=NOW_MS)
+    t.store.transition_segment(
+        SegmentTransition(last.segment_id, S.DELETE_SEGMENT_FINISHED), actor="t", now_ms=NOW_MS
+    )
     gone = view(t, "orders", 1)
     assert last.segment_id not in [s.segment_id for s in gone.list_segments()]
     assert gone.highest_offset_for_epoch(3) == last.end_offset
@@ -163,15 +166,17 @@ def test_copy_started_segments_are_listed_but_never_read(fresh_tiered: Tiered) -
     t = fresh_tiered
     topic_id = t.store.topic("payments").topic_id
     t.store.add_segment(
-        segment_id="in-flight",
-        topic_id=topic_id,
-        partition=0,
-        start_offset=1471,
-        end_offset=1500,
-        max_timestamp_ms=NOW_MS,
-        segment_leader_epochs=[(5, 1471), (6, 1487)],
-        segment_size_bytes=1,
-        txn_index_empty=True,
+        StartedSegment(
+            segment_id="in-flight",
+            topic_id=topic_id,
+            partition=0,
+            start_offset=1471,
+            end_offset=1500,
+            max_timestamp_ms=NOW_MS,
+            segment_leader_epochs=[(5, 1471), (6, 1487)],
+            segment_size_bytes=1,
+            txn_index_empty=True,
+        ),
         actor="test",
         now_ms=NOW_MS,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kafka.protocol.api_data import ApiData
@@ -35,21 +36,30 @@ def topic_record(name: str, topic_id: str) -> ApiData:
     return r.TopicRecord(version=0, name=name, topic_id=from_kafka_uuid(topic_id))
 
 
+@dataclass(frozen=True)
+class LeaderAndIsr:
+    """Kafka's LeaderAndIsr: who leads a partition, in which epochs, and the in-sync replicas.
+    None: the first replica leads, and every replica is in sync."""
+
+    leader: int | None = None
+    leader_epoch: int = 0
+    isr: Sequence[int] | None = None
+    partition_epoch: int = 0
+
+
 def partition_record(
     topic_id: str,
     partition: int,
     replicas: Sequence[int],
+    leadership: LeaderAndIsr = LeaderAndIsr(),
     *,
-    isr: Sequence[int] | None = None,
-    leader: int | None = None,
-    leader_epoch: int = 0,
-    partition_epoch: int = 0,
     version: int = 2,
     elr: Sequence[int] | None = None,
     last_known_elr: Sequence[int] | None = None,
 ) -> ApiData:
-    """A new partition: the ISR defaults to all replicas and the leader to the first one;
-    ``elr`` and ``last_known_elr`` (KIP-966, v2) are not written when None."""
+    """A new partition, led as ``leadership`` says; ``elr`` and ``last_known_elr`` (KIP-966,
+    v2) are not written when None."""
+    isr, leader = leadership.isr, leadership.leader
     return r.PartitionRecord(
         **_partition_key(topic_id, partition, version),
         replicas=list(replicas),
@@ -57,8 +67,8 @@ def partition_record(
         removing_replicas=[],
         adding_replicas=[],
         leader=replicas[0] if leader is None else leader,
-        leader_epoch=leader_epoch,
-        partition_epoch=partition_epoch,
+        leader_epoch=leadership.leader_epoch,
+        partition_epoch=leadership.partition_epoch,
         directories=[UNASSIGNED_DIRECTORY] * len(replicas),
         **_elr_fields(elr, last_known_elr),
     )
@@ -246,10 +256,7 @@ def _snapshot_partition(topic_id: str, p: PartitionImage) -> ApiData:
         topic_id,
         p.partition,
         p.replicas,
-        isr=p.isr,
-        leader=p.leader,
-        leader_epoch=p.leader_epoch,
-        partition_epoch=p.partition_epoch,
+        LeaderAndIsr(p.leader, p.leader_epoch, p.isr, p.partition_epoch),
         elr=p.elr or None,
         last_known_elr=p.last_known_elr or None,
     )

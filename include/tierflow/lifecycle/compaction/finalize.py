@@ -31,7 +31,7 @@ from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
-from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.store import CompactedSegment, MetadataStore
 from tierflow.rsm import RemoteStorageError, RemoteStorageManager
 
 log = logging.getLogger(__name__)
@@ -113,14 +113,14 @@ class _Swap:
         try:
             self.rsm.verify(target, result.objects)
             crash_point("compaction.before_finished")
-            self.store.transition_segment(
+            compacted = CompactedSegment(
                 target.segment_id,
-                S.COPY_SEGMENT_FINISHED,
-                actor=self.lease.owner,
-                now_ms=self.clock(),
-                objects=object_rows(result.objects),
-                lease=self.lease,
-                built=(result.size_in_bytes, result.max_timestamp_ms),
+                object_rows(result.objects),
+                result.size_in_bytes,
+                result.max_timestamp_ms,
+            )
+            self.store.finish_compacted_segment(
+                compacted, actor=self.lease.owner, now_ms=self.clock(), lease=self.lease
             )
         except (RemoteStorageError, InvalidStateTransition, LeaseLostError) as exc:
             return f"{target.describe()}: {exc}"

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from kafka.record.default_records import DefaultRecordBatch
 
-from tierflow.kafka.batch_builder import Record, build_batch
+from tierflow.kafka.batch_builder import ProducerFields, Record, build_batch
 from tierflow.kafka.index_builder import SegmentIndexBuilder
 from tierflow.kafka.read_committed import aborted_between, is_abort_marker
 from tierflow.kafka.record_batch import iter_batches_in_buffer
@@ -80,10 +80,12 @@ def rebatch(batch: object, records: Sequence[object], source: str) -> bytes:
         base_offset=base,
         leader_epoch=batch.leader_epoch,
         compression=batch.compression_type,
-        producer_id=batch.producer_id,
-        producer_epoch=batch.producer_epoch,
-        base_sequence=batch.base_sequence,
-        transactional=batch.is_transactional,
+        producer=ProducerFields(
+            producer_id=batch.producer_id,
+            producer_epoch=batch.producer_epoch,
+            base_sequence=batch.base_sequence,
+            transactional=batch.is_transactional,
+        ),
         log_append_time=batch.max_timestamp if batch.timestamp_type == LOG_APPEND_TIME else None,
         offset_deltas=[r.offset - base for r in records],
         require_codec=False,

@@ -53,7 +53,7 @@ from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
-from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.store import MetadataStore, StartedSegment
 from tierflow.metadata.tierable import is_compacted
 from tierflow.rsm import IndexType, RemoteSegment, RemoteStorageManager
 from tierflow.segment_refs import remote_segment
@@ -218,7 +218,7 @@ def _record_started(
         new = {"segment_id": new_kafka_uuid(), "end_offset": last.end_offset}
         target = RemoteSegment(**{**first.identity(), **new})
         size = sum(row.segment_size_bytes for row in group)
-        store.add_segment(
+        started = StartedSegment(
             segment_id=target.segment_id,
             topic_id=topic.topic_id,
             partition=partition,
@@ -228,10 +228,8 @@ def _record_started(
             segment_leader_epochs=_epochs_of(group),
             segment_size_bytes=size,
             txn_index_empty=True,
-            actor=lease.owner,
-            now_ms=clock(),
-            lease=lease,
         )
+        store.add_segment(started, actor=lease.owner, now_ms=clock(), lease=lease)
         crash_point("compaction.after_started")
         jobs.append(CompactionGroup(target, sources, size))
     rules = CompactionRules.of(topic)

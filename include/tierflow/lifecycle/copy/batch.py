@@ -19,7 +19,7 @@ from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.finalize import UploadChecks, finalize_copy, release_plan
 from tierflow.lifecycle.copy.plan import CopiedSegment, CopyPlan, PartitionCopyReport
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.errors import UnknownTopicError
@@ -148,10 +148,8 @@ def _prepare(
             log_,
             store,
             rsm=rsm,
-            owner=how.owner,
-            lease_ttl_s=how.lease_ttl_s,
+            owner=CopyOwner(how.owner, how.lease_ttl_s, how.holder),
             dry_run=how.dry_run,
-            holder=how.holder,
         )
     except UnknownTopicError:
         return None

@@ -27,7 +27,7 @@ from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.store import MetadataStore, SegmentTransition
 from tierflow.rsm import ObjectInfo, RemoteStorageError, RemoteStorageManager
 
 log = logging.getLogger(__name__)
@@ -129,15 +129,13 @@ def _finish(
     """Record COPY_SEGMENT_FINISHED with the verified objects; why not, if it was too late."""
     crash_point("copy.before_finished")
     try:
-        store.transition_segment(
+        finished = SegmentTransition(
             job.segment_id,
             RemoteLogSegmentState.COPY_SEGMENT_FINISHED,
-            actor=owner,
-            now_ms=clock(),
             objects=object_rows(result.objects),
-            lease=lease,
             scanned=result.scanned,
         )
+        store.transition_segment(finished, actor=owner, now_ms=clock(), lease=lease)
     except (InvalidStateTransition, LeaseLostError):
         return _no_longer_copied(job, store.segment(job.segment_id).state)
     crash_point("copy.after_finished")

@@ -47,25 +47,34 @@ from tierflow.rsm import RemoteSegment, RemoteStorageManager
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class CopyOwner:
+    """Who copies a partition, and how it holds the partition's copy lease: ``name`` is the
+    lease owner (the same across a task's retries, so a rerun takes the lease over at once),
+    ``lease_ttl_s`` how long a lease left behind blocks other owners, ``holder`` the process
+    holding it until finalize (a CLI run; lease.py)."""
+
+    name: str
+    lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+    holder: LeaseHolder | None = None
+
+
 def prepare_copy(
     log_: PartitionLog,
     store: MetadataStore,
     *,
     rsm: RemoteStorageManager,
-    owner: str,
-    lease_ttl_s: int = DEFAULT_LEASE_TTL_S,
+    owner: CopyOwner,
     clock: Clock = wall_clock_ms,
     dry_run: bool = False,
     max_segments: int | None = None,
     actor: str | None = None,
-    holder: LeaseHolder | None = None,
 ) -> CopyPlan:
     """Clean up, choose and check segments, and mark them COPY_SEGMENT_STARTED.
 
     On success the caller holds the partition lease until ``finalize_copy`` releases it.
-    ``actor`` is recorded as who started each segment (default: ``owner``); an Airflow task
-    names its task instance there, since the lease owner must stay the same across runs.
-    ``holder``: the process that holds the lease until finalize (a CLI run; lease.py).
+    ``actor`` is recorded as who started each segment (default: the owner's name); an Airflow
+    task names its task instance there, since the lease owner must stay the same across runs.
     """
     plan = CopyPlan(PartitionCopyReport(log_.topic, log_.partition))
     topic = store.topic(log_.topic)
@@ -87,10 +96,12 @@ def prepare_copy(
     )
 
     crash_point("copy.before_lease")
-    with partition_lease(store, topic, log_.partition, owner, lease_ttl_s, clock, holder) as lease:
+    with partition_lease(
+        store, topic, log_.partition, owner.name, owner.lease_ttl_s, clock, owner.holder
+    ) as lease:
         plan.lease = lease
         crash_point("copy.after_lease")
-        _start_segments(plan, log_, store, rsm, bounds, actor or owner, clock)
+        _start_segments(plan, log_, store, rsm, bounds, actor or owner.name, clock)
     return plan
 
 

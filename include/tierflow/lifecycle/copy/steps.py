@@ -33,12 +33,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict, Unpack
 
+from tierflow.config import DEFAULT_LEASE_TTL_S
 from tierflow.faults import crash_point
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.copy.finalize import finalize_copy
 from tierflow.lifecycle.copy.plan import CopiedSegment, PartitionCopyReport
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.metadata.store import MetadataStore
@@ -46,7 +47,8 @@ from tierflow.rsm import RemoteStorageManager
 
 
 class CopyOptions(TypedDict, total=False):
-    """prepare_copy's options, as copy_partition passes them on."""
+    """prepare_copy's options, as copy_partition passes them on (``lease_ttl_s`` in the
+    owner's CopyOwner)."""
 
     lease_ttl_s: int
     clock: Clock
@@ -70,7 +72,8 @@ def copy_partition(
     and of each upload as it ends, which is when the time goes; ``on_copied`` follows once
     each is FINISHED. A dry run reports nothing to ``progress``: it does no work.
     """
-    plan = prepare_copy(log_, store, rsm=rsm, owner=owner, **options)
+    lease_ttl_s = options.pop("lease_ttl_s", DEFAULT_LEASE_TTL_S)
+    plan = prepare_copy(log_, store, rsm=rsm, owner=CopyOwner(owner, lease_ttl_s), **options)
     if options.get("dry_run", False) or plan.report.skipped:
         return plan.report
     progress.add_total(len(plan.jobs), plan.total_bytes)

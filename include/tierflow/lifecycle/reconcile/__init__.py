@@ -27,7 +27,7 @@ from tierflow.lifecycle.reconcile.findings import (
     FindingKind,
     ReconcilePlan,
 )
-from tierflow.lifecycle.reconcile.plan import plan_reconcile
+from tierflow.lifecycle.reconcile.plan import ReconcileGrace, ReconcileScope, plan_reconcile
 from tierflow.lifecycle.reconcile.report import (
     Outcome,
     ReconcileReport,
@@ -41,8 +41,10 @@ __all__ = [
     "Finding",
     "FindingKind",
     "Outcome",
+    "ReconcileGrace",
     "ReconcilePlan",
     "ReconcileReport",
+    "ReconcileScope",
     "Result",
     "apply_reconcile",
     "plan_reconcile",

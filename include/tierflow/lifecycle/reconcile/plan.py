@@ -48,18 +48,40 @@ PENDING_REMOVAL = (
 )
 
 
+@dataclass(frozen=True)
+class ReconcileScope:
+    """What a reconcile judges: the bucket under ``prefix`` (TIERFLOW_STORAGE_PREFIX), its
+    segments keyed by ``keys`` (TIERFLOW_STORAGE_LAYOUT's), and only ``topics`` (Kafka names)
+    when given, else every topic."""
+
+    prefix: str
+    keys: KeyLayout = AIVEN_KEYS
+    topics: Iterable[str] | None = None
+
+
+@dataclass(frozen=True)
+class ReconcileGrace:
+    """When the plan is made, and how old an orphan object or a stale row must then be to be
+    fixed: younger ones may belong to a copy or delete still in flight, so they are reported
+    only."""
+
+    now_ms: int
+    object_grace_ms: int
+    row_grace_ms: int
+
+    def __post_init__(self) -> None:
+        if self.object_grace_ms < 0 or self.row_grace_ms < 0:
+            raise ValueError("grace periods must not be negative")
+
+
 def plan_reconcile(
     store: MetadataStore,
     objects: ObjectStore,
+    scope: ReconcileScope,
+    grace: ReconcileGrace,
     *,
-    prefix: str,
-    now_ms: int,
-    object_grace_ms: int,
-    row_grace_ms: int,
-    topics: Iterable[str] | None = None,
     warehouse: WarehouseCatalog | None = None,
     progress: Progress = NO_PROGRESS,
-    keys: KeyLayout = AIVEN_KEYS,
     cluster_topic_ids: Collection[str] | None = None,
 ) -> ReconcilePlan:
     """Compare the bucket with the store and the Iceberg catalog; change nothing.
@@ -69,23 +91,23 @@ def plan_reconcile(
     time); then the whole storage prefix for keys outside every registered partition. The
     Iceberg warehouse: by ``warehouse``, its catalog (warehouse.py; without one, nothing there is
     judged). Diskless WAL objects: by the diskless GC, against the coordinator.
-    ``topics`` (Kafka names) narrows all of it to those topics. ``progress`` hears of the
-    FINISHED segments' objects checked (segments and recorded bytes), a partition at a time.
-    ``keys``: the key layout the segments were written under (TIERFLOW_STORAGE_LAYOUT's).
+    ``scope.topics`` narrows all of it to those topics. ``progress`` hears of the FINISHED
+    segments' objects checked (segments and recorded bytes), a partition at a time.
 
     A bucket may be shared with brokers that tier themselves. Their objects are never tierflow's
     to delete: a topic the brokers copy (handed over, or followed) is reported only, and so are
     keys of an unregistered topic whose id ``cluster_topic_ids`` (the cluster's, when known)
     holds: a live topic, whose brokers may be tiering it.
     """
-    if object_grace_ms < 0 or row_grace_ms < 0:
-        raise ValueError("grace periods must not be negative")
-    layout = BucketLayout(prefix)
-    plan = ReconcilePlan(layout.storage_prefix, now_ms, object_grace_ms, row_grace_ms)
+    topics, keys = scope.topics, scope.keys
+    layout = BucketLayout(scope.prefix)
+    plan = ReconcilePlan(
+        layout.storage_prefix, grace.now_ms, grace.object_grace_ms, grace.row_grace_ms
+    )
     chosen = _chosen_topics(store, topics)
     known: set[str] = set()
     for topic in chosen:
-        for scan in partition_scans(store, topic, prefix, keys):
+        for scan in partition_scans(store, topic, scope.prefix, keys):
             known.add(scan.where)
             progress.note(f"{scan.name}-{scan.number}")
             _plan_partition(plan, store, objects, scan, progress)
@@ -93,10 +115,10 @@ def plan_reconcile(
     every = [TopicScope(plan.prefix)]
     scopes = every if topics is None else [topic_scope(plan.prefix, t, keys) for t in chosen]
     registered = {topic_key(t): t for t in store.topics()}
-    for scope in scopes:
-        progress.note(f"keys outside the registered partitions, under {scope.where}")
+    for listing in scopes:
+        progress.note(f"keys outside the registered partitions, under {listing.where}")
         outside = _Outside(layout, keys, known, registered, frozenset(cluster_topic_ids or ()))
-        _plan_unregistered(plan, objects, outside, scope)
+        _plan_unregistered(plan, objects, outside, listing)
     plan_warehouse(plan, objects, warehouse, None if topics is None else set(topics), progress)
     return plan
 

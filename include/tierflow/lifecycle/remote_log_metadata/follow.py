@@ -28,7 +28,7 @@ from tierflow.kafka.remote_log_metadata.topic import MetadataTopic
 from tierflow.metadata.errors import InvalidStateTransition
 from tierflow.metadata.models import BROKER_COPIER, Topic
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
-from tierflow.metadata.store import MetadataStore
+from tierflow.metadata.store import MetadataStore, SegmentTransition, StartedSegment
 
 SAVE_EVERY = 500  # records between two saves of a partition's position
 
@@ -121,7 +121,7 @@ def _add(store: MetadataStore, record: SegmentMetadata, actor: str) -> bool:
         store.ensure_partition(
             where.topic_id, where.partition, log_start_offset=0, local_log_start_offset=0
         )
-    store.add_segment(
+    started = StartedSegment(
         segment_id=record.segment_id,
         topic_id=where.topic_id,
         partition=where.partition,
@@ -131,11 +131,10 @@ def _add(store: MetadataStore, record: SegmentMetadata, actor: str) -> bool:
         segment_leader_epochs=list(record.leader_epochs),
         segment_size_bytes=record.size_in_bytes,
         txn_index_empty=record.txn_index_empty,
-        actor=actor,
-        now_ms=record.event_timestamp_ms,
         custom_metadata=record.custom_metadata,
         writer=BROKER_COPIER,
     )
+    store.add_segment(started, actor=actor, now_ms=record.event_timestamp_ms)
     return True
 
 
@@ -144,10 +143,5 @@ def _update(store: MetadataStore, record: SegmentUpdate, actor: str) -> bool:
     if segment is None or segment.writer != BROKER_COPIER:
         return False  # its STARTED record was not followed, or tierflow wrote it
     state = RemoteLogSegmentState.for_id(record.state)
-    return store.transition_segment(
-        record.segment_id,
-        state,
-        actor=actor,
-        now_ms=record.event_timestamp_ms,
-        custom_metadata=record.custom_metadata,
-    )
+    transition = SegmentTransition(record.segment_id, state, custom_metadata=record.custom_metadata)
+    return store.transition_segment(transition, actor=actor, now_ms=record.event_timestamp_ms)

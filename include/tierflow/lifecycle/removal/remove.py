@@ -36,6 +36,7 @@ from tierflow.storage.keys import AIVEN_KEYS, KeyLayout
 from tierflow.storage.object_store import ObjectStore
 
 __all__ = [
+    "BucketKeys",
     "PartitionRemovalError",
     "RemovalFailure",
     "RemovalReport",
@@ -114,6 +115,18 @@ def mark_topic_deleted(
     return newly
 
 
+@dataclass(frozen=True)
+class BucketKeys:
+    """Where a topic's objects lie in the bucket: under ``prefix`` (TIERFLOW_STORAGE_PREFIX),
+    named by the key layout ``keys`` they were written under (TIERFLOW_STORAGE_LAYOUT's)."""
+
+    prefix: str
+    keys: KeyLayout = AIVEN_KEYS
+
+    def partition_prefix(self, topic: str, topic_id: str, partition: int) -> str:
+        return self.keys.partition_prefix(self.prefix, topic, topic_id, partition)
+
+
 def remove_partition(
     store: MetadataStore,
     rsm: RemoteStorageManager,
@@ -121,13 +134,12 @@ def remove_partition(
     topic_id: str,
     partition: int,
     *,
-    prefix: str,
+    where: BucketKeys,
     actor: str,
     clock: Clock = wall_clock_ms,
-    keys: KeyLayout = AIVEN_KEYS,
 ) -> RemovalReport:
-    """Carry one marked partition's removal from wherever it stopped to FINISHED; ``keys``
-    is the key layout its objects were written under (TIERFLOW_STORAGE_LAYOUT's)."""
+    """Carry one marked partition's removal from wherever it stopped to FINISHED; ``where``
+    says under which keys its leftover objects are swept."""
     topic = _kafka_topic(store, topic_id)
     report = RemovalReport(topic.name, topic_id, partition)
     if not _start(store, topic_id, partition, report, actor=actor, clock=clock):
@@ -137,7 +149,7 @@ def remove_partition(
         _delete_segment(store, rsm, topic, row, report, actor=actor, clock=clock)
     if report.errors:
         raise PartitionRemovalError([report])  # sweep later: the failed segments go first
-    _sweep_prefix(objects, keys.partition_prefix(prefix, topic.name, topic_id, partition), report)
+    _sweep_prefix(objects, where.partition_prefix(topic.name, topic_id, partition), report)
     crash_point("partition_removal.after_prefix")
     store.transition_partition_delete(topic_id, partition, FINISHED, actor=actor, now_ms=clock())
     crash_point("partition_removal.after_finished")
@@ -191,10 +203,9 @@ def remove_marked_partitions(
                     objects,
                     job.topic_id,
                     job.partition,
-                    prefix=prefix,
+                    where=BucketKeys(prefix, keys),
                     actor=actor,
                     clock=clock,
-                    keys=keys,
                 )
             )
         except PartitionRemovalError as exc:

@@ -13,7 +13,7 @@ from tierflow.kafka.checkpoint import (
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
-from tierflow.lifecycle.copy.prepare import prepare_copy
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 
 
 def test_a_high_watermark_above_the_log_end_is_a_warning_naming_the_file(
@@ -28,7 +28,7 @@ def test_a_high_watermark_above_the_log_end_is_a_warning_naming_the_file(
     write_offset_checkpoint(checkpoint, offsets)
 
     with caplog.at_level(logging.WARNING, logger="tierflow.lifecycle.copy.prepare"):
-        plan = prepare_copy(log_, t.store, rsm=t.rsm, owner="test", dry_run=True)
+        plan = prepare_copy(log_, t.store, rsm=t.rsm, owner=CopyOwner("test"), dry_run=True)
 
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any(

@@ -31,14 +31,17 @@ from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import (
     Action,
     FindingKind,
+    ReconcileGrace,
     ReconcilePlan,
     ReconcileReport,
+    ReconcileScope,
     Result,
     apply_reconcile,
     plan_reconcile,
     reconcile_summary,
 )
 from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.metadata import StartedSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.rsm import ObjectInfo
 from tierflow.storage.keys import partition_prefix
@@ -46,14 +49,19 @@ from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.wal_keys import new_wal_object_key
 
 
-def plan(t: Tiered, *, grace_ms: int = DAY_MS, store_objects: ObjectStore | None = None, **kw):
+def plan(
+    t: Tiered,
+    *,
+    grace_ms: int = DAY_MS,
+    store_objects: ObjectStore | None = None,
+    topics: list[str] | None = None,
+    **kw,
+):
     return plan_reconcile(
         t.store,
         store_objects or objects(t),
-        prefix=t.settings.storage_prefix,
-        now_ms=wall_clock_ms(),
-        object_grace_ms=grace_ms,
-        row_grace_ms=HOUR_MS,
+        ReconcileScope(t.settings.storage_prefix, topics=topics),
+        ReconcileGrace(wall_clock_ms(), grace_ms, HOUR_MS),
         **kw,
     )
 
@@ -297,15 +305,17 @@ def test_an_orphan_whose_segment_is_recorded_since_planning_is_kept(planted: Pla
     (orphan,) = [f for f in p.findings if f.key == planted.old_orphan]
     assert orphan.segment_id is not None and orphan.actionable
     t.store.add_segment(
-        segment_id=orphan.segment_id,
-        topic_id=t.store.topic("orders").topic_id,
-        partition=0,
-        start_offset=99_999,
-        end_offset=100_000,
-        max_timestamp_ms=planted.old_ms,
-        segment_leader_epochs=[(0, 99_999)],
-        segment_size_bytes=10,
-        txn_index_empty=True,
+        StartedSegment(
+            segment_id=orphan.segment_id,
+            topic_id=t.store.topic("orders").topic_id,
+            partition=0,
+            start_offset=99_999,
+            end_offset=100_000,
+            max_timestamp_ms=planted.old_ms,
+            segment_leader_epochs=[(0, 99_999)],
+            segment_size_bytes=10,
+            txn_index_empty=True,
+        ),
         actor="late-copy",
         now_ms=wall_clock_ms(),
     )

@@ -18,7 +18,9 @@ from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import (
     FindingKind,
+    ReconcileGrace,
     ReconcilePlan,
+    ReconcileScope,
     apply_reconcile,
     plan_reconcile,
 )
@@ -108,9 +110,6 @@ def plan(t: Tiered, keys: KeyLayout = AIVEN_KEYS) -> ReconcilePlan:
     return plan_reconcile(
         t.store,
         objects(t),
-        prefix="",
-        now_ms=wall_clock_ms(),
-        object_grace_ms=DAY_MS,
-        row_grace_ms=HOUR_MS,
-        keys=keys,
+        ReconcileScope("", keys=keys),
+        ReconcileGrace(wall_clock_ms(), DAY_MS, HOUR_MS),
     )

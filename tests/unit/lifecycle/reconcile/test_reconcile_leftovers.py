@@ -11,7 +11,14 @@ from pathlib import Path
 from tests.reconcile.support import ACTOR, DAY_MS, HOUR_MS, objects
 from tests.support.tiered import build_tiered
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.reconcile import Action, FindingKind, apply_reconcile, plan_reconcile
+from tierflow.lifecycle.reconcile import (
+    Action,
+    FindingKind,
+    ReconcileGrace,
+    ReconcileScope,
+    apply_reconcile,
+    plan_reconcile,
+)
 from tierflow.storage.keys import partition_prefix
 
 SIZE = 1 << 20
@@ -52,10 +59,8 @@ def test_a_killed_uploads_temporary_file_is_an_orphan(tmp_path: Path) -> None:
         return plan_reconcile(
             t.store,
             objects(t),
-            prefix=t.settings.storage_prefix,
-            now_ms=wall_clock_ms(),
-            object_grace_ms=grace_ms,
-            row_grace_ms=HOUR_MS,
+            ReconcileScope(t.settings.storage_prefix),
+            ReconcileGrace(wall_clock_ms(), grace_ms, HOUR_MS),
         )
 
     young = [f for f in plan(4 * DAY_MS).findings if f.key == leftover_key]

@@ -18,7 +18,9 @@ from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.reconcile import (
     Action,
     FindingKind,
+    ReconcileGrace,
     ReconcilePlan,
+    ReconcileScope,
     apply_reconcile,
     plan_reconcile,
 )
@@ -29,10 +31,8 @@ def plan(t: Tiered, **kw: object) -> ReconcilePlan:
     return plan_reconcile(
         t.store,
         objects(t),
-        prefix=t.settings.storage_prefix,
-        now_ms=wall_clock_ms(),
-        object_grace_ms=DAY_MS,
-        row_grace_ms=HOUR_MS,
+        ReconcileScope(t.settings.storage_prefix),
+        ReconcileGrace(wall_clock_ms(), DAY_MS, HOUR_MS),
         **kw,  # type: ignore[arg-type]
     )
 

@@ -28,6 +28,7 @@ from tierflow.lifecycle.retention.remote import (
     plan_partition_retention,
     plan_store_retention,
 )
+from tierflow.metadata import SegmentTransition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 R = RetentionReason
@@ -220,7 +221,9 @@ def test_a_stale_copy_that_finished_meanwhile_is_not_deleted(tiered: Tiered):
     )
     plan = plan_for(tiered, "orders", 0)
     assert plan.segment_ids == [slow]
-    tiered.store.transition_segment(slow, FINISHED, actor="copy", now_ms=NOW_MS, objects=[])
+    tiered.store.transition_segment(
+        SegmentTransition(slow, FINISHED, objects=[]), actor="copy", now_ms=NOW_MS
+    )
     report = execute_remote_retention(
         plan, tiered.store, tiered.rsm, actor=ACTOR, clock=lambda: NOW_MS
     )

@@ -161,28 +161,24 @@ def test_a_corrupt_remote_index_is_an_error_naming_the_segment(
 def test_the_read_path_gives_the_same_batches_with_either_cache(
     tiered: Tiered, tmp_path: Path
 ) -> None:
-    from tierflow.read.fetch import fetch_remote
+    from tierflow.read.fetch import FetchRequest, fetch_remote
     from tierflow.read.index_cache.memory import RemoteIndexCache as InMemoryIndexCache
 
     disk = RemoteIndexCache(tmp_path)
     for ref in refs(tiered):
         for offset in (ref.start_offset, (ref.start_offset + ref.end_offset) // 2, ref.end_offset):
-            kwargs = dict(offset=offset, max_bytes=1)
-            on_disk = fetch_remote(
-                tiered.store, tiered.rsm, ref.topic, ref.partition, index_cache=disk, **kwargs
-            )
+            request = FetchRequest(ref.topic, ref.partition, offset=offset, max_bytes=1)
+            on_disk = fetch_remote(tiered.store, tiered.rsm, request, index_cache=disk)
             in_memory = fetch_remote(
-                tiered.store,
-                tiered.rsm,
-                ref.topic,
-                ref.partition,
-                index_cache=InMemoryIndexCache(),
-                **kwargs,
+                tiered.store, tiered.rsm, request, index_cache=InMemoryIndexCache()
             )
             assert on_disk.batches == in_memory.batches and on_disk.batches
             assert on_disk.found[0].header.base_offset <= offset <= on_disk.next_offset - 1
     assert len(disk) == len(refs(tiered))
     by_time = fetch_remote(
-        tiered.store, tiered.rsm, "orders", 0, timestamp=0, max_bytes=1, index_cache=disk
+        tiered.store,
+        tiered.rsm,
+        FetchRequest("orders", 0, timestamp=0, max_bytes=1),
+        index_cache=disk,
     )
     assert by_time.timestamp_match is not None and by_time.batches
