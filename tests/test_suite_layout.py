@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 
@@ -39,3 +41,23 @@ def test_no_test_module_imports_another() -> None:
         if is_test_module(module)
     ]
     assert offenders == []
+
+
+def unnamed_arguments(item: pytest.Item) -> list[str]:
+    """The arguments of a parametrized test whose id part pytest made up (``argname`` and an
+    index) because the value does not describe itself: a reader of the report learns nothing."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return []
+    parts = set(callspec.id.split("-"))
+    return [name for name, index in callspec.indices.items() if f"{name}{index}" in parts]
+
+
+def test_every_parametrized_case_has_a_readable_id(request: pytest.FixtureRequest) -> None:
+    """Over the tests collected with this one (all of them under ``make test``)."""
+    unnamed = {
+        f"{item.nodeid.split('[')[0]}: {name}"
+        for item in request.session.items
+        for name in unnamed_arguments(item)
+    }
+    assert sorted(unnamed) == []
