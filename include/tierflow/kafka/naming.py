@@ -13,6 +13,8 @@ INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
 SNAPSHOT_SUFFIX = ".snapshot"
+# The files of one segment, named by its base offset (the snapshot by the offset after it).
+SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 
 _OFFSET_PREFIX = re.compile(r"^(\d{20})(?:\.|$)")
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")

@@ -15,14 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tierflow.faults import crash_point
-from tierflow.kafka.naming import (
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    SNAPSHOT_SUFFIX,
-    TIME_INDEX_SUFFIX,
-    TXN_INDEX_SUFFIX,
-    offset_prefix,
-)
+from tierflow.kafka import naming
 from tierflow.restore.cut import Cut, cut_log, cut_offset_index, cut_time_index, cut_txn_index
 from tierflow.rsm import IndexType, RemoteResourceNotFoundError, RemoteSegment, RemoteStorageManager
 
@@ -31,13 +24,13 @@ TEMPORARY_SUFFIX = ".restoring"
 
 def segment_file_names(segment: RemoteSegment) -> list[str]:
     """Every file the segment may leave in its partition directory, as the broker names it."""
-    prefix = offset_prefix(segment.start_offset)
-    names = [prefix + s for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)]
-    return [*names, offset_prefix(segment.end_offset + 1) + SNAPSHOT_SUFFIX]
+    prefix = naming.offset_prefix(segment.start_offset)
+    names = [prefix + suffix for suffix in naming.SEGMENT_SUFFIXES]
+    return [*names, naming.offset_prefix(segment.end_offset + 1) + naming.SNAPSHOT_SUFFIX]
 
 
 def log_path(directory: Path, segment: RemoteSegment) -> Path:
-    return directory / (offset_prefix(segment.start_offset) + LOG_SUFFIX)
+    return directory / (naming.offset_prefix(segment.start_offset) + naming.LOG_SUFFIX)
 
 
 def is_restored(directory: Path, segment: RemoteSegment, size: int) -> bool:
@@ -62,7 +55,7 @@ def write_segment(
 ) -> None:
     """The segment's indexes, producer snapshot and ``.log``, in that order; with ``cut``,
     the segment as it ends at the cut, without its snapshot (``restore.cut``)."""
-    prefix = offset_prefix(segment.start_offset)
+    prefix = naming.offset_prefix(segment.start_offset)
     offsets = rsm.fetch_index(segment, IndexType.OFFSET)
     times = rsm.fetch_index(segment, IndexType.TIMESTAMP)
     if cut is not None:
@@ -70,15 +63,15 @@ def write_segment(
             cut_offset_index(offsets, segment, cut),
             cut_time_index(times, segment, cut),
         )
-    write_file(directory / (prefix + INDEX_SUFFIX), [offsets])
-    write_file(directory / (prefix + TIME_INDEX_SUFFIX), [times])
+    write_file(directory / (prefix + naming.INDEX_SUFFIX), [offsets])
+    write_file(directory / (prefix + naming.TIME_INDEX_SUFFIX), [times])
     txn = _optional_index(rsm, segment, IndexType.TRANSACTION)
     if txn:
         txn = cut_txn_index(txn, segment, cut) if cut is not None else txn
-        write_file(directory / (prefix + TXN_INDEX_SUFFIX), [txn])
+        write_file(directory / (prefix + naming.TXN_INDEX_SUFFIX), [txn])
     snapshot = _optional_index(rsm, segment, IndexType.PRODUCER_SNAPSHOT)
     if snapshot is not None and cut is None:
-        name = offset_prefix(segment.end_offset + 1) + SNAPSHOT_SUFFIX
+        name = naming.offset_prefix(segment.end_offset + 1) + naming.SNAPSHOT_SUFFIX
         write_file(directory / name, [snapshot])
     crash_point("restore.before_log")
     chunks = rsm.iter_log_segment(segment)

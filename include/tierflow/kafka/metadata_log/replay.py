@@ -27,22 +27,11 @@ class ReplayError(ValueError):
 
 
 @dataclass
-class _Partition:
-    leader: int
-    leader_epoch: int
-    partition_epoch: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    elr: tuple[int, ...] = ()
-    last_known_elr: tuple[int, ...] = ()
-
-
-@dataclass
 class ReplayState:
     """Topics, partitions and configs as the records so far leave them."""
 
     topic_names: dict[uuid.UUID, str] = field(default_factory=dict)
-    partitions: dict[tuple[uuid.UUID, int], _Partition] = field(default_factory=dict)
+    partitions: dict[tuple[uuid.UUID, int], PartitionImage] = field(default_factory=dict)
     configs: dict[str, dict[str, str]] = field(default_factory=dict)
     brokers: dict[int, BrokerImage] = field(default_factory=dict)
 
@@ -56,20 +45,7 @@ class ReplayState:
             name: TopicImage(name, to_kafka_uuid(topic_id))
             for topic_id, name in self.topic_names.items()
         }
-        partitions = {}
-        for (topic_id, index), p in self.partitions.items():
-            name = self.topic_names[topic_id]
-            partitions[(name, index)] = PartitionImage(
-                name,
-                index,
-                p.leader,
-                p.leader_epoch,
-                p.partition_epoch,
-                p.replicas,
-                p.isr,
-                p.elr,
-                p.last_known_elr,
-            )
+        partitions = {(p.topic, p.partition): p for p in self.partitions.values()}
         configs = {name: dict(values) for name, values in self.configs.items() if values}
         return MetadataImage(topics, partitions, configs, dict(self.brokers), end_offset)
 
@@ -82,7 +58,9 @@ def _partition(state: ReplayState, record: ApiData) -> None:
     """A PartitionRecord is the whole partition state; it replaces what was there."""
     if record.topic_id not in state.topic_names:
         raise ReplayError(f"PartitionRecord for unknown topic id {to_kafka_uuid(record.topic_id)}")
-    state.partitions[(record.topic_id, record.partition_id)] = _Partition(
+    state.partitions[(record.topic_id, record.partition_id)] = PartitionImage(
+        state.topic_names[record.topic_id],
+        record.partition_id,
         leader=record.leader,
         leader_epoch=record.leader_epoch,
         partition_epoch=record.partition_epoch,
@@ -107,19 +85,17 @@ def _partition_change(state: ReplayState, record: ApiData) -> None:
             record.partition_id,
         )
         return
-    changed = dataclasses.replace(current, partition_epoch=current.partition_epoch + 1)
+    changes: dict[str, object] = {"partition_epoch": current.partition_epoch + 1}
     if record.leader != r.NO_LEADER_CHANGE:
-        changed.leader = record.leader
-        changed.leader_epoch = current.leader_epoch + 1
-    if record.replicas is not None:
-        changed.replicas = tuple(record.replicas)
-    if record.isr is not None:
-        changed.isr = tuple(record.isr)
-    if record.eligible_leader_replicas is not None:
-        changed.elr = tuple(record.eligible_leader_replicas)
-    if record.last_known_elr is not None:
-        changed.last_known_elr = tuple(record.last_known_elr)
-    state.partitions[key] = changed
+        changes.update(leader=record.leader, leader_epoch=current.leader_epoch + 1)
+    lists = {
+        "replicas": record.replicas,
+        "isr": record.isr,
+        "elr": record.eligible_leader_replicas,
+        "last_known_elr": record.last_known_elr,
+    }
+    changes.update({name: tuple(value) for name, value in lists.items() if value is not None})
+    state.partitions[key] = dataclasses.replace(current, **changes)
 
 
 def _remove_topic(state: ReplayState, record: ApiData) -> None:

@@ -25,6 +25,7 @@ those after from the other, and each generation holds every key's latest record 
 from __future__ import annotations
 
 import logging
+from typing import Required, TypedDict, Unpack
 
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
@@ -265,21 +266,25 @@ def _skip(plan: CompactionPlan, reason: str | None) -> bool:
     return reason is not None
 
 
+class CompactionRun(TypedDict, total=False):
+    """prepare_compaction's keyword arguments, as compact_partition passes them on."""
+
+    owner: Required[str]
+    clock: Clock
+    dry_run: bool
+
+
 def compact_partition(
     store: MetadataStore,
     rsm: RemoteStorageManager,
     topic_id: str,
     partition: int,
     options: CompactionOptions,
-    *,
-    owner: str,
-    clock: Clock = wall_clock_ms,
-    dry_run: bool = False,
+    **run: Unpack[CompactionRun],
 ) -> CompactionReport:
     """Prepare, compact in this process, finalize: the whole compaction of one partition."""
-    plan = prepare_compaction(
-        store, rsm, topic_id, partition, options, owner=owner, clock=clock, dry_run=dry_run
-    )
+    plan = prepare_compaction(store, rsm, topic_id, partition, options, **run)
+    clock = run.get("clock", wall_clock_ms)
     results = {}
     if plan.job is not None:
         try:
