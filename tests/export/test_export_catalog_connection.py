@@ -18,9 +18,7 @@ import pytest
 
 from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.ports import free_port
-from tests.support.settings_env import use_settings
-from tests.support.tiered import Tiered, build_tiered
-from tierflow.cli import main
+from tests.support.tiered import Tiered
 from tierflow.config import ENV_ICEBERG_CATALOG
 from tierflow.export.catalog import settings_catalog
 from tierflow.export.table import existing_table
@@ -38,15 +36,6 @@ def export(t: Tiered, conn_id: str, env: dict[str, str]) -> subprocess.Completed
     env = {**os.environ, **t.settings.as_env(), ENV_ICEBERG_CATALOG: conn_id, **env}
     command = [sys.executable, "-m", "tierflow.cli", "export", "iceberg", "--json"]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-
-
-@pytest.fixture
-def tiered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tiered:
-    t = build_tiered(tmp_path, layout="chunked-encrypted")
-    use_settings(monkeypatch, t.settings)
-    assert main(["topics", "register", "orders", "--config", "tierflow.iceberg.export=true"]) == 0
-    assert main(["copy", "--owner", "test", "--no-spark"]) == 0
-    return t
 
 
 def test_the_export_commits_to_the_catalog_of_an_iceberg_connection(

@@ -25,9 +25,7 @@ from pyiceberg.table import Table
 from tests.support.iceberg_rest import IcebergRest, connection_env
 from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.rest_tap import running_tap
-from tests.support.settings_env import use_settings
-from tests.support.tiered import Tiered, build_tiered
-from tierflow.cli import main
+from tests.support.tiered import Tiered
 from tierflow.config import ENV_ICEBERG_CATALOG
 from tierflow.export.catalog import settings_catalog
 from tierflow.export.table import existing_table
@@ -36,15 +34,6 @@ pytestmark = [pytest.mark.slow]
 
 TABLE = "kafka.orders"
 CLIENT_ID, CLIENT_SECRET = "tierflow-export", "rest-secret-5d1c9e"
-
-
-@pytest.fixture
-def tiered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tiered:
-    t = build_tiered(tmp_path, layout="chunked-encrypted")
-    use_settings(monkeypatch, t.settings)
-    assert main(["topics", "register", "orders", "--config", "tierflow.iceberg.export=true"]) == 0
-    assert main(["copy", "--owner", "test", "--no-spark"]) == 0
-    return t
 
 
 def export(
