@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.lifecycle.copy.finalize import finalize_copy
+from tierflow.lifecycle.copy.plan import CopyPlan
 from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
 from tierflow.lifecycle.copy.rewrite import rewrite_segment
 from tierflow.lifecycle.remote_delete import delete_remote_segment
@@ -22,9 +23,9 @@ from tierflow.metadata.errors import InvalidStateTransition, LeaseLostError
 from tierflow.metadata.states import RemoteLogSegmentState as S
 
 
-def one_started(t: Tiered) -> str:
-    """payments-0's first segment uploaded and COPY_SEGMENT_STARTED; the lease is released."""
-    plan = prepare_copy(
+def first_segment_started(t: Tiered) -> CopyPlan:
+    """payments-0's first segment COPY_SEGMENT_STARTED by owner "copy", under its lease."""
+    return prepare_copy(
         t.log("payments", 0),
         t.store,
         rsm=t.rsm,
@@ -32,7 +33,11 @@ def one_started(t: Tiered) -> str:
         clock=lambda: NOW_MS,
         max_segments=1,
     )
-    job = plan.jobs[0]
+
+
+def one_started(t: Tiered) -> str:
+    """payments-0's first segment uploaded and COPY_SEGMENT_STARTED; the lease is released."""
+    job = first_segment_started(t).jobs[0]
     assert rewrite_segment(job, t.rsm).error is None
     t.store.release_lease(job.topic_id, 0, "copy")
     return job.segment_id
@@ -86,14 +91,7 @@ def test_a_deleter_that_joins_a_started_delete_finishes_it_once(fresh) -> None:
 
 def test_an_abandoned_copy_that_finished_meanwhile_is_kept(fresh) -> None:
     t = fresh("env")
-    plan = prepare_copy(
-        t.log("payments", 0),
-        t.store,
-        rsm=t.rsm,
-        owner=CopyOwner("copy"),
-        clock=lambda: NOW_MS,
-        max_segments=1,
-    )
+    plan = first_segment_started(t)
     job = plan.jobs[0]
     judged_abandoned = t.store.segment(job.segment_id)  # read while still STARTED
     report = finalize_copy(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
-
+from tests.retention.support import add_remote_segment
 from tests.support.tiered import NOW_MS, Tiered
 from tests.unit.read.conftest import finished, local_batches
 from tierflow.kafka.leader_epoch import EpochEntry
@@ -14,31 +13,12 @@ from tierflow.read.fetch import FetchRequest, fetch_remote
 from tierflow.read.index_cache.memory import RemoteIndexCache
 from tierflow.read.metadata_cache import RemoteLogMetadataCache
 
-_ids = itertools.count()
-
 
 def add_finished(t: Tiered, topic: str, partition: int, start: int, end: int, epochs) -> str:
     """A FINISHED segment in the store only (no objects): enough for metadata lookups."""
-    segment_id = f"fake-{next(_ids)}"
-    t.store.add_segment(
-        StartedSegment(
-            segment_id=segment_id,
-            topic_id=t.store.topic(topic).topic_id,
-            partition=partition,
-            start_offset=start,
-            end_offset=end,
-            max_timestamp_ms=NOW_MS,
-            segment_leader_epochs=epochs,
-            segment_size_bytes=1,
-            txn_index_empty=True,
-        ),
-        actor="test",
-        now_ms=NOW_MS,
+    return add_remote_segment(
+        t, topic, partition, start, end, epochs, max_timestamp_ms=NOW_MS, size=1, owner="test"
     )
-    t.store.transition_segment(
-        SegmentTransition(segment_id, S.COPY_SEGMENT_FINISHED), actor="test", now_ms=NOW_MS
-    )
-    return segment_id
 
 
 def view(t: Tiered, topic: str, partition: int) -> RemoteLogMetadataCache:
