@@ -21,7 +21,6 @@ from tests.support.tiered import LAYOUTS, NOW_MS, Tiered
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.removal.remove import (
     PREFIX_SWEEP,
-    BucketKeys,
     PartitionRemovalError,
     mark_topic_deleted,
     remove_marked_partitions,
@@ -31,7 +30,7 @@ from tierflow.metadata import StartedSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import RemotePartitionDeleteState as P
 from tierflow.rsm import RemoteSegment
-from tierflow.storage.keys import partition_prefix
+from tierflow.storage.keys import BucketKeys, partition_prefix
 
 ORDERS = range(2)
 LATER = NOW_MS + 60_000

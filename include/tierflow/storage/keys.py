@@ -183,6 +183,18 @@ def key_layout(storage_layout: str) -> KeyLayout:
     return KAFKA_LOCAL_KEYS if storage_layout == KAFKA_LOCAL_KEYS.name else AIVEN_KEYS
 
 
+@dataclass(frozen=True)
+class BucketKeys:
+    """Where tiered objects lie in the bucket: under ``prefix`` (TIERFLOW_STORAGE_PREFIX), named
+    by the key layout ``keys`` they were written under (TIERFLOW_STORAGE_LAYOUT's)."""
+
+    prefix: str
+    keys: KeyLayout = AIVEN_KEYS
+
+    def partition_prefix(self, topic: str, topic_id: str, partition: int) -> str:
+        return self.keys.partition_prefix(self.prefix, topic, topic_id, partition)
+
+
 # Aiven's keys, the chunked and plain layouts' (``KeyLayout``'s methods for another layout): a
 # partition's prefix, one segment file's key, and that of a segment's file with a suffix.
 partition_prefix = AIVEN_KEYS.partition_prefix

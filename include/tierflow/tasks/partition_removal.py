@@ -15,10 +15,10 @@ from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.removal.mark import delete_topic, plan_topic_deletion
-from tierflow.lifecycle.removal.remove import BucketKeys, pending_removals, remove_partition
+from tierflow.lifecycle.removal.remove import pending_removals, remove_partition
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.runtime import open_objects, open_storage, open_store
-from tierflow.storage.keys import key_layout
+from tierflow.storage.keys import BucketKeys, key_layout
 from tierflow.tasks.attribution import attributed
 from tierflow.tasks.shards import ShardOutcome, check_run, cut_shards, run_partitions
 

@@ -37,7 +37,7 @@ from tierflow.metadata.segment_store import FinishedObject
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
-from tierflow.storage.keys import AIVEN_KEYS, KeyLayout
+from tierflow.storage.keys import BucketKeys, KeyLayout
 from tierflow.storage.local import leftover_keys
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.owned_prefixes import BucketLayout, Owner
@@ -49,13 +49,10 @@ PENDING_REMOVAL = (
 
 
 @dataclass(frozen=True)
-class ReconcileScope:
-    """What a reconcile judges: the bucket under ``prefix`` (TIERFLOW_STORAGE_PREFIX), its
-    segments keyed by ``keys`` (TIERFLOW_STORAGE_LAYOUT's), and only ``topics`` (Kafka names)
-    when given, else every topic."""
+class ReconcileScope(BucketKeys):
+    """What a reconcile judges: the bucket's objects where ``BucketKeys`` puts them, of only
+    ``topics`` (Kafka names) when given, else of every topic."""
 
-    prefix: str
-    keys: KeyLayout = AIVEN_KEYS
     topics: Iterable[str] | None = None
 
 

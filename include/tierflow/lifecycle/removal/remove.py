@@ -32,11 +32,10 @@ from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDelet
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.rsm import RemoteStorageManager
-from tierflow.storage.keys import AIVEN_KEYS, KeyLayout
+from tierflow.storage.keys import AIVEN_KEYS, BucketKeys, KeyLayout
 from tierflow.storage.object_store import ObjectStore
 
 __all__ = [
-    "BucketKeys",
     "PartitionRemovalError",
     "RemovalFailure",
     "RemovalReport",
@@ -113,18 +112,6 @@ def mark_topic_deleted(
         "topic %s (%s): marked partitions %s for remote delete", topic_name, topic.topic_id, newly
     )
     return newly
-
-
-@dataclass(frozen=True)
-class BucketKeys:
-    """Where a topic's objects lie in the bucket: under ``prefix`` (TIERFLOW_STORAGE_PREFIX),
-    named by the key layout ``keys`` they were written under (TIERFLOW_STORAGE_LAYOUT's)."""
-
-    prefix: str
-    keys: KeyLayout = AIVEN_KEYS
-
-    def partition_prefix(self, topic: str, topic_id: str, partition: int) -> str:
-        return self.keys.partition_prefix(self.prefix, topic, topic_id, partition)
 
 
 def remove_partition(
