@@ -22,9 +22,9 @@ from urllib.parse import parse_qs
 import pytest
 from pyiceberg.table import Table
 
+from tests.support.fault_proxy import Rule, running_fault_proxy
 from tests.support.iceberg_rest import IcebergRest, connection_env
 from tests.support.iceberg_rows import assert_holds_committed
-from tests.support.rest_tap import running_tap
 from tests.support.tiered import Tiered
 from tierflow.config import ENV_ICEBERG_CATALOG
 from tierflow.export.catalog import settings_catalog
@@ -34,6 +34,7 @@ pytestmark = [pytest.mark.slow]
 
 TABLE = "kafka.orders"
 CLIENT_ID, CLIENT_SECRET = "tierflow-export", "rest-secret-5d1c9e"
+TABLE_COMMIT = r"/v1/(?:[^/]+/)?namespaces/[^/]+/tables/[^/]+"  # POST: a table's commit
 
 
 def export(
@@ -87,10 +88,14 @@ def test_a_rerun_commits_nothing_twice(tiered: Tiered, iceberg_rest: IcebergRest
 def test_a_catalog_that_goes_away_mid_commit_then_comes_back(
     tiered: Tiered, iceberg_rest: IcebergRest, applied: bool
 ) -> None:
-    with running_tap(iceberg_rest.port) as tap:
-        tap.at_commit(iceberg_rest.stop, before=not applied)
-        failed = export(tiered, tap.uri, run="run-1")
-        assert failed.returncode != 0 and tap.cut == ["/v1/namespaces/kafka/tables/orders"]
+    with running_fault_proxy(iceberg_rest.uri) as tap:
+        # The next table commit: the server stopped before it is forwarded, or after it applied
+        # it; either way the client's connection is closed unanswered.
+        fault = "drop_response" if applied else "stall"
+        commit = Rule(fault, "POST", path=TABLE_COMMIT, then_close=True, hook=iceberg_rest.stop)
+        cut = tap.add(commit)
+        failed = export(tiered, tap.endpoint, run="run-1")
+        assert failed.returncode != 0 and cut.fired == ["/v1/namespaces/kafka/tables/orders"]
         (line,) = failed.stderr.strip().splitlines()  # one line, no traceback
         assert "the commit did not complete" in line and "orders" in line, line
         assert not iceberg_rest.running
@@ -98,14 +103,14 @@ def test_a_catalog_that_goes_away_mid_commit_then_comes_back(
         iceberg_rest.start()  # the same port, SQLite catalog and warehouse
         table = iceberg_rest.catalog().load_table(TABLE)
         assert len(table.snapshots()) == (1 if applied else 0)
-        rerun = report(export(tiered, tap.uri, run="run-1"))
+        rerun = report(export(tiered, tap.endpoint, run="run-1"))
     assert rerun["committed"] is not applied and rerun["committed_before"] is applied
     assert_exported_once(tiered, iceberg_rest.catalog().load_table(TABLE))
 
 
 def test_oauth2_client_credentials(tiered: Tiered, iceberg_rest: IcebergRest) -> None:
-    with running_tap(iceberg_rest.port) as tap:
-        done = export(tiered, tap.uri, login=CLIENT_ID, password=CLIENT_SECRET)
+    with running_fault_proxy(iceberg_rest.uri) as tap:
+        done = export(tiered, tap.endpoint, login=CLIENT_ID, password=CLIENT_SECRET)
     assert report(done)["committed"]
     tokens = [s for s in tap.seen if s.path == "/v1/oauth/tokens"]
     assert tokens and tap.seen[0] == tokens[0], "a token before anything else"

@@ -16,23 +16,28 @@ a rule says otherwise for the request it matches:
 - ``drop_response``: forward the request, then close without answering (the request took
   effect, the client cannot know).
 
-Rules match on method and query (S3's ``partNumber``, Azure's ``comp=block``, GCS's
-``upload_id`` tell a part of an upload) and fire a given number of times; ``injected`` counts
-what fired. Everything runs in threads of the test process, so a rule set by a test applies to
-clients in any process: a DAG task's, Spark's.
+Rules match on method, query (S3's ``partNumber``, Azure's ``comp=block``, GCS's ``upload_id``
+tell a part of an upload) and path, and fire a given number of times; ``injected`` counts what
+fired, and each rule's ``fired`` the paths it fired on. A rule's ``hook`` runs when it fires
+(before forwarding; after it, for ``drop_response``): a test stops the server there, as a
+catalog that dies mid-request. ``seen`` records every request (method, path, Authorization,
+body): what only the wire shows, such as the OAuth2 headers a client sent. Everything runs in
+threads of the test process, so a rule set by a test applies to clients in any process: a DAG
+task's, Spark's.
 """
 
 from __future__ import annotations
 
 import http.client
+import re
 import socket
 import struct
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -41,9 +46,19 @@ _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connectio
 _BODY_CHECKS = ("content-md5", "x-amz-checksum-", "x-amz-sdk-checksum-algorithm")
 
 
+@dataclass(frozen=True)
+class Seen:
+    """One request as the proxy received it."""
+
+    method: str
+    path: str  # without the query
+    authorization: str | None
+    body: bytes
+
+
 @dataclass
 class Rule:
-    fault: str  # status | stall | reset | truncate_upload | truncate_download
+    fault: str  # status | stall | reset | truncate_upload | truncate_download | drop_response
     method: str | None = None  # GET, PUT, POST, HEAD, DELETE; None: any
     query: str | None = None  # a query parameter the request has (e.g. "partNumber")
     query_value: str | None = None  # and its value
@@ -53,9 +68,14 @@ class Rule:
     code: str = "SlowDown"
     seconds: float = 0.0
     then_close: bool = False
+    path: str | None = None  # a regular expression the whole path (no query) must match
+    hook: Callable[[], None] | None = None  # run when it fires (see the module doc)
+    fired: list[str] = field(default_factory=list)  # the paths it fired on
 
-    def matches(self, method: str, query: dict[str, list[str]]) -> bool:
+    def matches(self, method: str, query: dict[str, list[str]], path: str = "") -> bool:
         if self.method is not None and method != self.method:
+            return False
+        if self.path is not None and not re.fullmatch(self.path, path):
             return False
         if self.query is not None and self.query not in query:
             return False
@@ -69,12 +89,16 @@ class FaultProxy:
         self.upstream_port = parsed.port or 80
         self.rules: list[Rule] = []
         self.injected: Counter[str] = Counter()
-        self.requests = 0
+        self.seen: list[Seen] = []
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def requests(self) -> int:
+        return len(self.seen)
 
     def add(self, rule: Rule) -> Rule:
         with self._lock:
@@ -86,17 +110,18 @@ class FaultProxy:
             self.rules.clear()
             self.injected.clear()
 
-    def take(self, method: str, query: dict[str, list[str]]) -> Rule | None:
+    def take(self, seen: Seen, query: dict[str, list[str]]) -> Rule | None:
         """The rule that fires on this request, if any, with its budget spent by one."""
         with self._lock:
-            self.requests += 1
+            self.seen.append(seen)
             for rule in self.rules:
-                if rule.times > 0 and rule.matches(method, query):
+                if rule.times > 0 and rule.matches(seen.method, query, seen.path):
                     if rule.skip:
                         rule.skip -= 1
                         return None
                     rule.times -= 1
                     self.injected[rule.fault] += 1
+                    rule.fired.append(seen.path)
                     return rule
         return None
 
@@ -144,12 +169,16 @@ class _ProxyHandler(BaseHTTPRequestHandler):
     do_PUT = do_POST = do_PATCH = do_DELETE = do_HEAD = do_GET
 
     def _handle(self) -> None:
-        query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
-        rule = self.proxy.take(self.command, query)
+        url = urlsplit(self.path)
+        query = parse_qs(url.query, keep_blank_values=True)
         body = self._read_body()
+        seen = Seen(self.command, url.path, self.headers.get("Authorization"), body)
+        rule = self.proxy.take(seen, query)
         if rule is None:
             self._forward(body)
             return
+        if rule.hook is not None and rule.fault != "drop_response":
+            rule.hook()
         if rule.fault == "stall":
             time.sleep(rule.seconds)
             if rule.then_close:
@@ -165,7 +194,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         elif rule.fault == "truncate_download":
             self._forward(body, truncate_response=True)
         elif rule.fault == "drop_response":
-            self._forward(body, answer=False)
+            self._forward(body, answer=False, then=rule.hook)
 
     def _read_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
@@ -178,6 +207,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         strip_checks: bool = False,
         truncate_response: bool = False,
         answer: bool = True,
+        then: Callable[[], None] | None = None,
     ) -> None:
         headers = {
             k: v
@@ -198,6 +228,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             response = upstream.getresponse()
             payload = response.read()
             if not answer:
+                if then is not None:
+                    then()  # the request took effect; its answer never arrives
                 self.close_connection = True
                 return
             self.send_response(response.status, response.reason)
