@@ -107,7 +107,7 @@ def ceiling_copy(settings: Settings, rows: Iterable[dict], *, transform: bool) -
             chunks = ranged_gets(objects, segment.batches)
             if transform:
                 forward = ChunkTransform(compression=True, data_key=DataKey.generate()).forward
-                chunks = (forward(c) for c in rechunk(chunks, settings.chunk_size))
+                chunks = (forward(c) for c in rechunk(chunks, settings.storage.chunk_size))
             with open(path, "wb") as out:
                 for chunk in chunks:
                     out.write(chunk)

@@ -243,7 +243,7 @@ def breakdown(settings: Settings, jobs: list[RewriteJob], chunk_size: int) -> di
             os.fsync(out.fileno())
         target.unlink()
 
-    rsm = open_storage(replace(settings, remote_storage=str(settings.data_dir / "scratch")))
+    rsm = open_storage(settings.updated(remote_storage=str(settings.data_dir / "scratch")))
 
     def rewrite_all() -> None:
         for job in jobs:

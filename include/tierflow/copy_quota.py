@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tierflow.config import ENV_COPY_MAX_BYTES_PER_SECOND, ENV_DATA_DIR, default_data_dir
+from tierflow.config import default_data_dir, variable
 from tierflow.kafka.meta_properties import NODE_ID_KEYS, log_dir_properties
 
 BURST_S = 1.0
@@ -77,10 +77,10 @@ def reserve(cell: Path, cost_s: float, burst_s: float, now: float) -> float:
 def quota_for(path: Path) -> CopyQuota | None:
     """The budget of the broker whose log dir holds the segment file ``path``; None when
     TIERFLOW_COPY_MAX_BYTES_PER_SECOND is unset."""
-    raw = os.environ.get(ENV_COPY_MAX_BYTES_PER_SECOND, "").strip()
+    raw = os.environ.get(variable("copy_max_bytes_per_second"), "").strip()
     if not raw:
         return None
-    return _quota(raw, os.environ.get(ENV_DATA_DIR, ""), Path(path).parent)
+    return _quota(raw, os.environ.get(variable("data_dir"), ""), Path(path).parent)
 
 
 @lru_cache(maxsize=256)

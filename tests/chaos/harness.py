@@ -20,7 +20,6 @@ The uninterrupted run is checked the same way, as the reference.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import signal
@@ -124,13 +123,13 @@ class Template:
         settings = rebase(self.settings, self.base, target)
         if self.bucket_url is None:
             return settings
-        return dataclasses.replace(settings, remote_storage=self._copy_bucket(name))
+        return settings.updated(remote_storage=self._copy_bucket(name))
 
     def _copy_bucket(self, name: str) -> str:
         """The template's objects under a prefix of the run's own: its bucket URL."""
         source = open_objects(self.settings)
         url = f"{self.bucket_url}/{name}"
-        target = open_objects(dataclasses.replace(self.settings, remote_storage=url))
+        target = open_objects(self.settings.updated(remote_storage=url))
         target.delete(list(target.list()))  # a name used before (none is, in one run)
         for key in source.list():
             target.put_bytes(key, source.read_range(key))
@@ -139,18 +138,8 @@ class Template:
 
 def rebase(settings: Settings, old: Path, new: Path) -> Settings:
     """The same settings with every path under ``old`` moved under ``new``."""
-
-    def move(value: object) -> object:
-        if isinstance(value, Path) and value.is_relative_to(old):
-            return new / value.relative_to(old)
-        if isinstance(value, str) and str(old) in value:
-            return value.replace(str(old), str(new))
-        if isinstance(value, tuple):
-            return tuple(move(v) for v in value)
-        return value
-
-    changes = {f.name: move(getattr(settings, f.name)) for f in dataclasses.fields(settings)}
-    return dataclasses.replace(settings, **changes)
+    env = settings.as_env()
+    return Settings.from_env({name: text.replace(str(old), str(new)) for name, text in env.items()})
 
 
 def operation_env(
@@ -227,7 +216,7 @@ def reconcile_zero_grace(settings: Settings) -> int:
         objects = open_objects(settings)
         now = wall_clock_ms() + 1000  # objects written this very second are old enough too
         plan = plan_reconcile(
-            store, objects, ReconcileScope(settings.storage_prefix), ReconcileGrace(now, 0, 0)
+            store, objects, ReconcileScope(settings.storage.prefix), ReconcileGrace(now, 0, 0)
         )
         report = apply_reconcile(
             plan, store, open_storage(settings), objects, actor="chaos:reconcile", now_ms=now

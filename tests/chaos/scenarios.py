@@ -86,7 +86,7 @@ def _deleted_topic(t: Tiered) -> None:
     """orders deleted in Kafka and marked; a killed copy's object nobody recorded under p0."""
     _tiered_with_a_stale_copy(t)
     orders = t.store.topic("orders")
-    stray = partition_prefix(t.settings.storage_prefix, "orders", orders.topic_id, 0)
+    stray = partition_prefix(t.settings.storage.prefix, "orders", orders.topic_id, 0)
     objects(t).put_bytes(f"{stray}{99_999:020d}-{new_kafka_uuid()}.log", b"no row")
     mark_topic_deleted(t.store, "orders", actor="chaos", now_ms=REMOVAL_NOW_MS)
 
@@ -100,7 +100,7 @@ def _anomalies(t: Tiered) -> None:
     plant_stale_delete(t, first, old)
     plant_tombstone_orphan(t, finished(t, "orders", 1)[1], old)
     orders = t.store.topic("orders")
-    prefix = t.settings.storage_prefix
+    prefix = t.settings.storage.prefix
     p0 = partition_prefix(prefix, "orders", orders.topic_id, 0)
     put_old(t, f"{p0}{99_999:020d}-{new_kafka_uuid()}.log", b"killed before its row", old)
     p7 = partition_prefix(prefix, "orders", orders.topic_id, 7)

@@ -33,7 +33,7 @@ from tests.support.compaction_data import CHANGELOG, tier_uncleaned
 from tests.support.restored import assert_restored_as_written
 from tests.support.tiered import build_tiered, eligible
 from tierflow.cli import main
-from tierflow.config import ENV_LEASE_TTL_S, Settings
+from tierflow.config import Settings
 from tierflow.faults import ENV_CRASH_AT, ENV_CRASH_SIGNAL, ENV_CRASH_TRACE
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.lease_holder import LeaseHolder
@@ -228,7 +228,7 @@ def test_a_lease_whose_process_runs_is_not_taken_and_its_holder_is_named(
     assert refused.returncode == 1, refused.stdout + refused.stderr
     line = refusal(refused, world.label)
     assert f"{owner!r} (pid {me.pid} on {me.host}, still running) since {iso_utc(taken)}" in line
-    assert f"until {iso_utc(taken + 900_000)} ({ENV_LEASE_TTL_S}=900)" in line
+    assert f"until {iso_utc(taken + 900_000)} ({'TIERFLOW_COPY_LEASE_TTL_S'}=900)" in line
     todo = "; let it finish, or stop it and rerun (its lease is then taken over at once)"
     assert line.endswith(todo), line
     assert owner in leases(open_store(world.settings)).values(), "still this process's"
@@ -248,10 +248,10 @@ def test_the_ttl_configured_now_applies_to_a_lease_already_held(tmp_path: Path) 
     line = refusal(refused, "orders-0")
     assert "(pid 4242 on another-host, which cannot be checked from this host)" in line
     until = iso_utc(taken + 900_000)
-    assert f"until {until} ({ENV_LEASE_TTL_S}=900); wait until {until}" in line, line
+    assert f"until {until} ({'TIERFLOW_COPY_LEASE_TTL_S'}=900); wait until {until}" in line, line
     assert line.endswith(f"take it over now with --owner {owner}"), line
 
-    lowered = tierflow(world.settings, "copy", env={ENV_LEASE_TTL_S: "60"})
+    lowered = tierflow(world.settings, "copy", env={"TIERFLOW_COPY_LEASE_TTL_S": "60"})
     assert lowered.returncode == 0, lowered.stdout + lowered.stderr
     world.check(lowered)
 

@@ -64,7 +64,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Tiered, dict[str,
     finished = [RemoteLogSegmentState.COPY_SEGMENT_FINISHED]
     fill = {
         "segment": t.store.segments(topic_id, 0, states=finished)[0].segment_id,
-        "keyring": str(t.settings.keyring),
+        "keyring": str(t.settings.storage.keyring),
         "restored": str(base / "restored"),
         "broker_keys": str(base / "broker-keys"),
     }

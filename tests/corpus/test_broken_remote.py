@@ -55,7 +55,7 @@ def corrupt_manifest(t: Tiered) -> tuple[Tiered, dict[str, object]]:
 def foreign_key_ring(t: Tiered) -> tuple[Tiered, dict[str, object]]:
     """A reader whose key ring lacks the key the segments were written under."""
     ring = KeyRing.generate(t.settings.data_dir / "other-keys", "tierflow-other")
-    settings = dataclasses.replace(t.settings, keyring=ring.path)
+    settings = t.settings.updated(keyring=ring.path)
     path = object_of(t, first_segment(t), ".rsm-manifest")
     reader = dataclasses.replace(t, settings=settings, rsm=open_storage(settings))
     return reader, {"key": key_of(t, path), "key_id": "tierflow-test-1"}

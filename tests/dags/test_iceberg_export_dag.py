@@ -7,7 +7,6 @@ nothing."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -51,7 +50,7 @@ def test_an_export_run_through_airflow(
     os.environ.pop("TIERFLOW_CRASH_AT", None)
     settings, extra_env = t.settings, t.settings.as_env()
     if catalog_kind == "rest":
-        settings = replace(settings, iceberg_catalog="lake")
+        settings = settings.updated(iceberg_catalog="lake")
         conn = connection_env("lake", request.getfixturevalue("iceberg_rest").uri)
         extra_env = {**settings.as_env(), **conn}
         for name, value in conn.items():

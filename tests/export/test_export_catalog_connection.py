@@ -19,7 +19,6 @@ import pytest
 from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.ports import free_port
 from tests.support.tiered import Tiered
-from tierflow.config import ENV_ICEBERG_CATALOG
 from tierflow.export.catalog import settings_catalog
 from tierflow.export.table import existing_table
 
@@ -33,7 +32,7 @@ def connection(conn_id: str, host: str, **extra: str) -> dict[str, str]:
 
 
 def export(t: Tiered, conn_id: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    env = {**os.environ, **t.settings.as_env(), ENV_ICEBERG_CATALOG: conn_id, **env}
+    env = {**os.environ, **t.settings.as_env(), "TIERFLOW_ICEBERG_CATALOG": conn_id, **env}
     command = [sys.executable, "-m", "tierflow.cli", "export", "iceberg", "--json"]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 

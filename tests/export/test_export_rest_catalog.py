@@ -26,7 +26,6 @@ from tests.support.fault_proxy import Rule, running_fault_proxy
 from tests.support.iceberg_rest import IcebergRest, connection_env
 from tests.support.iceberg_rows import assert_holds_committed
 from tests.support.tiered import Tiered
-from tierflow.config import ENV_ICEBERG_CATALOG
 from tierflow.export.catalog import settings_catalog
 from tierflow.export.table import existing_table
 
@@ -41,7 +40,7 @@ def export(
     t: Tiered, uri: str, *, run: str | None = None, **login: str
 ) -> subprocess.CompletedProcess:
     """``tierflow export iceberg --json`` into the REST catalog at ``uri``."""
-    env = {**os.environ, **t.settings.as_env(), ENV_ICEBERG_CATALOG: "lake"}
+    env = {**os.environ, **t.settings.as_env(), "TIERFLOW_ICEBERG_CATALOG": "lake"}
     env |= connection_env("lake", uri, **login)
     command = [sys.executable, "-m", "tierflow.cli", "export", "iceberg", "--json"]
     command += ["--run", run] if run else []

@@ -91,7 +91,7 @@ def followed(tiering_broker: KafkaCluster, tmp_path_factory: pytest.TempPathFact
     settings = Settings.embedded(
         plain.data_dir,
         log_dirs=plain.log_dirs,
-        kafka_bootstrap=plain.kafka_bootstrap,
+        kafka_bootstrap=plain.cluster.bootstrap_servers,
         remote_storage=str(remote),
         storage_layout="kafka-local",
     )

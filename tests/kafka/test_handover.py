@@ -78,7 +78,7 @@ def handed_over(
     settings = Settings.embedded(
         base,
         log_dirs=settings.log_dirs,
-        kafka_bootstrap=settings.kafka_bootstrap,
+        kafka_bootstrap=settings.cluster.bootstrap_servers,
         remote_storage=str(remote),
         storage_layout="kafka-local",
     )

@@ -14,7 +14,6 @@ import json
 import os
 import signal
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -140,7 +139,7 @@ def test_a_copy_publishes_when_the_switch_is_on_and_the_dag_publishes_what_waits
     topic = "published-by-the-dag"
     settings, topic_id = _copied(tiering_broker, tmp_path / "tierflow", topic)
     assert _published(tiering_broker, topic_id) == []
-    on = replace(settings, publish_remote_log_metadata=True)
+    on = settings.updated(publish_remote_log_metadata=True)
     state = run_dag_in_subprocess(
         "remote_log_metadata",
         project=PROJECT_ROOT,

@@ -108,7 +108,7 @@ def test_objects_are_recorded_with_sizes_and_checksums(tiered: Tiered):
             continue
         row = tiered.store.segment(segment.segment_id)
         manifest = tiered.rsm.manifest(remote_segment(tiered.store.topic("payments"), row))
-        chunks = -(-segment.size_in_bytes // tiered.settings.chunk_size)
+        chunks = -(-segment.size_in_bytes // tiered.settings.storage.chunk_size)
         gcm_overhead = chunks * (12 + 16)  # a fresh IV and a tag per chunk
         assert manifest.encryption is not None
         if manifest.compression:

@@ -19,7 +19,7 @@ def main(now_ms: int) -> None:
         open_store(settings),
         open_storage(settings),
         open_object_store(settings.remote_storage),
-        prefix=settings.storage_prefix,
+        prefix=settings.storage.prefix,
         actor="crash",
         clock=lambda: now_ms,
     )

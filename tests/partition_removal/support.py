@@ -26,7 +26,7 @@ def objects(t: Tiered) -> ObjectStore:
 
 def topic_keys(t: Tiered, name: str, topic_id: str) -> list[str]:
     """Every object under any partition prefix of that topic id."""
-    top = f"{normalize_prefix(t.settings.storage_prefix)}{name}-{topic_id}/"
+    top = f"{normalize_prefix(t.settings.storage.prefix)}{name}-{topic_id}/"
     return sorted(objects(t).list(top))
 
 

@@ -41,7 +41,7 @@ def remove_all(t: Tiered, *, rsm=None, store_objects=None) -> list:
         t.store,
         rsm or t.rsm,
         store_objects or objects(t),
-        prefix=t.settings.storage_prefix,
+        prefix=t.settings.storage.prefix,
         actor="test",
         clock=lambda: LATER,
     )
@@ -64,7 +64,7 @@ def test_deleted_topic_leaves_its_remote_storage_empty(tmp_path: Path, layout: s
     payments_keys = topic_keys(t, "payments", payments.topic_id)
     assert topic_keys(t, "orders", orders.topic_id) and payments_keys
     # An object no row knows about: a copy killed before it recorded its segment.
-    stray = partition_prefix(t.settings.storage_prefix, "orders", orders.topic_id, 1) + "x.log"
+    stray = partition_prefix(t.settings.storage.prefix, "orders", orders.topic_id, 1) + "x.log"
     objects(t).put_bytes(stray, b"orphan")
 
     assert mark_topic_deleted(t.store, "orders", actor="test", now_ms=LATER) == [0, 1]
@@ -180,7 +180,7 @@ def test_recreated_topic_with_the_same_name_is_untouched(tmp_path: Path, layout:
     for p in ORDERS:
         t.store.ensure_partition(new_id, p, log_start_offset=0, local_log_start_offset=0)
     new_keys = [
-        partition_prefix(t.settings.storage_prefix, "orders", new_id, p) + f"{n}.log"
+        partition_prefix(t.settings.storage.prefix, "orders", new_id, p) + f"{n}.log"
         for p in ORDERS
         for n in range(2)
     ]

@@ -183,7 +183,7 @@ def build_planted(base: Path, layout: str = "plain", **overrides: object) -> Pla
     tombstone_orphan = plant_tombstone_orphan(t, two, old)
 
     orders = t.store.topic("orders")
-    prefix = t.settings.storage_prefix
+    prefix = t.settings.storage.prefix
     p0 = partition_prefix(prefix, "orders", orders.topic_id, 0)
     stray = f"{p0}{99_999:020d}-{new_kafka_uuid()}"
     top = normalize_prefix(prefix)

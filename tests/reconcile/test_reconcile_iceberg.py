@@ -86,7 +86,7 @@ def plan(
     return plan_reconcile(
         t.store,
         objects(t),
-        ReconcileScope(t.settings.storage_prefix, topics=topics),
+        ReconcileScope(t.settings.storage.prefix, topics=topics),
         ReconcileGrace(wall_clock_ms(), grace_ms, HOUR_MS),
         warehouse=warehouse,
     )

@@ -18,7 +18,7 @@ from tests.support.moto_server import (
     SESSION_TOKEN,
     MotoServer,
 )
-from tierflow.config import DEFAULT_S3_PART_SIZE, InvalidSettingError, Settings
+from tierflow.config import InvalidSettingError, Settings
 from tierflow.storage.factory import open_remote_storage
 from tierflow.storage.handover import HANDOVER_ENV, from_json, handed_over, take_handed_over
 from tierflow.storage.s3 import S3ObjectStore
@@ -40,7 +40,10 @@ def test_s3_settings_round_trip_without_credentials(tmp_path: Path, s3_bucket: s
     assert (env["TIERFLOW_AWS_CONN_ID"], env["TIERFLOW_S3_PART_SIZE"]) == ("tiered_s3", "6291456")
     assert not any(secret in json.dumps(env) for secret in CREDENTIALS)
     defaults = Settings.from_env({"TIERFLOW_DATA_DIR": str(tmp_path)})
-    assert (defaults.aws_conn_id, defaults.s3_part_size) == ("aws_default", DEFAULT_S3_PART_SIZE)
+    assert (defaults.storage.aws_conn_id, defaults.storage.s3_part_size) == (
+        "aws_default",
+        8 * 1024 * 1024,
+    )
 
 
 def test_part_size_below_5_mib_is_refused(tmp_path: Path):

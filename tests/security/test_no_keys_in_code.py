@@ -147,10 +147,14 @@ def key_ring_loads() -> list[tuple[str, str]]:
 
 
 def test_the_key_ring_is_loaded_only_from_the_configured_path():
-    """Every load reads settings.keyring (TIERFLOW_KEYRING), or --keyring falling back to it."""
+    """Every load reads settings.storage.keyring (TIERFLOW_KEYRING), or --keyring falling back
+    to it."""
     calls = key_ring_loads()
-    assert ("include/tierflow/storage/factory.py", "settings.keyring") in calls
-    assert {argument for _, argument in calls} <= {"settings.keyring", "_ring_path(args)"}, calls
+    assert ("include/tierflow/storage/factory.py", "settings.storage.keyring") in calls
+    assert {argument for _, argument in calls} <= {
+        "settings.storage.keyring",
+        "_ring_path(args)",
+    }, calls
     readers = [
         p.relative_to(PROJECT).as_posix()
         for p in shipped_files()

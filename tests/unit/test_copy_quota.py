@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from tierflow.config import ENV_COPY_MAX_BYTES_PER_SECOND, ENV_DATA_DIR
 from tierflow.copy_quota import CELLS, CopyQuota, quota_for, reserve
 
 RATE = 1000  # bytes per second
@@ -70,8 +69,8 @@ def _log_dir(base: Path, node_id: int | None) -> Path:
 def test_a_brokers_log_dirs_share_its_budget_and_brokers_do_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(ENV_COPY_MAX_BYTES_PER_SECOND, str(RATE))
-    monkeypatch.setenv(ENV_DATA_DIR, str(tmp_path / "data"))
+    monkeypatch.setenv("TIERFLOW_COPY_MAX_BYTES_PER_SECOND", str(RATE))
+    monkeypatch.setenv("TIERFLOW_DATA_DIR", str(tmp_path / "data"))
     first, second, other = (
         _log_dir(tmp_path / name, node) for name, node in (("a", 1), ("b", 1), ("c", 2))
     )
@@ -82,5 +81,5 @@ def test_a_brokers_log_dirs_share_its_budget_and_brokers_do_not(
 
 
 def test_no_quota_set_counts_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(ENV_COPY_MAX_BYTES_PER_SECOND, raising=False)
+    monkeypatch.delenv("TIERFLOW_COPY_MAX_BYTES_PER_SECOND", raising=False)
     assert quota_for(_log_dir(tmp_path, 1) / "orders-0" / "x.log") is None

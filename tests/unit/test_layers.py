@@ -22,6 +22,8 @@ LIBRARY = Path(tierflow.__file__).parent
 # Bottom first. Units in one row are siblings: neither may import the other.
 LAYERS: list[list[str]] = [
     ["kafka"],
+    ["config_values"],
+    ["config_groups"],
     ["ids", "config", "faults", "rsm", "assets", "units"],
     ["copy_quota"],
     ["transform"],

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-ALLOW_FIRST_RUN_VARIABLE = "TIERFLOW_ALLOW_FIRST_RUN"
+from tierflow.config import Settings
 
 
 def allow_first_run(env: Mapping[str, str]) -> bool:
     """``TIERFLOW_ALLOW_FIRST_RUN=true`` in ``env``: the first scheduled run may delete."""
-    return env.get(ALLOW_FIRST_RUN_VARIABLE, "").strip().lower() in ("1", "true", "yes")
+    return Settings.from_env(env).airflow.allow_first_run
 
 
 def is_dry_run(

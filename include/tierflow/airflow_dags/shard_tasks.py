@@ -13,7 +13,6 @@ file is parsed, and reach the plan task as an argument, so plan and DAG always a
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 
 OUTCOME = "outcome"
 DEFAULT_QUEUE = "default"
-ENV_BROKER_QUEUES = "TIERFLOW_BROKER_QUEUES"
 
 
 def finish_shard(outcome: ShardOutcome) -> None:
@@ -52,17 +50,9 @@ def label_shard(shard: dict) -> None:
 
 def broker_queues(environ: dict[str, str] | None = None) -> dict[int, str]:
     """TIERFLOW_BROKER_QUEUES, ``1=kafka-broker-1,2=kafka-broker-2``: broker id -> queue."""
-    raw = (os.environ if environ is None else environ).get(ENV_BROKER_QUEUES, "")
-    queues: dict[int, str] = {}
-    for entry in filter(None, (e.strip() for e in raw.split(","))):
-        broker, _, queue = entry.partition("=")
-        if not broker.strip().isdigit() or not re.fullmatch(r"[\w.-]+", queue.strip()):
-            raise ValueError(
-                f"{ENV_BROKER_QUEUES} entry {entry!r}: expected BROKER_ID=QUEUE, e.g. "
-                "1=kafka-broker-1"
-            )
-        queues[int(broker)] = queue.strip()
-    return queues
+    from tierflow.config import Settings
+
+    return dict(Settings.from_env(environ).airflow.broker_queues)
 
 
 def lanes(queues: dict[int, str]) -> list[str]:

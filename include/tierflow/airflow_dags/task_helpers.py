@@ -11,7 +11,8 @@ from typing import Any
 
 from airflow.sdk import Param, get_current_context
 
-from tierflow.airflow_dags.dry_run_rule import ALLOW_FIRST_RUN_VARIABLE, allow_first_run, is_dry_run
+from tierflow.airflow_dags.dry_run_rule import allow_first_run, is_dry_run
+from tierflow.config import variable
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ def dry_run() -> bool:
             "dry run: the DAG's first %s run (no earlier successful run) changes nothing; "
             "set %s=true to let it delete",
             run_type,
-            ALLOW_FIRST_RUN_VARIABLE,
+            variable("allow_first_run"),
         )
     return decided
 

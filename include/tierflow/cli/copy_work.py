@@ -112,7 +112,7 @@ PUBLISH_FAILED = "failed"
 def _publish(settings: Settings) -> int | str | None:
     """With TIERFLOW_PUBLISH_REMOTE_LOG_METADATA on: the records published after the copy, or
     PUBLISH_FAILED (said on stderr: the next publish sends them, nothing is lost)."""
-    if not settings.publish_remote_log_metadata:
+    if not settings.cluster.publish_remote_log_metadata:
         return None
     from tierflow.kafka.remote_log_metadata.topic import MetadataTopicError
     from tierflow.tasks.remote_log_metadata import publish_transitions
@@ -130,7 +130,7 @@ def _rewrite(settings: Settings, args: argparse.Namespace) -> Rewrite:
 
     def rewrite(jobs: Sequence[RewriteJob], progress: Progress) -> Iterable[RewriteResult]:
         total = sum(job.size_in_bytes for job in jobs)
-        big = bool(jobs) and total >= settings.spark_threshold_bytes
+        big = bool(jobs) and total >= settings.spark.threshold_bytes
         if args.spark or (big and not args.no_spark):
             airflow_logging_to_stderr(args.verbose)  # the Spark hook imports Airflow
             run_key = f"cli-{os.getpid()}-{wall_clock_ms()}"

@@ -84,7 +84,7 @@ def _copy_through_airflow(project: Path, base: Path, settings: Settings, console
     console.print(
         f"[bold]2/4[/bold] Running the segment_copy DAG through Airflow (dag.test): Spark "
         f"rewrites every segment (4 MiB chunks, zstd, AES-256-GCM with key "
-        f"{KeyRing.load(settings.keyring).active_key_id}); Airflow's log: {log_file}"
+        f"{KeyRing.load(settings.storage.keyring).active_key_id}); Airflow's log: {log_file}"
     )
     state = run_dag_in_subprocess(
         "segment_copy",

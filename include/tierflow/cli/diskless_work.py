@@ -111,7 +111,7 @@ def produce_command(args: argparse.Namespace) -> int:
     writer = WalWriter(
         coordinator,
         open_objects(settings),
-        storage_prefix=settings.storage_prefix,
+        storage_prefix=settings.storage.prefix,
         buffer_max_bytes=settings.diskless.append_buffer_max_bytes,
         commit_interval_ms=settings.diskless.append_commit_interval_ms,
         writer_id=cli_actor(),
@@ -121,11 +121,11 @@ def produce_command(args: argparse.Namespace) -> int:
         topic_id = coordinator.topic_id_of(args.topic)
         if args.files:
             summary = produce_files(writer, topic_id, args.partition, args.files)
-        elif settings.kafka_bootstrap:
+        elif settings.cluster.bootstrap_servers:
             partitions = [log.partition for log in coordinator.logs(topic_id)]
             summary = produce_from_kafka(
                 writer,
-                bootstrap=settings.kafka_bootstrap,
+                bootstrap=settings.cluster.bootstrap_servers,
                 source_topic=args.source_topic or args.topic,
                 topic_id=topic_id,
                 partitions=partitions,

@@ -30,7 +30,7 @@ ErrorClass = type[BaseException] | str
 # Configuration the operator must fix, wherever a command meets it.
 SETTINGS_ERRORS: tuple[ErrorClass, ...] = (
     CommandError,
-    "tierflow.config:InvalidSettingError",
+    "tierflow.config_values:InvalidSettingError",
     "tierflow.metadata.engine:InvalidStoreURLError",
     "tierflow.storage.factory:UnsupportedStorageURLError",
     "tierflow.transform.errors:KeyRingError",

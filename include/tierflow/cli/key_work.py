@@ -26,7 +26,7 @@ def _settings() -> Settings:
 
 
 def _ring_path(args: argparse.Namespace) -> Path:
-    path = args.keyring or _settings().keyring
+    path = args.keyring or _settings().storage.keyring
     if path is None:
         raise CommandError("no key ring: pass --keyring or set TIERFLOW_KEYRING")
     return Path(path)
@@ -98,7 +98,7 @@ def rewrap_keys(args: argparse.Namespace) -> int:
     from tierflow.storage.chunked import ChunkedRemoteStorageManager
 
     settings = _settings()
-    if settings.keyring is None:
+    if settings.storage.keyring is None:
         raise CommandError("rewrap-keys needs the key ring: set TIERFLOW_KEYRING")
     with as_command_error(KeyRingError):
         rsm = open_storage(settings)

@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config, print_json
 from tierflow.cli.console import stdout_console
-from tierflow.config import ENV_KAFKA_BOOTSTRAP, InvalidSettingError, Settings
+from tierflow.config import InvalidSettingError, Settings, variable
 from tierflow.kafka.cluster_metadata import ClusterMetadataError
 from tierflow.kafka.remote_log_metadata.topic import MetadataTopic, MetadataTopicError
 from tierflow.lifecycle.remote_log_metadata.follow import follow, follow_topic
@@ -33,9 +33,11 @@ def _settings() -> Settings:
 
 
 def metadata_topic(settings: Settings) -> MetadataTopic:
-    if not settings.kafka_bootstrap:
-        raise CommandError(f"{ENV_KAFKA_BOOTSTRAP} is not set: which cluster's metadata topic?")
-    return MetadataTopic(settings.kafka_bootstrap)
+    if not settings.cluster.bootstrap_servers:
+        raise CommandError(
+            f"{variable('kafka_bootstrap')} is not set: which cluster's metadata topic?"
+        )
+    return MetadataTopic(settings.cluster.bootstrap_servers)
 
 
 def publish_command(args: argparse.Namespace) -> int:

@@ -52,7 +52,7 @@ def restore(args: argparse.Namespace) -> int:
                 to_offset=args.to_offset,
                 to_timestamp=args.to_timestamp,
                 as_topic=args.as_topic,
-                bootstrap=settings.kafka_bootstrap,
+                bootstrap=settings.cluster.bootstrap_servers,
                 dry_run=args.dry_run,
                 actor=cli_actor(),
                 progress=progress,
@@ -95,7 +95,7 @@ def _aux_line(r: AuxStateReport) -> str:
 
 def _writer(settings: Settings, args: argparse.Namespace, total: int) -> SegmentWriter | None:
     """Spark with --spark, or at TIERFLOW_SPARK_THRESHOLD_BYTES unless --no-spark; None: here."""
-    big = total >= settings.spark_threshold_bytes
+    big = total >= settings.spark.threshold_bytes
     if not (args.spark or (big and not args.no_spark)) or args.dry_run:
         return None
     airflow_logging_to_stderr(args.verbose)  # the Spark hook imports Airflow

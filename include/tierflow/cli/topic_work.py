@@ -90,10 +90,10 @@ def remove_partitions_command(args: argparse.Namespace) -> int:
             store,
             open_storage(settings),
             open_objects(settings),
-            prefix=settings.storage_prefix,
+            prefix=settings.storage.prefix,
             actor=cli_actor(),
             grace_ms=settings.removal_grace_s * 1000,
-            keys=key_layout(settings.storage_layout),
+            keys=key_layout(settings.storage.layout),
         )
     segments = sum(len(r.deleted) for r in reports)
     console.print(
@@ -125,9 +125,9 @@ def tiering_command(args: argparse.Namespace) -> int:
 
 def _kafka_topics(settings: Settings) -> tuple[list[KafkaTopic], str]:
     """The topics and where they came from, for the report."""
-    if settings.kafka_bootstrap:
-        described = read_cluster_topic_configs(settings.kafka_bootstrap)
-        return topics_from_cluster(described), f"cluster {settings.kafka_bootstrap}"
+    if settings.cluster.bootstrap_servers:
+        described = read_cluster_topic_configs(settings.cluster.bootstrap_servers)
+        return topics_from_cluster(described), f"cluster {settings.cluster.bootstrap_servers}"
     image = find_metadata_image(settings.log_dirs)
     source = "log dirs" + (", configs from the KRaft metadata log" if image else "")
     return topics_from_log_dirs(settings.log_dirs, image), source

@@ -51,12 +51,12 @@ def known_assignments(
     in any of ``log_dirs``, record for ``keys``; partitions neither knows are left out."""
     keys = set(keys)
     found: dict[PartitionKey, Assignment] = {}
-    if settings.kafka_bootstrap and keys:
+    if settings.cluster.bootstrap_servers and keys:
         # Only a configured cluster loads kafka-python's client: status on log dirs needs none.
         from tierflow.kafka.cluster_metadata import read_cluster_partitions
 
         topics = {topic for topic, _partition in keys}
-        for key, p in read_cluster_partitions(settings.kafka_bootstrap, topics).items():
+        for key, p in read_cluster_partitions(settings.cluster.bootstrap_servers, topics).items():
             if key in keys:
                 leader = None if p.leader == NO_LEADER else p.leader
                 found[key] = Assignment(leader, p.leader_epoch, p.replicas, p.isr, CLUSTER)

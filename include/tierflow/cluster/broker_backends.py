@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 from tierflow.cluster.broker_options import BrokerConfigError, BrokerOptions
-from tierflow.config import ENV_REMOTE_STORAGE, Settings
+from tierflow.config import Settings, variable
 from tierflow.storage.azure_blob import AZURE_SCHEMES, parse_azure_url
 from tierflow.storage.gcs import parse_gcs_url
 from tierflow.storage.s3 import parse_s3_url
@@ -35,15 +35,16 @@ def backend_settings(settings: Settings, options: BrokerOptions) -> Backend:
         raise BrokerConfigError(f"--s3-region: only for an s3:// bucket, not {shown_url(url)}")
     try:
         if scheme == "s3":
-            return _s3(url, settings.aws_conn_id, options)
+            return _s3(url, settings.storage.aws_conn_id, options)
         if scheme == "gs":
-            return _gcs(url, settings.gcp_conn_id, options)
+            return _gcs(url, settings.storage.gcp_conn_id, options)
         if scheme in AZURE_SCHEMES:
-            return _azure(url, settings.azure_conn_id, options)
+            return _azure(url, settings.storage.azure_conn_id, options)
     except ValueError as exc:  # the URL's own parser names what is wrong with it
-        raise BrokerConfigError(f"{ENV_REMOTE_STORAGE}: {exc}") from None
+        raise BrokerConfigError(f"{variable('remote_storage')}: {exc}") from None
     raise BrokerConfigError(
-        f"{ENV_REMOTE_STORAGE}={shown_url(url)}: no Aiven storage backend for scheme {scheme!r} "
+        f"{variable('remote_storage')}={shown_url(url)}: no Aiven storage backend for scheme "
+        f"{scheme!r} "
         "(a directory, s3://, gs://, abfs:// or wasb://)"
     )
 

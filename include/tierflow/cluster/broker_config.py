@@ -28,13 +28,7 @@ from urllib.parse import urlparse
 from tierflow.cluster.broker_backends import FILESYSTEM_STORAGE, backend_settings
 from tierflow.cluster.broker_keys import BrokerKeyPair, write_broker_keys
 from tierflow.cluster.broker_options import BrokerConfigError, BrokerOptions
-from tierflow.config import (
-    ENV_CHUNK_SIZE,
-    ENV_KEYRING,
-    ENV_REMOTE_STORAGE,
-    ENV_STORAGE_LAYOUT,
-    Settings,
-)
+from tierflow.config import Settings, variable
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.urls import shown_url
 from tierflow.transform.keyring import KeyRing
@@ -93,13 +87,14 @@ def broker_config(settings: Settings, options: BrokerOptions) -> BrokerConfig:
     try:
         shown = shown_url(settings.remote_storage)
     except ValueError:  # an unclosed IPv6 bracket: nothing of it can be shown safely
-        raise BrokerConfigError(f"{ENV_REMOTE_STORAGE}: neither a path nor a URL") from None
+        raise BrokerConfigError(f"{variable('remote_storage')}: neither a path nor a URL") from None
     common = (_enable_section(), _metadata_section(options.listener_name))
-    if settings.storage_layout == KAFKA_LOCAL:
+    if settings.storage.layout == KAFKA_LOCAL:
         return BrokerConfig(KAFKA_LOCAL, shown, (*common, _local_tiered_storage(settings, options)))
-    if settings.storage_layout != CHUNKED:
+    if settings.storage.layout != CHUNKED:
         raise BrokerConfigError(
-            f"{ENV_STORAGE_LAYOUT}={settings.storage_layout}: no Kafka broker plugin reads this "
+            f"{variable('storage_layout')}={settings.storage.layout}: no Kafka broker plugin "
+            "reads this "
             f"layout; broker-config knows {CHUNKED} (Aiven's plugin) and {KAFKA_LOCAL} "
             "(Kafka's LocalTieredStorage)"
         )
@@ -162,17 +157,18 @@ def _aiven_section(class_path: str | None) -> Section:
 
 
 def _chunk_section(settings: Settings) -> Section:
-    if settings.chunk_size > MAX_AIVEN_CHUNK_SIZE:
+    if settings.storage.chunk_size > MAX_AIVEN_CHUNK_SIZE:
         raise BrokerConfigError(
-            f"{ENV_CHUNK_SIZE}={settings.chunk_size}: Aiven's chunk.size is at most "
+            f"{variable('chunk_size')}={settings.storage.chunk_size}: Aiven's chunk.size is at "
+            "most "
             f"{MAX_AIVEN_CHUNK_SIZE}"
         )
-    heuristic = settings.compression and settings.compression_heuristic
+    heuristic = settings.storage.compression and settings.storage.compression_heuristic
     return Section(
         "chunks and compression (as tierflow writes them)",
         (
-            ("rsm.config.chunk.size", str(settings.chunk_size)),
-            ("rsm.config.compression.enabled", _bool(settings.compression)),
+            ("rsm.config.chunk.size", str(settings.storage.chunk_size)),
+            ("rsm.config.compression.enabled", _bool(settings.storage.compression)),
             ("rsm.config.compression.heuristic.enabled", _bool(heuristic)),
         ),
         ("Reads follow each segment's manifest; these make the brokers write alike.",),
@@ -195,14 +191,14 @@ def _local_tiered_storage(settings: Settings, options: BrokerOptions) -> Section
     root = local_directory(settings.remote_storage)
     if root is None:
         raise BrokerConfigError(
-            f"{ENV_REMOTE_STORAGE}={shown_url(settings.remote_storage)}: the {KAFKA_LOCAL} "
+            f"{variable('remote_storage')}={shown_url(settings.remote_storage)}: the {KAFKA_LOCAL} "
             "layout needs a directory bucket (LocalTieredStorage reads a local directory only)"
         )
     _no_cloud_options(options, root)
     if options.key_dir is not None:
         raise BrokerConfigError(f"--key-dir: the {KAFKA_LOCAL} layout is not encrypted")
     # The layout's keys are <prefix>kafka-tiered-storage/...: the broker's dir holds the prefix.
-    storage_dir = (root / settings.storage_prefix.strip("/")).resolve()
+    storage_dir = (root / settings.storage.prefix.strip("/")).resolve()
     jar = "/path/to/kafka-storage-<version>-test.jar"
     path, note = _class_path(options.class_path, "the kafka-storage test jar", jar)
     notes = (
@@ -236,7 +232,7 @@ def local_directory(remote_storage: str) -> Path | None:
         return None
     root = Path(parsed.path if parsed.scheme else remote_storage).expanduser().resolve()
     if root.exists() and not root.is_dir():
-        raise BrokerConfigError(f"{ENV_REMOTE_STORAGE}={root}: not a directory")
+        raise BrokerConfigError(f"{variable('remote_storage')}={root}: not a directory")
     return root
 
 
@@ -252,7 +248,7 @@ def _backend_section(settings: Settings, options: BrokerOptions) -> Section:
         notes: tuple[str, ...] = ("Brokers must see the directory at this path.",)
     else:
         title, url_prefix, backend, notes = backend_settings(settings, options)
-    prefix = url_prefix + normalize_prefix(settings.storage_prefix)
+    prefix = url_prefix + normalize_prefix(settings.storage.prefix)
     key_prefix = (("rsm.config.key.prefix", prefix),) if prefix else ()
     return Section(title, (*backend, *key_prefix), notes)
 
@@ -261,17 +257,19 @@ def _backend_section(settings: Settings, options: BrokerOptions) -> Section:
 
 
 def _key_pairs(settings: Settings, options: BrokerOptions) -> tuple[BrokerKeyPair, ...]:
-    if settings.keyring is None:
+    if settings.storage.keyring is None:
         if options.key_dir is not None:
             raise BrokerConfigError(
-                f"--key-dir: {ENV_KEYRING} is not set, so tierflow does not encrypt and there "
+                f"--key-dir: {variable('keyring')} is not set, so tierflow does not encrypt and "
+                "there "
                 "are no keys to write"
             )
         return ()
-    ring = KeyRing.load(settings.keyring)
+    ring = KeyRing.load(settings.storage.keyring)
     if options.key_dir is None:
         raise BrokerConfigError(
-            f"--key-dir: {ENV_KEYRING} turns encryption on; name a directory for the brokers' "
+            f"--key-dir: {variable('keyring')} turns encryption on; name a directory for the "
+            "brokers' "
             "PEM key files (written 0600)"
         )
     return write_broker_keys(ring, options.key_dir)
@@ -282,7 +280,7 @@ def _encryption_section(pairs: tuple[BrokerKeyPair, ...]) -> Section:
         return Section(
             "encryption",
             (("rsm.config.encryption.enabled", "false"),),
-            (f"tierflow writes unencrypted ({ENV_KEYRING} is not set).",),
+            (f"tierflow writes unencrypted ({variable('keyring')} is not set).",),
         )
     active = next(pair.key_id for pair in pairs if pair.active)
     properties = [

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tierflow.cluster.broker_options import BrokerConfigError
-from tierflow.config import ENV_KEYRING
+from tierflow.config import variable
 from tierflow.transform.keyring import KeyRing
 
 # An id goes into property names and the comma-separated encryption.key.pairs list, and into
@@ -54,13 +54,15 @@ def write_broker_keys(ring: KeyRing, directory: Path) -> tuple[BrokerKeyPair, ..
 def _check_pair(ring: KeyRing, key_id: str) -> None:
     if not _KEY_ID.fullmatch(key_id):
         raise BrokerConfigError(
-            f"{ENV_KEYRING}: key id {key_id!r} cannot be one of Aiven's encryption.key.pairs "
+            f"{variable('keyring')}: key id {key_id!r} cannot be one of Aiven's "
+            "encryption.key.pairs "
             "(letters, digits, '_', '.', '-'; no ',' or spaces)"
         )
     pair = ring.key_pair(key_id)
     if pair.private_key is None:
         raise BrokerConfigError(
-            f"{ENV_KEYRING}: key id {key_id!r} has no private key here ({pair.public_key_file} "
+            f"{variable('keyring')}: key id {key_id!r} has no private key here "
+            f"({pair.public_key_file} "
             "only); Aiven's plugin needs both files of every pair on the ring"
         )
 

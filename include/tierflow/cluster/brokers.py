@@ -50,12 +50,12 @@ class SnapshotLogDir(LogDir):
 
 def cluster_brokers(settings: Settings) -> list[Broker]:
     """The configured brokers by id; without TIERFLOW_BROKERS, one over settings.log_dirs."""
-    if not settings.brokers:
+    if not settings.cluster.brokers:
         dirs = tuple(settings.log_dirs)
         found = meta_broker_id(dirs)
         return [Broker(DEFAULT_BROKER_ID if found is None else found, dirs)]
     brokers = []
-    for spec in settings.brokers:
+    for spec in settings.cluster.brokers:
         found = meta_broker_id(spec.log_dirs)
         if found is not None and found != spec.broker_id:
             raise BrokerIdError(

@@ -175,7 +175,7 @@ def produce_demo(base: Path, say: Say = lambda _line: None) -> DisklessWorld:
     writer = WalWriter(
         coordinator,
         objects,
-        storage_prefix=settings.storage_prefix,
+        storage_prefix=settings.storage.prefix,
         buffer_max_bytes=settings.diskless.append_buffer_max_bytes // 16,
         commit_interval_ms=settings.diskless.append_commit_interval_ms,
         writer_id="demo",

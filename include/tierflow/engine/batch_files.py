@@ -79,7 +79,7 @@ def write_batch(directory: Path, jobs: Sequence[BatchJob], settings: Settings) -
         jobs_file=str(jobs_file),
         results_file=str(results_file),
         bytes=total,
-        use_spark=bool(jobs) and total >= settings.spark_threshold_bytes,
+        use_spark=bool(jobs) and total >= settings.spark.threshold_bytes,
         python=sys.executable,
         py_files=str(package_zip(directory)),
         jobs=len(jobs),

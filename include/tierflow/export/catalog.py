@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
 
-from tierflow.config import ENV_ICEBERG_CATALOG, Settings
+from tierflow.config import Settings, variable
 from tierflow.export.warehouse import Warehouse
 from tierflow.storage.factory import is_s3_url, settings_object_store
 from tierflow.storage.object_store import ObjectStore
@@ -68,7 +68,9 @@ def connection_catalog(conn_id: str, file_io: dict[str, str]) -> Catalog:
         catalog.create_namespace_if_not_exists(NAMESPACE)
     except Exception as exc:  # Airflow's, pyiceberg's or the HTTP client's: all say the same
         reason = error_line(exc)
-        raise CatalogUnavailableError(f"{ENV_ICEBERG_CATALOG}={conn_id}: {reason}") from None
+        raise CatalogUnavailableError(
+            f"{variable('iceberg_catalog')}={conn_id}: {reason}"
+        ) from None
     return catalog
 
 
@@ -96,7 +98,7 @@ def file_io_properties(settings: Settings) -> dict[str, str]:
         return {}
     from tierflow.storage.s3_handover import S3ClientSpec
 
-    spec = S3ClientSpec.from_connection(settings.aws_conn_id)
+    spec = S3ClientSpec.from_connection(settings.storage.aws_conn_id)
     addressing = (spec.config_kwargs or {}).get("s3", {}).get("addressing_style")
     properties = {
         "s3.endpoint": spec.endpoint_url,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tierflow.cluster.assignments import LAST_LEADER
@@ -93,7 +93,7 @@ def read_local_leaders(settings: Settings) -> LocalLeaders:
     so that the page still shows the store's figures."""
     present = tuple(Path(d) for d in settings.log_dirs if Path(d).is_dir())
     try:
-        scan = leader_scan(replace(settings, log_dirs=present))
+        scan = leader_scan(settings.updated(log_dirs=present))
     except (KafkaFormatError, ValueError) as exc:
         log.warning("operator view without local figures: %s", exc)
         scan = LeaderScan()

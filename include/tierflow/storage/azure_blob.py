@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 from azure.core import MatchConditions
 from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoundError
 
-from tierflow.config import DEFAULT_AZURE_CONN_ID, DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.config import default
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
 from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, stored_info
 from tierflow.storage.keys import normalize_prefix
@@ -56,8 +56,8 @@ def parse_azure_url(url: str) -> tuple[str, str, str]:
 
 
 def hook_container(
-    container: str, wasb_conn_id: str = DEFAULT_AZURE_CONN_ID,
-    timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
+    container: str, wasb_conn_id: str = default("azure_conn_id"),
+    timeout_s: float = default("storage_timeout_s"),
 ) -> ContainerClient:  # fmt: skip
     """The container of an Airflow connection, as WasbHook resolves its credentials; rebuilt
     with tierflow's timeouts and without the SDK's retries."""
@@ -82,11 +82,11 @@ class AzureBlobObjectStore(CloudObjectStore, PagedListing):
         *,
         account: str | None = None,
         prefix: str = "",
-        wasb_conn_id: str = DEFAULT_AZURE_CONN_ID,
+        wasb_conn_id: str = default("azure_conn_id"),
         part_size: int = DEFAULT_PART_SIZE,
         client: ContainerClient | None = None,
         retry: RetryPolicy | None = None,
-        timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
+        timeout_s: float = default("storage_timeout_s"),
     ) -> None:
         super().__init__(prefix, part_size, retry)
         if client is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.config import default
 from tierflow.storage.client_spec import JsonFields
 
 STORAGE_SCOPE = "https://storage.azure.com/.default"
@@ -43,7 +43,7 @@ class AzureClientSpec(JsonFields):
                 mask_secret(secret)
         return spec
 
-    def container(self, name: str, timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S) -> Any:
+    def container(self, name: str, timeout_s: float = default("storage_timeout_s")) -> Any:
         """A ContainerClient, without Airflow; no SDK retries, tierflow's timeouts."""
         from azure.storage.blob import BlobServiceClient
 

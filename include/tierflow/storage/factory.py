@@ -19,14 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypedDict, Unpack
 from urllib.parse import urlparse
 
-from tierflow.config import (
-    DEFAULT_AZURE_CONN_ID,
-    DEFAULT_GCP_CONN_ID,
-    DEFAULT_S3_PART_SIZE,
-    DEFAULT_STORAGE_TIMEOUT_S,
-    ENV_REMOTE_STORAGE,
-    InvalidSettingError,
-)
+from tierflow.config import InvalidSettingError, default, variable
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.keys import key_layout
 from tierflow.storage.local import LocalDirectoryObjectStore
@@ -82,7 +75,7 @@ def _s3_bucket(url: str, spec: BucketClient | None, options: StoreOptions) -> Ob
         bucket, prefix = parse_s3_url(url)
     except ValueError as exc:
         raise UnsupportedStorageURLError(f"remote storage {exc}") from None
-    timeout_s = options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S)
+    timeout_s = options.get("timeout_s", default("storage_timeout_s"))
     client = None if spec is None else spec.client(timeout_s)
     s3_options = {k: v for k, v in options.items() if k not in ("azure_conn_id", "gcp_conn_id")}
     return S3ObjectStore(bucket, prefix=prefix, client=client, **s3_options)
@@ -95,12 +88,12 @@ def _azure_container(url: str, spec: BucketClient | None, options: StoreOptions)
         container, account, prefix = parse_azure_url(url)
     except ValueError as exc:
         raise UnsupportedStorageURLError(f"remote storage {exc}") from None
-    timeout_s = options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S)
+    timeout_s = options.get("timeout_s", default("storage_timeout_s"))
     return AzureBlobObjectStore(
         container,
         account=account,
         prefix=prefix,
-        wasb_conn_id=options.get("azure_conn_id", DEFAULT_AZURE_CONN_ID),
+        wasb_conn_id=options.get("azure_conn_id", default("azure_conn_id")),
         client=None if spec is None else spec.container(container, timeout_s),
         retry=options.get("retry"),
         timeout_s=timeout_s,
@@ -117,11 +110,11 @@ def _gcs_bucket(url: str, spec: BucketClient | None, options: StoreOptions) -> O
     return GcsObjectStore(
         bucket,
         prefix=prefix,
-        gcp_conn_id=options.get("gcp_conn_id", DEFAULT_GCP_CONN_ID),
-        part_size=options.get("part_size", DEFAULT_S3_PART_SIZE),
+        gcp_conn_id=options.get("gcp_conn_id", default("gcp_conn_id")),
+        part_size=options.get("part_size", default("s3_part_size")),
         client=None if spec is None else spec.client(),
         retry=options.get("retry"),
-        timeout_s=options.get("timeout_s", DEFAULT_STORAGE_TIMEOUT_S),
+        timeout_s=options.get("timeout_s", default("storage_timeout_s")),
     )
 
 
@@ -133,7 +126,7 @@ def _local_bucket(root: Path) -> LocalDirectoryObjectStore:
     except (FileExistsError, NotADirectoryError):
         blocking = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), root)
         raise InvalidSettingError(
-            f"{ENV_REMOTE_STORAGE} {root}: {blocking} is not a directory "
+            f"{variable('remote_storage')} {root}: {blocking} is not a directory "
             "(a local bucket is a directory, made if missing)"
         ) from None
 
@@ -169,21 +162,21 @@ def settings_object_store(
     """The configured bucket; ``bucket_client`` replaces the Airflow connection (executors)."""
     return open_object_store(
         settings.remote_storage,
-        aws_conn_id=settings.aws_conn_id,
-        azure_conn_id=settings.azure_conn_id,
-        gcp_conn_id=settings.gcp_conn_id,
-        part_size=settings.s3_part_size,
+        aws_conn_id=settings.storage.aws_conn_id,
+        azure_conn_id=settings.storage.azure_conn_id,
+        gcp_conn_id=settings.storage.gcp_conn_id,
+        part_size=settings.storage.s3_part_size,
         bucket_client=bucket_client,
         retry=retry_policy(settings),
-        timeout_s=settings.storage_timeout_s,
+        timeout_s=settings.storage.timeout_s,
     )
 
 
 def retry_policy(settings: Settings) -> RetryPolicy:
     return RetryPolicy(
-        attempts=settings.storage_retry_attempts,
-        base_delay_s=settings.storage_retry_base_ms / 1000,
-        max_delay_s=settings.storage_retry_max_ms / 1000,
+        attempts=settings.storage.retry_attempts,
+        base_delay_s=settings.storage.retry_base_ms / 1000,
+        max_delay_s=settings.storage.retry_max_ms / 1000,
     )
 
 
@@ -196,18 +189,18 @@ def open_remote_storage(
     """The configured storage manager. ``cache`` is for readers (the read path builds one from
     the settings, ``tierflow.runtime.open_storage`` passes it); uploads need none."""
     objects = settings_object_store(settings, bucket_client=bucket_client)
-    if settings.storage_layout in ONE_OBJECT_PER_FILE:
-        keys = key_layout(settings.storage_layout)
-        return PlainRemoteStorageManager(objects, settings.storage_prefix, keys=keys)
+    if settings.storage.layout in ONE_OBJECT_PER_FILE:
+        keys = key_layout(settings.storage.layout)
+        return PlainRemoteStorageManager(objects, settings.storage.prefix, keys=keys)
     from tierflow.storage.chunked import ChunkedRemoteStorageManager
     from tierflow.transform.keyring import KeyRing
 
     return ChunkedRemoteStorageManager(
         objects,
-        settings.storage_prefix,
-        chunk_size=settings.chunk_size,
-        compression=settings.compression,
-        compression_heuristic=settings.compression_heuristic,
-        key_ring=KeyRing.load(settings.keyring) if settings.keyring else None,
+        settings.storage.prefix,
+        chunk_size=settings.storage.chunk_size,
+        compression=settings.storage.compression,
+        compression_heuristic=settings.storage.compression_heuristic,
+        key_ring=KeyRing.load(settings.storage.keyring) if settings.storage.keyring else None,
         cache=cache,
     )

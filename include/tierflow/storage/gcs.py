@@ -32,7 +32,7 @@ from google.api_core import exceptions as google_errors
 from google.auth import exceptions as auth_errors
 from google.resumable_media import InvalidResponse
 
-from tierflow.config import DEFAULT_GCP_CONN_ID, DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.config import default
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
 from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, stored_info
 from tierflow.storage.gcs_upload import ResumableWrite
@@ -69,7 +69,7 @@ def parse_gcs_url(url: str) -> tuple[str, str]:
     return parsed.netloc, normalize_prefix(parsed.path)
 
 
-def hook_client(gcp_conn_id: str = DEFAULT_GCP_CONN_ID) -> StorageClient:
+def hook_client(gcp_conn_id: str = default("gcp_conn_id")) -> StorageClient:
     """The storage client of an Airflow connection, with GCSHook's credentials and project."""
     from airflow.providers.google.cloud.hooks.gcs import GCSHook
 
@@ -87,11 +87,11 @@ class GcsObjectStore(CloudObjectStore, PagedListing):
         bucket: str,
         *,
         prefix: str = "",
-        gcp_conn_id: str = DEFAULT_GCP_CONN_ID,
+        gcp_conn_id: str = default("gcp_conn_id"),
         part_size: int = DEFAULT_PART_SIZE,
         client: StorageClient | None = None,
         retry: RetryPolicy | None = None,
-        timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
+        timeout_s: float = default("storage_timeout_s"),
     ) -> None:
         super().__init__(prefix, part_size, retry)
         self.timeout_s = timeout_s

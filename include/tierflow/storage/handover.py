@@ -37,11 +37,11 @@ def connection_client(settings: Settings) -> BucketClient | None:
     bucket."""
     scheme = urlparse(settings.remote_storage).scheme
     if scheme == "s3":
-        return S3ClientSpec.from_connection(settings.aws_conn_id)
+        return S3ClientSpec.from_connection(settings.storage.aws_conn_id)
     if scheme in AZURE_SCHEMES:
-        return AzureClientSpec.from_connection(settings.azure_conn_id)
+        return AzureClientSpec.from_connection(settings.storage.azure_conn_id)
     if scheme == "gs":
-        return GcsClientSpec.from_connection(settings.gcp_conn_id)
+        return GcsClientSpec.from_connection(settings.storage.gcp_conn_id)
     return None
 
 

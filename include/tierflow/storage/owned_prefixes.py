@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from tierflow.config import ENV_STORAGE_PREFIX, InvalidSettingError
+from tierflow.config import InvalidSettingError, variable
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.wal_keys import is_wal_object_key, wal_prefix
 
@@ -57,7 +57,7 @@ class BucketLayout:
         object.__setattr__(self, "storage_prefix", prefix)
         if prefix and (prefix.startswith(WAREHOUSE_DIR) or WAREHOUSE_DIR.startswith(prefix)):
             raise InvalidSettingError(
-                f"{ENV_STORAGE_PREFIX}={prefix!r} overlaps the Iceberg warehouse "
+                f"{variable('storage_prefix')}={prefix!r} overlaps the Iceberg warehouse "
                 f"{WAREHOUSE_DIR!r}: segments and table files would be judged by the same rule"
             )
 

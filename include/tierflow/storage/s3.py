@@ -29,12 +29,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from urllib3.exceptions import ProtocolError
 
-from tierflow.config import (
-    DEFAULT_AWS_CONN_ID,
-    DEFAULT_S3_PART_SIZE,
-    DEFAULT_STORAGE_TIMEOUT_S,
-    MIN_S3_PART_SIZE,
-)
+from tierflow.config import MIN_S3_PART_SIZE, default
 from tierflow.rsm import (
     ObjectInfo,
     RemoteResourceNotFoundError,
@@ -76,7 +71,7 @@ def parse_s3_url(url: str) -> tuple[str, str]:
     return parsed.netloc, normalize_prefix(parsed.path)
 
 
-def request_config(timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S) -> Config:
+def request_config(timeout_s: float = default("storage_timeout_s")) -> Config:
     """What tierflow sets on every S3 client, over the connection's own ``config_kwargs``:
     connect and read timeouts, so a hung request fails into a retry instead of hanging the
     task, and no botocore retries, so ``storage.retry`` alone bounds the attempts."""
@@ -88,7 +83,7 @@ def request_config(timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S) -> Config:
 
 
 def hook_client(
-    aws_conn_id: str = DEFAULT_AWS_CONN_ID, timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S
+    aws_conn_id: str = default("aws_conn_id"), timeout_s: float = default("storage_timeout_s")
 ) -> S3Client:
     """The S3 client of an Airflow connection (imported here: executors never get this far)."""
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
@@ -104,11 +99,11 @@ class S3ObjectStore(CloudObjectStore):
         bucket: str,
         *,
         prefix: str = "",
-        aws_conn_id: str = DEFAULT_AWS_CONN_ID,
-        part_size: int = DEFAULT_S3_PART_SIZE,
+        aws_conn_id: str = default("aws_conn_id"),
+        part_size: int = default("s3_part_size"),
         client: S3Client | None = None,
         retry: RetryPolicy | None = None,
-        timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S,
+        timeout_s: float = default("storage_timeout_s"),
     ) -> None:
         if not MIN_S3_PART_SIZE <= part_size <= MAX_PART_SIZE:
             raise ValueError(

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tierflow.config import DEFAULT_STORAGE_TIMEOUT_S
+from tierflow.config import default
 from tierflow.storage.client_spec import JsonFields
 
 
@@ -63,7 +63,7 @@ class S3ClientSpec(JsonFields):
             session_token=frozen.token if frozen else None,
         )
 
-    def client(self, timeout_s: float = DEFAULT_STORAGE_TIMEOUT_S) -> Any:
+    def client(self, timeout_s: float = default("storage_timeout_s")) -> Any:
         """A boto3 S3 client, without Airflow; timeouts and retries as ``s3.request_config``."""
         import boto3
         from botocore import UNSIGNED

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch, BatchJob, read_jobs, write_results
 
 
@@ -32,8 +32,9 @@ class BatchOperation:
     refused: tuple[type[Exception], ...] = ()  # what no retry changes: the task fails for good
 
 
+@reads_settings
 def run_in_worker(op: BatchOperation, batch: dict, settings: Settings | None = None) -> dict:
     """A batch below the Spark threshold, run here; its results where the finish reads them."""
-    settings, files = settings or Settings.from_env(), Batch.model_validate(batch)
+    files = Batch.model_validate(batch)
     jobs = [op.job(**row) for row in read_jobs(files)]
     return write_results(files, op.run_here(jobs, settings))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.disablement import (
     complete_disable,
@@ -44,6 +44,7 @@ Action = Literal["disable", "enable"]
 ACTIONS = ("disable", "enable")
 
 
+@reads_settings
 def apply_request(
     topic_name: str,
     action: str,
@@ -53,7 +54,6 @@ def apply_request(
     settings: Settings | None = None,
 ) -> dict:
     """Record the request (or recognise it as already recorded); returns what to do next."""
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     if action not in ACTIONS:
         raise InvalidConfigError("action", f"action={action!r}: must be one of disable, enable")
@@ -114,9 +114,9 @@ def _disable(
     return _outcome(topic, action, "resumed")
 
 
+@reads_settings
 def complete_request(topic_name: str, *, actor: str, settings: Settings | None = None) -> dict:
     """Carry a DISABLING topic to DISABLED (no-op when already DISABLED)."""
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     report = complete_disable(
         store,

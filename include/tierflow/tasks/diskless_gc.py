@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.gc import collect_garbage as collect
 from tierflow.diskless.retention import enforce_retention, follow_tiered_log_start
@@ -23,8 +23,8 @@ from tierflow.runtime import open_objects, open_store
 log = logging.getLogger(__name__)
 
 
+@reads_settings
 def apply_retention(*, now_ms: int, settings: Settings | None = None) -> dict:
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     coordinator = DisklessCoordinator.for_store(store)
     grace = settings.diskless.delete_grace_ms
@@ -54,8 +54,8 @@ def apply_retention(*, now_ms: int, settings: Settings | None = None) -> dict:
     }
 
 
+@reads_settings
 def collect_garbage(*, now_ms: int, settings: Settings | None = None) -> dict:
-    settings = settings or Settings.from_env()
     coordinator = DisklessCoordinator.for_store(open_store(settings))
     report = collect(
         coordinator,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge import (
     MergeOptions,
@@ -45,9 +45,9 @@ DEFAULT_MIN_AGE_MINUTES = 60
 DEFAULT_MAX_SEGMENTS = 8  # per partition and run: a backlog is worked off over several runs
 
 
+@reads_settings
 def list_merge_targets(topic: str | None = None, settings: Settings | None = None) -> list[dict]:
     """The partitions of the consolidated diskless topics (or of one): one mapped task each."""
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     coordinator = DisklessCoordinator.for_store(store)
     topic_id = coordinator.topic_id_of(topic) if topic else None
@@ -64,6 +64,7 @@ def merge_owner(target: dict) -> str:
     return f"airflow:diskless_merge:{target['topic']}-{target['partition']}"
 
 
+@reads_settings
 def prepare_target(
     target: dict,
     *,
@@ -74,7 +75,6 @@ def prepare_target(
     dry_run: bool,
     settings: Settings | None = None,
 ) -> dict:
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     owner = merge_owner(target)
     plan = prepare_merge(
@@ -105,11 +105,11 @@ def prepare_target(
     return merge_plan_to_dict(plan, job_file)
 
 
+@reads_settings
 def plan_merge(
     prepared: Sequence[dict | None], *, run_key: str, settings: Settings | None = None
 ) -> Batch:
     """Write the batch's jobs file (one line per partition) and choose Spark or the worker."""
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     jobs = []
     for raw in prepared:
@@ -129,10 +129,10 @@ def plan_merge(
     return batch
 
 
+@reads_settings
 def merge_in_worker(batch: Batch, settings: Settings | None = None) -> dict:
     """The path below the Spark threshold: the same job Spark runs, on every core of the
     worker (engine.pool)."""
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     started = (still_started(store, job) for job in load_jobs(Path(batch.jobs_file)))
     jobs = [job for job in started if job]
@@ -140,10 +140,10 @@ def merge_in_worker(batch: Batch, settings: Settings | None = None) -> dict:
     return write_results(batch, (result.as_dict() for result in results))
 
 
+@reads_settings
 def finalize_target(prepared: dict, batch: Batch, settings: Settings | None = None) -> dict:
     """Verify, finish and drop one prepared partition's segments (staged.finalize_shard calls
     it for the partitions whose prepare succeeded)."""
-    settings = settings or Settings.from_env()
     plan = merge_plan_from_dict(prepared)
     store = open_store(settings)
     target = {"topic": plan.report.topic, "partition": plan.report.partition}

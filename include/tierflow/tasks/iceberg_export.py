@@ -16,7 +16,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch, batch_dir, read_rows, write_batch
 from tierflow.export.catalog import settings_catalog, settings_target
 from tierflow.export.job import ExportJob, run_job
@@ -35,9 +35,9 @@ from tierflow.tasks.batch_operation import BatchOperation
 log = logging.getLogger(__name__)
 
 
+@reads_settings
 def plan_export_batch(params: dict, *, run_key: str, settings: Settings | None = None) -> dict:
     """The run's jobs as a batch (or, on a dry run, what it would read)."""
-    settings = settings or Settings.from_env()
     store, target = open_store(settings), settings_target(settings, open_objects(settings))
     topics = exported_topics(store, params.get("topic") or None)
     if params.get("dry_run"):
@@ -60,9 +60,9 @@ def export_here(jobs: Sequence[ExportJob], settings: Settings) -> Iterator[dict]
     return (run_job(job, rsm, objects) for job in jobs)
 
 
+@reads_settings
 def commit_export(batch: dict, settings: Settings | None = None) -> dict:
     """Commit each topic's results once; ExportError names a partition that failed."""
-    settings = settings or Settings.from_env()
     store, catalog = open_store(settings), settings_catalog(settings)
     by_table: dict[str, list[dict]] = defaultdict(list)
     for result in read_rows(Batch.model_validate(batch)):
@@ -83,11 +83,11 @@ EXPORT = BatchOperation(
 )
 
 
+@reads_settings
 def expire_iceberg_snapshots(
     now_ms: int, *, dry_run: bool, settings: Settings | None = None
 ) -> dict[str, int]:
     """The nightly expiry of each exported topic's old snapshots (retention_expiry's run)."""
-    settings = settings or Settings.from_env()
     topics = exported_topics(open_store(settings), None)
     if not topics:
         return {}  # no catalog opened (nor created) where nothing is exported

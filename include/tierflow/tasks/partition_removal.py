@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.removal.mark import delete_topic, plan_topic_deletion
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 ACTOR = "airflow:remote_partition_removal"
 
 
+@reads_settings
 def detect_deleted_topics(*, dry_run: bool, settings: Settings | None = None) -> dict:
     """Mark topics gone from the log dirs (and the cluster, with a bootstrap configured)."""
     from tierflow.lifecycle.removal.detect import (
@@ -35,14 +36,15 @@ def detect_deleted_topics(*, dry_run: bool, settings: Settings | None = None) ->
         find_deleted_topics,
     )
 
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     cluster = None
-    if settings.kafka_bootstrap:
+    if settings.cluster.bootstrap_servers:
         from tierflow.kafka.cluster_metadata import read_cluster_topics
 
         # Asked by name: a full listing silently leaves out topics we may not describe.
-        cluster = read_cluster_topics(settings.kafka_bootstrap, topics=candidate_topic_names(store))
+        cluster = read_cluster_topics(
+            settings.cluster.bootstrap_servers, topics=candidate_topic_names(store)
+        )
     diskless = {t.topic_id for t in DisklessCoordinator.for_store(store).diskless_topics()}
     detection = find_deleted_topics(
         store, log_dirs=settings.log_dirs, cluster=cluster, diskless_topic_ids=diskless
@@ -81,10 +83,10 @@ def detect_deleted_topics(*, dry_run: bool, settings: Settings | None = None) ->
     return {"dry_run": dry_run, "detection": detection.as_dict(), "marked": marked}
 
 
+@reads_settings
 def list_pending_removals(settings: Settings | None = None) -> list[dict]:
     """Every partition STARTED, or MARKED longer than TIERFLOW_REMOVAL_GRACE_S ago, oldest
     first: the mapped removal tasks' inputs."""
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     jobs = pending_removals(store, grace_ms=settings.removal_grace_s * 1000, now_ms=wall_clock_ms())
     pending = [
@@ -100,16 +102,16 @@ def list_pending_removals(settings: Settings | None = None) -> list[dict]:
     return pending
 
 
+@reads_settings
 def plan_removal_shards(settings: Settings | None = None) -> list[dict]:
     """The pending removals in at most TIERFLOW_MAX_SHARDS shards (they touch only the bucket
     and the store, so no broker's queue is needed)."""
-    settings = settings or Settings.from_env()
     return cut_shards(list_pending_removals(settings), max_shards=settings.max_shards)
 
 
+@reads_settings
 def remove_shard(shard: dict, *, dry_run: bool, settings: Settings | None = None) -> ShardOutcome:
     """Carry each partition of the shard on; a failure is named and the others go ahead."""
-    settings = settings or Settings.from_env()
     return run_partitions(
         shard["targets"],
         lambda job: remove_one(job, dry_run=dry_run, settings=settings),
@@ -118,9 +120,9 @@ def remove_shard(shard: dict, *, dry_run: bool, settings: Settings | None = None
     )
 
 
+@reads_settings
 def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) -> dict:
     """Carry one partition's removal to FINISHED (or, dry, say what it would delete)."""
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     if dry_run:
         plan = plan_topic_deletion(store, job["topic"], topic_id=job["topic_id"])
@@ -139,7 +141,7 @@ def remove_one(job: dict, *, dry_run: bool, settings: Settings | None = None) ->
         open_objects(settings),
         job["topic_id"],
         int(job["partition"]),
-        where=BucketKeys(settings.storage_prefix, key_layout(settings.storage_layout)),
+        where=BucketKeys(settings.storage.prefix, key_layout(settings.storage.layout)),
         actor=attributed(ACTOR),
     )
     return {**report.as_dict(), "dry_run": False}

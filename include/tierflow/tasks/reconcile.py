@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.kafka.cluster_metadata import read_cluster_topics
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
@@ -67,9 +67,11 @@ def cluster_topic_ids(settings: Settings) -> set[str] | None:
     """The ids of the cluster's topics (TIERFLOW_KAFKA_BOOTSTRAP), None without one: keys of
     a live topic tierflow does not know may be its brokers', never orphans to delete. An
     unreadable cluster raises ClusterMetadataError: nothing may be concluded then."""
-    if not settings.kafka_bootstrap:
+    if not settings.cluster.bootstrap_servers:
         return None
-    return {i for i in read_cluster_topics(settings.kafka_bootstrap).values() if i is not None}
+    return {
+        i for i in read_cluster_topics(settings.cluster.bootstrap_servers).values() if i is not None
+    }
 
 
 def run_reconcile(
@@ -93,7 +95,7 @@ def run_reconcile(
         plan = plan_reconcile(
             store,
             objects,
-            ReconcileScope(settings.storage_prefix, key_layout(settings.storage_layout), topics),
+            ReconcileScope(settings.storage.prefix, key_layout(settings.storage.layout), topics),
             ReconcileGrace(wall_clock_ms(), object_grace_ms, settings.stale_copy_grace_s * 1000),
             warehouse=warehouse,
             progress=progress,
@@ -110,6 +112,7 @@ def run_reconcile(
         store.close()
 
 
+@reads_settings
 def reconcile(
     *,
     apply: bool,
@@ -119,7 +122,6 @@ def reconcile(
 ) -> dict[str, Any]:
     """Plan (and with ``apply``, fix) the whole bucket; returns reconcile_summary's dict. The
     actor defaults to the DAG's, with the running task instance, so the page can link it."""
-    settings = settings or Settings.from_env()
     actor = actor or attributed(ACTOR)
     plan, report = run_reconcile(
         settings, apply=apply, object_grace_ms=object_grace_ms(settings, grace_hours), actor=actor

@@ -15,11 +15,11 @@ from tierflow.runtime import open_store
 
 def publish_transitions(settings: Settings) -> dict:
     """Publish what waits, when TIERFLOW_PUBLISH_REMOTE_LOG_METADATA is on."""
-    if not settings.publish_remote_log_metadata or not settings.kafka_bootstrap:
+    if not settings.cluster.publish_remote_log_metadata or not settings.cluster.bootstrap_servers:
         return {"skipped": "TIERFLOW_PUBLISH_REMOTE_LOG_METADATA is off"}
     store = open_store(settings)
     try:
-        return asdict(publish(store, MetadataTopic(settings.kafka_bootstrap)))
+        return asdict(publish(store, MetadataTopic(settings.cluster.bootstrap_servers)))
     finally:
         store.close()
 
@@ -30,8 +30,8 @@ def follow_brokers(settings: Settings) -> dict:
     try:
         if not any(t.copier == BROKER_COPIER for t in store.topics()):
             return {"skipped": "no topic is copied by the brokers"}
-        if not settings.kafka_bootstrap:
+        if not settings.cluster.bootstrap_servers:
             return {"skipped": "TIERFLOW_KAFKA_BOOTSTRAP is not set"}
-        return asdict(follow(store, MetadataTopic(settings.kafka_bootstrap)))
+        return asdict(follow(store, MetadataTopic(settings.cluster.bootstrap_servers)))
     finally:
         store.close()

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch, batch_dir, read_rows, write_batch
 from tierflow.engine.json_lines import read_json_lines
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
@@ -52,11 +52,11 @@ def request_of(params: dict, *, actor: str, bootstrap: str | None = None) -> Res
     )
 
 
+@reads_settings
 def plan_restore_batch(params: dict, *, run_key: str, settings: Settings | None = None) -> dict:
     """Check every partition's target and write the batch of segments still missing; a dry
     run only reports. The batch says whether it goes to Spark."""
-    settings = settings or Settings.from_env()
-    request = request_of(params, actor="plan", bootstrap=settings.kafka_bootstrap)
+    request = request_of(params, actor="plan", bootstrap=settings.cluster.bootstrap_servers)
     prepared = prepare_restore(open_store(settings), open_storage(settings), request)
     for p in prepared:
         log.info("%s", p.report.describe(None if request.dry_run else "to restore"))
@@ -74,15 +74,15 @@ def restore_here(jobs: Sequence[RestoreSegmentJob], settings: Settings) -> list[
     return restore_segments_here(jobs, open_storage(settings))
 
 
+@reads_settings
 def finish_restore(
     params: dict, batch: dict, *, actor: str, settings: Settings | None = None
 ) -> dict:
     """Move each partition whose segments the batch wrote into place and record it; fail at
     the end naming the first partition that could not be (its target left as it was)."""
-    settings = settings or Settings.from_env()
     results = read_rows(Batch.model_validate(batch))
     store, rsm = open_store(settings), open_storage(settings)
-    request = request_of(params, actor=actor, bootstrap=settings.kafka_bootstrap)
+    request = request_of(params, actor=actor, bootstrap=settings.cluster.bootstrap_servers)
     prepared = prepare_restore(store, rsm, request)
     reports = place_partitions(store, prepared, results, actor)
     # What the plan found, not what is there now that the batch has run.

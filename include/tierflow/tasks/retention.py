@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from tierflow.cluster.leaders import leader_log, leader_logs
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.lifecycle.retention.local import execute_local_retention, plan_local_retention
 from tierflow.lifecycle.retention.remote import (
@@ -31,10 +31,10 @@ log = logging.getLogger(__name__)
 ACTOR = "airflow:retention_expiry"
 
 
+@reads_settings
 def list_retention_targets(settings: Settings | None = None) -> list[dict]:
     """Partitions of tiered topics that the store knows, whether or not they are on a disk;
     each with the broker that leads it, when one does (its shard runs there)."""
-    settings = settings or Settings.from_env()
     targets = retention_targets(open_store(settings))
     brokers = _leading_brokers(settings)
     for target in targets:
@@ -51,21 +51,21 @@ def _leading_brokers(settings: Settings) -> dict[tuple[str, int], int]:
         return {}
 
 
+@reads_settings
 def plan_retention_shards(
     settings: Settings | None = None, queues: Mapping[int, str] | None = None
 ) -> list[dict]:
     """Every partition to check, in at most TIERFLOW_MAX_SHARDS shards, each on its broker's
     queue in ``queues`` (local retention deletes from that broker's disks)."""
-    settings = settings or Settings.from_env()
     targets = list_retention_targets(settings)
     return cut_shards(targets, max_shards=settings.max_shards, queues=queues)
 
 
+@reads_settings
 def expire_shard(
     shard: dict, *, now_ms: int, dry_run: bool, settings: Settings | None = None
 ) -> ShardOutcome:
     """Expire each partition of the shard; a failure is named and the others go ahead."""
-    settings = settings or Settings.from_env()
     return run_partitions(
         shard["targets"],
         lambda target: expire_partition(target, now_ms=now_ms, dry_run=dry_run, settings=settings),
@@ -89,10 +89,10 @@ def retention_targets(store: MetadataStore) -> list[dict]:
     return targets
 
 
+@reads_settings
 def expire_partition(
     target: dict, *, now_ms: int, dry_run: bool, settings: Settings | None = None
 ) -> dict:
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     topic = store.topic(target["topic"])
     partition = store.partition(topic.topic_id, int(target["partition"]))

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tierflow.cluster.leaders import leader_log, leader_logs
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch, batch_dir, write_batch, write_results
 from tierflow.engine.json_lines import read_json_lines
 from tierflow.kafka.log_dir import PartitionLog
@@ -37,6 +37,7 @@ from tierflow.tasks.staged import StagedOperation
 log = logging.getLogger(__name__)
 
 
+@reads_settings
 def list_copy_targets(settings: Settings | None = None, params: dict | None = None) -> list[dict]:
     """The leaders' partitions of tiered topics that may have something to copy.
 
@@ -44,7 +45,6 @@ def list_copy_targets(settings: Settings | None = None, params: dict | None = No
     root checkpoints: an idle partition costs no task, no lease and no segment read. Partitions
     with an unfinished attempt are included, so prepare cleans it up.
     """
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     tiered = {
         t.name: t
@@ -85,12 +85,12 @@ def copy_owner(target: dict) -> str:
     return f"airflow:segment_copy:{target['topic']}-{target['partition']}"
 
 
+@reads_settings
 def prepare_target(
     target: dict, *, lease_ttl_s: int | None = None, settings: Settings | None = None
 ) -> dict:
     """Plan one partition's copy under its lease, held for ``lease_ttl_s`` (default
     TIERFLOW_COPY_LEASE_TTL_S): how long a killed task's lease blocks other owners."""
-    settings = settings or Settings.from_env()
     log_ = leader_log(settings, target["topic"], int(target["partition"])).log
     plan = prepare_copy(
         log_,
@@ -105,11 +105,11 @@ def prepare_target(
     return plan_to_dict(plan)
 
 
+@reads_settings
 def plan_rewrite(
     prepared: Sequence[dict | None], *, run_key: str, settings: Settings | None = None
 ) -> Batch:
     """Write the batch's jobs file and choose Spark or the worker by the threshold."""
-    settings = settings or Settings.from_env()
     store = open_store(settings)
     jobs = still_started(store, [job for plan in prepared if plan for job in plan_jobs(plan)])
     directory = batch_dir(settings, "rewrite-jobs", run_key)
@@ -118,10 +118,10 @@ def plan_rewrite(
     return batch
 
 
+@reads_settings
 def rewrite_in_worker(batch: Batch, settings: Settings | None = None) -> dict:
     """The path below the Spark threshold: the same rewrite Spark runs, on every core of the
     worker (engine.pool)."""
-    settings = settings or Settings.from_env()
     jobs = still_started(open_store(settings), load_jobs(Path(batch.jobs_file)))
     results = rewrite_jobs(jobs, settings, bucket_client=worker_bucket_client(settings))
     return write_results(batch, (result.as_dict() for result in results))
@@ -133,12 +133,12 @@ def worker_bucket_client(settings: Settings) -> BucketClient | None:
     return connection_client(settings)
 
 
+@reads_settings
 @contextmanager
 def spark_bucket_handover(settings: Settings | None = None) -> Iterator[None]:
     """While spark-submit runs: the bucket's connection, resolved now (fresh temporary
     credentials for every try), in the environment the driver inherits; nothing for a local
     bucket."""
-    settings = settings or Settings.from_env()
     spec = connection_client(settings)
     if spec is not None:
         log.info("handing the bucket's connection to the Spark driver")
@@ -146,13 +146,13 @@ def spark_bucket_handover(settings: Settings | None = None) -> Iterator[None]:
         yield
 
 
+@reads_settings
 def finalize_target(
     prepared: dict | None, batch: Batch, settings: Settings | None = None
 ) -> dict | None:
     """Verify and finish one partition's segments; None when its prepare did not succeed."""
     if prepared is None:
         return None
-    settings = settings or Settings.from_env()
     plan = plan_from_dict(prepared)
     target = {"topic": plan.report.topic, "partition": plan.report.partition}
     report = finalize_copy(

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from tierflow.config import Settings
+from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch
 from tierflow.tasks.shards import (
     PartitionsFailedError,
@@ -43,6 +43,7 @@ class StagedOperation:
     totals: Callable[[Sequence[dict]], dict]
 
 
+@reads_settings
 def plan_shards(
     op: StagedOperation,
     params: dict,
@@ -51,7 +52,6 @@ def plan_shards(
 ) -> list[dict]:
     """Plan the whole cluster once and cut the partitions with work into bounded shards, each
     on its broker's queue in ``queues``."""
-    settings = settings or Settings.from_env()
     targets = op.targets(settings, params)
     shards = cut_shards(targets, max_shards=settings.max_shards, queues=queues)
     log.info(
@@ -64,12 +64,12 @@ def plan_shards(
     return shards
 
 
+@reads_settings
 def prepare_shard(
     op: StagedOperation, shard: dict, *, params: dict, run_key: str, settings: Settings | None
 ) -> ShardOutcome:
     """Prepare each partition of the shard (its results are the prepared plans); failures are
     kept, named, and do not stop it."""
-    settings = settings or Settings.from_env()
     return run_partitions(
         shard["targets"],
         lambda target: op.prepare(target, settings, params, run_key),
@@ -78,6 +78,7 @@ def prepare_shard(
     )
 
 
+@reads_settings
 def plan_batch(
     op: StagedOperation,
     outcomes: Sequence[ShardOutcome | None],
@@ -86,15 +87,16 @@ def plan_batch(
     settings: Settings | None,
 ) -> Batch:
     """One rewrite batch over every prepared partition of every shard."""
-    settings = settings or Settings.from_env()
     prepared = [plan for outcome in filter(None, outcomes) for plan in outcome.results]
     return op.plan_batch(prepared, run_key, settings)
 
 
+@reads_settings
 def run_in_worker(op: StagedOperation, batch: Batch, settings: Settings | None = None) -> dict:
-    return op.run_in_worker(batch, settings or Settings.from_env())
+    return op.run_in_worker(batch, settings)
 
 
+@reads_settings
 def finalize_shard(
     op: StagedOperation,
     outcome: ShardOutcome | None,
@@ -103,7 +105,6 @@ def finalize_shard(
 ) -> ShardOutcome:
     """Verify and finish each prepared partition of the shard, whatever the others do; its
     results are the partitions' reports."""
-    settings = settings or Settings.from_env()
     prepared = outcome.results if outcome else []
     return run_partitions(
         [_with_target(plan) for plan in prepared],

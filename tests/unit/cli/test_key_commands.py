@@ -87,9 +87,9 @@ def copy_finished(settings: Settings, tmp_path: Path, count: int) -> list:
 
 def test_keys_add_activate_list(env: Settings, capsys) -> None:
     assert run("keys", "add", "--key-id", "k2", "--generate") == 0
-    assert KeyRing.load(env.keyring).active_key_id == "k1"
+    assert KeyRing.load(env.storage.keyring).active_key_id == "k1"
     assert run("keys", "activate", "k2") == 0
-    assert KeyRing.load(env.keyring).active_key_id == "k2"
+    assert KeyRing.load(env.storage.keyring).active_key_id == "k2"
     assert run("keys", "list") == 0
     assert "* k2" in capsys.readouterr().out
     with pytest.raises(CommandError, match="'k9' is not in the key ring"):
@@ -150,7 +150,7 @@ def test_rewrap_repairs_a_row_left_stale_by_a_crash(env: Settings, tmp_path: Pat
 
 def test_rewrap_reports_segments_it_cannot_unwrap(env: Settings, tmp_path: Path, capsys) -> None:
     (segment,) = copy_finished(env, tmp_path, 1)
-    KeyRing.generate(tmp_path / "other", "k7").save(env.keyring)  # k1 is gone from the ring
+    KeyRing.generate(tmp_path / "other", "k7").save(env.storage.keyring)  # k1 is gone from the ring
     capsys.readouterr()
     assert run("rewrap-keys") == 1
     out = capsys.readouterr().out

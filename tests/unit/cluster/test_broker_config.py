@@ -375,7 +375,8 @@ def test_kafka_local_refuses_a_key_dir(tmp_path: Path) -> None:
 @pytest.mark.parametrize("layout", ["plain", "something-else"])
 def test_other_layouts_are_refused(tmp_path: Path, layout: str) -> None:
     with pytest.raises(BrokerConfigError, match=rf"^TIERFLOW_STORAGE_LAYOUT={layout}: no Kafka"):
-        config(tmp_path, storage_layout=layout)
+        # updated, not embedded: the settings refuse an unknown layout before broker-config can
+        broker_config(Settings.embedded(tmp_path).updated(storage_layout=layout), BrokerOptions())
 
 
 # -- options and escaping ----------------------------------------------------------------------

@@ -25,7 +25,7 @@ def test_brokers_setting_gives_each_broker_its_dirs_and_log_dirs_all_of_them(
     a, b, c = (tmp_path / name for name in ("b1a", "b1b", "b2"))
     raw = f"1={a}{os.pathsep}{b}, 2={c}"
     settings = Settings.from_env(env(tmp_path, TIERFLOW_BROKERS=raw))
-    assert settings.brokers == (BrokerSpec(1, (a, b)), BrokerSpec(2, (c,)))
+    assert settings.cluster.brokers == (BrokerSpec(1, (a, b)), BrokerSpec(2, (c,)))
     assert settings.log_dirs == (a, b, c)
     assert Settings.from_env(settings.as_env()) == settings
 
@@ -52,10 +52,8 @@ def test_a_bad_brokers_setting_names_the_variable_and_the_entry(
 def test_log_dirs_beside_brokers_must_name_the_same_dirs(tmp_path: Path) -> None:
     raw = f"1={tmp_path / 'a'},2={tmp_path / 'b'}"
     same = os.pathsep.join(str(tmp_path / n) for n in ("b", "a"))
-    assert (
-        len(Settings.from_env(env(tmp_path, TIERFLOW_BROKERS=raw, TIERFLOW_LOG_DIRS=same)).brokers)
-        == 2
-    )
+    read = Settings.from_env(env(tmp_path, TIERFLOW_BROKERS=raw, TIERFLOW_LOG_DIRS=same))
+    assert len(read.cluster.brokers) == 2
     with pytest.raises(
         InvalidSettingError, match=r"TIERFLOW_LOG_DIRS=.*same dirs as TIERFLOW_BROKERS"
     ):
@@ -68,7 +66,7 @@ def test_log_dirs_alone_are_one_broker_with_the_id_of_meta_properties(tmp_path: 
     write_broker_root(second, None, {})
     write_replica(second, "orders", 0, [(0, 2)])
     settings = Settings.from_env(env(tmp_path, TIERFLOW_LOG_DIRS=f"{first}{os.pathsep}{second}"))
-    assert settings.brokers == ()
+    assert settings.cluster.brokers == ()
     (broker,) = cluster_brokers(settings)
     assert (broker.broker_id, broker.log_dirs) == (7, (first, second))
     assert leader_log(settings, "orders", 0).broker == 7

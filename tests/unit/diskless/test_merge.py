@@ -104,7 +104,7 @@ def test_merged_segments_are_the_files_the_broker_itself_wrote(tmp_path: Path) -
             assert world.rsm.fetch_index(ref, IndexType.LEADER_EPOCH) == epochs
             compared += 1
     assert compared >= 10
-    assert world.settings.keyring is not None, "the demo's segments are encrypted"
+    assert world.settings.storage.keyring is not None, "the demo's segments are encrypted"
     world.store.close()
 
 

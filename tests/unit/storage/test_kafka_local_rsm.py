@@ -8,7 +8,6 @@ Files put there as a broker puts them read back; deleting leaves nothing of the 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -120,7 +119,7 @@ def test_files_a_broker_put_there_read_back(tmp_path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     settings = Settings.embedded(tmp_path, storage_layout="kafka-local")
-    rsm = open_remote_storage(replace(settings, remote_storage=str(root)))
+    rsm = open_remote_storage(settings.updated(remote_storage=str(root)))
     assert rsm.fetch_log_segment(segment, 4990) == b"L" * 10
     assert rsm.fetch_index(segment, IndexType.OFFSET) == CONTENT["index"]
     assert rsm.fetch_index(segment, IndexType.TIMESTAMP) == CONTENT["timeindex"]

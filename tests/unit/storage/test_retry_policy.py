@@ -137,7 +137,7 @@ def test_the_policy_comes_from_settings(tmp_path: Path) -> None:
     settings = Settings.from_env(env)
     assert Settings.from_env(settings.as_env()) == settings
     assert retry_policy(settings) == RetryPolicy(attempts=8, base_delay_s=0.05, max_delay_s=3.0)
-    assert settings.storage_timeout_s == 7
+    assert settings.storage.timeout_s == 7
 
 
 @pytest.mark.parametrize(

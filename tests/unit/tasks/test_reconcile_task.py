@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -51,7 +50,7 @@ def test_apply_with_grace_zero(planted: Planted) -> None:
 def test_grace_comes_from_the_dag_or_the_settings(tmp_path: Path) -> None:
     from tierflow.config import Settings
 
-    settings = replace(Settings.embedded(tmp_path), reconcile_grace_s=7200)
+    settings = Settings.embedded(tmp_path, reconcile_grace_s=7200)
     assert object_grace_ms(settings, None) == 7_200_000
     assert object_grace_ms(settings, 0) == 0
     assert object_grace_ms(settings, 1.5) == 5_400_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from tierflow.config import DEFAULT_LEASE_TTL_S
+from tierflow.config import default
 from tierflow.lifecycle.compaction.job import CompactionJob
 from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.partition_registry import Lease
@@ -14,7 +14,7 @@ from tierflow.metadata.partition_registry import Lease
 class CompactionOptions:
     now_ms: int
     force: bool = False  # compact whatever the dirty ratio says (a run asked for by hand)
-    lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+    lease_ttl_s: int = default("copy_lease_ttl_s")
     # The process holding the lease from prepare to finalize (a CLI run; copy/lease.py).
     holder: LeaseHolder | None = None
 

@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tierflow.config import ENV_LEASE_TTL_S
+from tierflow.config import variable
 from tierflow.lifecycle.clock import Clock
 from tierflow.metadata.lease_holder import HolderState, LeaseHolder
 from tierflow.metadata.models import Partition, Topic
@@ -68,7 +68,7 @@ def busy_reason(held: Partition | None, ttl_s: int) -> str:
     since = f" since {iso_utc(held.lease_taken_ms)}" if held.lease_taken_ms is not None else ""
     until_ms = lease_until_ms(held, ttl_s * 1000)
     until = iso_utc(until_ms) if until_ms is not None else "?"
-    ttl = f"{ENV_LEASE_TTL_S}={ttl_s}"
+    ttl = f"{variable('copy_lease_ttl_s')}={ttl_s}"
     if state is HolderState.RUNNING:
         todo = "let it finish, or stop it and rerun (its lease is then taken over at once)"
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from tierflow.config import DEFAULT_LEASE_TTL_S
+from tierflow.config import default
 from tierflow.faults import crash_point
 from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT
@@ -55,7 +55,7 @@ class CopyOwner:
     holding it until finalize (a CLI run; lease.py)."""
 
     name: str
-    lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+    lease_ttl_s: int = default("copy_lease_ttl_s")
     holder: LeaseHolder | None = None
 
 

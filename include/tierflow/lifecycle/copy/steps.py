@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict, Unpack
 
-from tierflow.config import DEFAULT_LEASE_TTL_S
+from tierflow.config import default
 from tierflow.faults import crash_point
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
@@ -72,7 +72,7 @@ def copy_partition(
     and of each upload as it ends, which is when the time goes; ``on_copied`` follows once
     each is FINISHED. A dry run reports nothing to ``progress``: it does no work.
     """
-    lease_ttl_s = options.pop("lease_ttl_s", DEFAULT_LEASE_TTL_S)
+    lease_ttl_s = options.pop("lease_ttl_s", default("copy_lease_ttl_s"))
     plan = prepare_copy(log_, store, rsm=rsm, owner=CopyOwner(owner, lease_ttl_s), **options)
     if options.get("dry_run", False) or plan.report.skipped:
         return plan.report

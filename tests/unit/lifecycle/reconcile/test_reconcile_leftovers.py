@@ -48,7 +48,7 @@ def killed_upload(bucket: Path, key: str) -> Path:
 def test_a_killed_uploads_temporary_file_is_an_orphan(tmp_path: Path) -> None:
     t = build_tiered(tmp_path)
     topic = t.store.topic("payments")
-    where = partition_prefix(t.settings.storage_prefix, "payments", topic.topic_id, 0)
+    where = partition_prefix(t.settings.storage.prefix, "payments", topic.topic_id, 0)
     key = f"{where}00000000000000000000-AAAAAAAAAAAAAAAAAAAAAA.log"
     leftover = killed_upload(t.bucket(), key)
     leftover_key = leftover.relative_to(t.bucket().resolve()).as_posix()
@@ -59,7 +59,7 @@ def test_a_killed_uploads_temporary_file_is_an_orphan(tmp_path: Path) -> None:
         return plan_reconcile(
             t.store,
             objects(t),
-            ReconcileScope(t.settings.storage_prefix),
+            ReconcileScope(t.settings.storage.prefix),
             ReconcileGrace(wall_clock_ms(), grace_ms, HOUR_MS),
         )
 

@@ -31,7 +31,7 @@ def plan(t: Tiered, **kw: object) -> ReconcilePlan:
     return plan_reconcile(
         t.store,
         objects(t),
-        ReconcileScope(t.settings.storage_prefix),
+        ReconcileScope(t.settings.storage.prefix),
         ReconcileGrace(wall_clock_ms(), DAY_MS, HOUR_MS),
         **kw,  # type: ignore[arg-type]
     )
@@ -58,7 +58,7 @@ def test_keys_of_a_live_topic_tierflow_does_not_know_are_never_orphans(tmp_path:
     planted = build_planted(tmp_path)
     t = planted.t
     theirs = new_kafka_uuid()
-    key = partition_prefix(t.settings.storage_prefix, "brokers-own", theirs, 0) + "x.log"
+    key = partition_prefix(t.settings.storage.prefix, "brokers-own", theirs, 0) + "x.log"
     put_old(t, key, b"a broker's", wall_clock_ms() - 3 * DAY_MS)
     unknown = {f.key: f for f in plan(t).findings if f.kind is FindingKind.ORPHAN_OBJECT}
     assert unknown[key].actionable  # no cluster to ask: an orphan, as before
