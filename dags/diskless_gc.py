@@ -27,10 +27,8 @@ DISKLESS_POOL = "tierflow_diskless"
 
 
 @tierflow_dag(
-    "diskless_gc",
     schedule="@hourly",
-    doc_md=__doc__,
-    tags=["tierflow", "diskless", "retention"],
+    tags=["diskless", "retention"],
     retry_delay=timedelta(minutes=1),
     max_retry_delay=timedelta(minutes=15),
 )

@@ -42,10 +42,8 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "merge_wal_segm
 
 
 @tierflow_dag(
-    "diskless_merge",
     schedule="*/15 * * * *",
-    doc_md=__doc__,
-    tags=["tierflow", "diskless", "tiered-storage", "spark"],
+    tags=["diskless", "tiered-storage", "spark"],
     params={
         "min_age_minutes": Param(60, type="integer", minimum=0, title="Merge batches older than"),
         "topic": Param("", type="string", title="Topic", description="Empty: every topic."),

@@ -38,10 +38,8 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "export_iceberg
 
 
 @tierflow_dag(
-    "iceberg_export",
     schedule=cron_or_new_segments("30 * * * *"),
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "iceberg", "spark"],
+    tags=["tiered-storage", "iceberg", "spark"],
     params={
         "topic": Param(
             None,

@@ -27,10 +27,8 @@ NEWEST_PER_PARTITION = 3
 
 
 @tierflow_dag(
-    "index_cache",
     schedule=cron_or_new_segments("0 * * * *"),
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "index-cache", "metrics"],
+    tags=["tiered-storage", "index-cache", "metrics"],
     retries=2,
 )
 def index_cache() -> None:

@@ -47,10 +47,8 @@ def _optional(kind: str, title: str, description: str, **schema: object) -> Para
 
 
 @tierflow_dag(
-    "partition_restore",
     schedule=None,
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "restore"],
+    tags=["tiered-storage", "restore"],
     params={
         "topic": Param("", type="string", minLength=1, title="Topic"),
         "partitions": Param(

@@ -41,10 +41,8 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "compact_segmen
 
 
 @tierflow_dag(
-    "remote_compaction",
     schedule="0 3 * * *",
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "compaction", "spark"],
+    tags=["tiered-storage", "compaction", "spark"],
     params={
         "topic": Param("", type="string", title="Topic", description="Empty: every topic."),
         "force": switch_param(

@@ -24,10 +24,8 @@ from tierflow.airflow_dags.defaults import cron_or_new_segments, tierflow_dag
 
 
 @tierflow_dag(
-    "remote_log_metadata",
     schedule=cron_or_new_segments("*/5 * * * *"),
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "remote-log-metadata"],
+    tags=["tiered-storage", "remote-log-metadata"],
     retries=3,
 )
 def remote_log_metadata() -> None:

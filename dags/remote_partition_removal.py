@@ -41,10 +41,8 @@ REMOVAL_POOL = "tierflow_removal"
 
 
 @tierflow_dag(
-    "remote_partition_removal",
     schedule="@hourly",  # remote.partition.remover.task.interval.ms = 1 hour
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "topic-deletion"],
+    tags=["tiered-storage", "topic-deletion"],
     params={
         "detect": switch_param(
             True,

@@ -36,10 +36,8 @@ from tierflow.airflow_dags.task_helpers import fail_for_good, run_param, switch_
 
 
 @tierflow_dag(
-    "remote_reconcile",
     schedule="0 3 * * 0",
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "reconcile"],
+    tags=["tiered-storage", "reconcile"],
     params={
         "apply": switch_param(
             False,

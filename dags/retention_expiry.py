@@ -57,10 +57,8 @@ RETENTION_POOL = "tierflow_retention"
 
 
 @tierflow_dag(
-    "retention_expiry",
     schedule="0 2 * * *",
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "retention"],
+    tags=["tiered-storage", "retention"],
     params={
         "dry_run": deleting_dry_run_param(
             "Print what would be deleted (segments and bytes per topic); change nothing."

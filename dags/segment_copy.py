@@ -43,10 +43,8 @@ SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "rewrite_segmen
 
 
 @tierflow_dag(
-    "segment_copy",
     schedule="*/5 * * * *",
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "copy", "spark"],
+    tags=["tiered-storage", "copy", "spark"],
 )
 def segment_copy() -> None:
     wire_staged_pipeline(

@@ -53,10 +53,8 @@ def _actor() -> str:
 
 
 @tierflow_dag(
-    "topic_disablement",
     schedule=None,
-    doc_md=__doc__,
-    tags=["tierflow", "tiered-storage", "kip-950"],
+    tags=["tiered-storage", "kip-950"],
     params={
         "topic": Param(
             "",

@@ -35,30 +35,34 @@ def default_args(
 
 
 def tierflow_dag(
-    dag_id: str,
     *,
     schedule: ScheduleArg,
-    doc_md: str | None,
     tags: list[str],
     params: dict[str, Any] | None = None,
     retries: int = 3,
     retry_delay: timedelta = timedelta(seconds=30),
     max_retry_delay: timedelta = timedelta(minutes=10),
-) -> Callable:
-    """The ``@dag`` decorator with what every tierflow DAG shares; the rest is the DAG's own."""
-    return dag(
-        dag_id=dag_id,
-        schedule=schedule,
-        start_date=START_DATE,
-        catchup=False,
-        max_active_runs=1,
-        doc_md=doc_md,
-        tags=tags,
-        params=params,
-        default_args=default_args(
-            retries=retries, retry_delay=retry_delay, max_retry_delay=max_retry_delay
-        ),
-    )
+) -> Callable[[Callable], Callable]:
+    """The ``@dag`` decorator with what every tierflow DAG shares, said once rather than in
+    each DAG file: the DAG id is the decorated function's name, its doc the DAG file's
+    docstring, and its tags ``tierflow`` and then ``tags``. The rest is the DAG's own."""
+
+    def decorate(define: Callable) -> Callable:
+        return dag(
+            dag_id=define.__name__,
+            schedule=schedule,
+            start_date=START_DATE,
+            catchup=False,
+            max_active_runs=1,
+            doc_md=define.__globals__.get("__doc__"),
+            tags=["tierflow", *tags],
+            params=params,
+            default_args=default_args(
+                retries=retries, retry_delay=retry_delay, max_retry_delay=max_retry_delay
+            ),
+        )(define)
+
+    return decorate
 
 
 def cron_or_new_segments(cron: str) -> AssetOrTimeSchedule:
