@@ -31,6 +31,12 @@ TIERFLOW_COPIER = "tierflow"
 BROKER_COPIER = "broker"
 
 
+def id_key() -> Any:
+    """The key column of a table keyed by a topic or segment id (alone, or with more columns):
+    one column type for every such table, so the foreign keys to them agree."""
+    return Field(primary_key=True, sa_type=sa.String(64))
+
+
 def partition_number_key() -> Any:
     """The ``partition`` column of a table keyed by (topic id, partition number)."""
     return Field(primary_key=True, sa_type=sa.Integer, sa_column_kwargs={"autoincrement": False})
@@ -72,7 +78,7 @@ class Topic(SQLModel, table=True):
     __tablename__ = "topics"
     __table_args__ = (sa.UniqueConstraint("name", name="uq_topics_name"),)
 
-    topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    topic_id: str = id_key()
     name: str = Field(sa_type=TOPIC_NAME_TYPE)
     remote_storage_enable: bool = Field(default=False, sa_type=sa.Boolean)
     retention_ms: int = Field(default=604_800_000, sa_type=sa.BigInteger)
@@ -116,7 +122,7 @@ class Partition(SQLModel, table=True):
     __tablename__ = "partitions"
     __table_args__ = (references("partitions", "topic_id", "topics"),)
 
-    topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    topic_id: str = id_key()
     partition: int = partition_number_key()
     log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
     local_log_start_offset: int = Field(default=0, sa_type=sa.BigInteger)
@@ -144,7 +150,7 @@ class RemoteLogSegment(SQLModel, table=True):
         sa.Index("ix_remote_log_segments_tp_state", "topic_id", "partition", "state"),
     )
 
-    segment_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    segment_id: str = id_key()
     topic_id: str = Field(sa_type=sa.String(64))
     partition: int = Field(sa_type=sa.Integer)
     start_offset: int = Field(sa_type=sa.BigInteger)
@@ -178,7 +184,7 @@ class RemoteSegmentObject(SQLModel, table=True):
     __tablename__ = "remote_segment_objects"
     __table_args__ = (references("remote_segment_objects", "segment_id", "remote_log_segments"),)
 
-    segment_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    segment_id: str = id_key()
     kind: str = Field(primary_key=True, sa_type=sa.String(32))
     key: str = Field(sa_type=sa.Text)
     size: int = Field(sa_type=sa.BigInteger)
@@ -189,7 +195,7 @@ class RemotePartitionDelete(SQLModel, table=True):
     __tablename__ = "remote_partition_deletes"
     __table_args__ = (references_partition("remote_partition_deletes"),)
 
-    topic_id: str = Field(primary_key=True, sa_type=sa.String(64))
+    topic_id: str = id_key()
     partition: int = partition_number_key()
     state: str = Field(sa_type=sa.String(32))
     event_timestamp_ms: int = Field(sa_type=sa.BigInteger)
