@@ -5,7 +5,7 @@ copies through Airflow, and ``airflow ...``, which drives a local Airflow. What 
 
 from __future__ import annotations
 
-from tierflow.cli.spec import Command, Deferred, Group, arg
+from tierflow.cli.spec import Command, Group, Work, arg
 
 SERVE_DESCRIPTION = """\
 Start a local Airflow 3 on this machine and keep it in the foreground until Ctrl-C.
@@ -22,18 +22,14 @@ home. DAGs start paused: unpause them in the UI. Each component logs to AIRFLOW_
 Ctrl-C stops every component and the tasks they run.
 """
 
-_WORK = "tierflow.cli.airflow_work"
-demo = Deferred(_WORK, "demo")
-airflow_apply_settings = Deferred(_WORK, "airflow_apply_settings")
-airflow_test_dag = Deferred(_WORK, "airflow_test_dag")
-airflow_serve = Deferred(_WORK, "airflow_serve")
+WORK = Work("tierflow.cli.airflow_work")
 
 
 # -- the commands --------------------------------------------------------------------------
 
 DEMO = Command(
     "demo",
-    demo,
+    WORK.demo,
     help="generate a broker log dir, copy it through Airflow, verify every byte",
     description="Generate a realistic broker log directory under <data>/demo (replacing "
     "any previous demo there), register its topics with tiering on, run the segment_copy "
@@ -49,13 +45,13 @@ AIRFLOW = Group(
     commands=(
         Command(
             "apply-settings",
-            airflow_apply_settings,
+            WORK.airflow_apply_settings,
             help="apply airflow_settings.yaml",
             args=(arg("--file", default=None, help="[<checkout>/airflow_settings.yaml]"),),
         ),
         Command(
             "test-dag",
-            airflow_test_dag,
+            WORK.airflow_test_dag,
             help="run one DAG run with dag.test()",
             args=(
                 arg("dag_id", help="the DAG to run, e.g. segment_copy"),
@@ -69,7 +65,7 @@ AIRFLOW = Group(
         ),
         Command(
             "serve",
-            airflow_serve,
+            WORK.airflow_serve,
             help="run a local Airflow 3 with tierflow's DAGs (what `make airflow` does)",
             description=SERVE_DESCRIPTION,
             raw=True,

@@ -41,25 +41,25 @@ from tierflow.units import error_line
 
 # Commands that run Airflow itself, its logging as Airflow sets it up.
 RUNS_AIRFLOW = (
-    airflow_commands.demo,
-    airflow_commands.airflow_apply_settings,
-    airflow_commands.airflow_test_dag,
-    airflow_commands.airflow_serve,
+    airflow_commands.WORK.demo,
+    airflow_commands.WORK.airflow_apply_settings,
+    airflow_commands.WORK.airflow_test_dag,
+    airflow_commands.WORK.airflow_serve,
 )
 
 # Commands that only read the store: they never create one (a mistyped TIERFLOW_DB_URL or
 # TIERFLOW_DATA_DIR would otherwise leave an empty store behind and print nothing).
 READS_STORE_ONLY = (
-    commands.topics_list,
-    copy_commands.verify,
-    commands.events,
-    fetch_commands.fetch_command,
-    fetch_commands.metadata_command,
-    status_commands.status_command,
-    diskless_commands.fetch_command,
-    diskless_commands.describe_command,
-    restore_commands.restore,
-    export_commands.export_status,
+    commands.WORK.topics_list,
+    copy_commands.WORK.verify,
+    commands.WORK.events,
+    fetch_commands.WORK.fetch_command,
+    fetch_commands.WORK.metadata_command,
+    status_commands.WORK.status_command,
+    diskless_commands.WORK.fetch_command,
+    diskless_commands.WORK.describe_command,
+    restore_commands.WORK.restore,
+    export_commands.WORK.export_status,
 )
 
 DESCRIPTION = """\

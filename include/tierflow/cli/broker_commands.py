@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from tierflow.cli.common import as_command_error, print_json
-from tierflow.cli.spec import Command, add_commands, arg, flag
+from tierflow.cli import options
+from tierflow.cli.common import as_command_error, options_from, print_json
+from tierflow.cli.spec import Command, add_commands, arg
 from tierflow.cluster.broker_options import DEFAULT_LISTENER, BrokerConfigError, BrokerOptions
 
 DESCRIPTION = """\
@@ -37,15 +38,9 @@ def broker_config_command(args: argparse.Namespace) -> int:
     from tierflow.config import Settings
 
     settings = Settings.from_env()
-    options = BrokerOptions(
-        listener_name=args.listener_name,
-        class_path=args.class_path,
-        key_dir=args.key_dir,
-        s3_region=args.s3_region,
-        endpoint_url=args.endpoint_url,
-    )
+    chosen = options_from(BrokerOptions, args)
     with as_command_error(BrokerConfigError):
-        config = broker_config(settings, options)
+        config = broker_config(settings, chosen)
     if args.json:
         print_json(config.properties())
     else:
@@ -94,7 +89,7 @@ BROKER_CONFIG = Command(
             metavar="URL",
             help="a custom S3, GCS or Azure endpoint (an S3-compatible store, an emulator)",
         ),
-        flag("--json", "print the properties as one JSON object, without the comments"),
+        options.json("print the properties as one JSON object, without the comments"),
     ),
 )
 

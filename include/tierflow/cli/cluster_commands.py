@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from tierflow.cli.spec import Command, Deferred, Group, add_commands, arg, flag
+from tierflow.cli import options
+from tierflow.cli.spec import Command, Group, Work, add_commands
 
 DESCRIPTION = """\
 Show the brokers tierflow reads (TIERFLOW_BROKERS, or TIERFLOW_LOG_DIRS as one broker whose
@@ -26,7 +27,7 @@ id is the node.id/broker.id of its meta.properties) and, per partition:
 With many partitions the table has one row per topic; --topic shows each partition.
 """
 
-cluster_describe = Deferred("tierflow.cli.cluster_work", "cluster_describe")
+WORK = Work("tierflow.cli.cluster_work")
 
 CLUSTER = Group(
     "cluster",
@@ -35,13 +36,13 @@ CLUSTER = Group(
     commands=(
         Command(
             "describe",
-            cluster_describe,
+            WORK.cluster_describe,
             help="each partition's leader, replicas, ISR and diverged replicas",
             description=DESCRIPTION,
             raw=True,
             args=(
-                arg("--topic", help="only this topic, one row per partition"),
-                flag("--json", "print JSON for scripts"),
+                options.topic("only this topic, one row per partition"),
+                options.json("print JSON for scripts"),
             ),
         ),
     ),

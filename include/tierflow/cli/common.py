@@ -4,6 +4,8 @@ nor a library at its top, so any command module (and the parser) may use it."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import os
 import socket
@@ -12,6 +14,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
+
+Options = TypeVar("Options")
 
 
 class CommandError(Exception):
@@ -40,6 +45,17 @@ def stream_json(head: dict, key: str, items: Iterable[object]) -> None:
     for index, item in enumerate(items):
         print(("" if index == 0 else ", ") + json.dumps(item), end="")
     print("]}")
+
+
+def options_from(kind: type[Options], args: argparse.Namespace, **given: Any) -> Options:
+    """The dataclass ``kind`` of a command's options, each field the parsed argument of its
+    name unless ``given``: an option is named once, in the parser, not again field by field."""
+    taken = {
+        field.name: getattr(args, field.name)
+        for field in dataclasses.fields(kind)  # type: ignore[arg-type]
+        if field.init and field.name not in given
+    }
+    return kind(**taken, **given)
 
 
 def cli_actor() -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from tierflow.cli.spec import OWNER, Command, Deferred, add_commands, arg, flag
+from tierflow.cli import options
+from tierflow.cli.spec import Command, Work, add_commands, flag
 
 DESCRIPTION = """\
 Compact the tiered segments of compacted topics (cleanup.policy=compact) as Kafka's log
@@ -29,25 +30,23 @@ Exit status: 0 done, 1 some partition failed (each is named on one line on stder
 names a topic that is not compacted, 3 --topic names no known topic.
 """
 
-compact_command = Deferred("tierflow.cli.compaction_work", "compact_command")
+WORK = Work("tierflow.cli.compaction_work")
 
 COMPACT = Command(
     "compact",
-    compact_command,
+    WORK.compact_command,
     help="compact the tiered segments of compacted topics (what remote_compaction runs)",
     description=DESCRIPTION,
     raw=True,
     args=(
-        arg("--topic", help="only this topic [every compacted tiered topic]"),
+        options.topic("only this topic [every compacted tiered topic]"),
         flag("--force", "compact every cleanable range, whatever its dirty ratio"),
-        arg(
-            "--now",
-            metavar="ISO",
-            help="judge lags and tombstones as of this ISO-8601 instant [the current time]",
+        options.now(
+            "judge lags and tombstones as of this ISO-8601 instant [the current time]",
         ),
-        OWNER,
-        flag("--dry-run", "list the groups each partition would get; change nothing"),
-        flag("--json", "print each partition's report as JSON, for scripts"),
+        options.OWNER,
+        options.dry_run("list the groups each partition would get; change nothing"),
+        options.json("print each partition's report as JSON, for scripts"),
     ),
 )
 

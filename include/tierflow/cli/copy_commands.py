@@ -8,17 +8,17 @@ What they run is in ``copy_work``, imported when one of them runs.
 
 from __future__ import annotations
 
-from tierflow.cli.spec import OWNER, Command, Deferred, arg, flag, partition_option
+from tierflow.cli import options
+from tierflow.cli.spec import Command, Work, arg, flag
 
-copy = Deferred("tierflow.cli.copy_work", "copy")
-verify = Deferred("tierflow.cli.copy_work", "verify")
+WORK = Work("tierflow.cli.copy_work")
 
-JSON = flag("--json", "print the result as JSON for scripts (sizes in exact bytes)")
+JSON = options.json("print the result as JSON for scripts (sizes in exact bytes)")
 
 COMMANDS = (
     Command(
         "copy",
-        copy,
+        WORK.copy,
         help="copy eligible segments now (what the segment_copy DAG does)",
         description="Copy every eligible segment of tiered partitions (rolled, below the last "
         "stable offset, not yet remote), reading each partition's leader replica. Safe to "
@@ -27,10 +27,10 @@ COMMANDS = (
         "another run holds fails on one line on stderr saying who holds it, since and until "
         "when; the others go on (exit 1).",
         args=(
-            arg("--topic", help="only this topic [every registered topic]"),
-            partition_option("only this partition number (with or without --topic)"),
-            OWNER,
-            flag("--dry-run", "list what would be copied; write nothing"),
+            options.topic("only this topic [every registered topic]"),
+            options.partition("only this partition number (with or without --topic)"),
+            options.OWNER,
+            options.dry_run("list what would be copied; write nothing"),
             arg(
                 "--workers",
                 type=int,
@@ -49,11 +49,11 @@ COMMANDS = (
     ),
     Command(
         "verify",
-        verify,
+        WORK.verify,
         help="read tiered segments back and compare them with the local files",
         description="Read every COPY_SEGMENT_FINISHED segment back from the bucket (decrypted "
         "and decompressed) and compare it byte for byte with the local segment, when the "
         "local one still exists. Exit 1 if any differs.",
-        args=(arg("--topic", help="only this topic [every registered topic]"), JSON),
+        args=(options.topic("only this topic [every registered topic]"), JSON),
     ),
 )

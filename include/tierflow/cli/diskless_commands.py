@@ -12,28 +12,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tierflow.cli import options
 from tierflow.cli.defaults import KAFKA_SEGMENT_BYTES, TIMESTAMP_TYPES
-from tierflow.cli.spec import (
-    OWNER,
-    Command,
-    Deferred,
-    Group,
-    add_commands,
-    arg,
-    config_option,
-    flag,
-    partition_option,
-)
+from tierflow.cli.spec import Command, Group, Work, add_commands, arg, flag
 
-_WORK = "tierflow.cli.diskless_work"
-register_command = Deferred(_WORK, "register_command")
-produce_command = Deferred(_WORK, "produce_command")
-fetch_command = Deferred(_WORK, "fetch_command")
-merge_command = Deferred(_WORK, "merge_command")
-describe_command = Deferred(_WORK, "describe_command")
-retention_command = Deferred(_WORK, "retention_command")
-gc_command = Deferred(_WORK, "gc_command")
-demo_command = Deferred(_WORK, "demo_command")
+WORK = Work("tierflow.cli.diskless_work")
 
 
 # -- the commands --------------------------------------------------------------------------
@@ -41,7 +24,7 @@ demo_command = Deferred(_WORK, "demo_command")
 ACTIONS = (
     Command(
         "register",
-        register_command,
+        WORK.register_command,
         help="make a topic diskless (idempotent)",
         description="A new diskless topic is consolidated (remote.storage.enable=true): the "
         "merge moves its older batches into tiered segments. Give --config "
@@ -57,12 +40,12 @@ ACTIONS = (
                 default=TIMESTAMP_TYPES[0],
                 help=f"message.timestamp.type of the topic [{TIMESTAMP_TYPES[0]}]",
             ),
-            config_option("retention.ms, ..."),
+            options.config("retention.ms, ..."),
         ),
     ),
     Command(
         "produce",
-        produce_command,
+        WORK.produce_command,
         help="produce record batches into a diskless topic",
         description="Each batch of each FILE (a .log segment, or producer batches back to "
         "back) is one produce request for PARTITION. Without files, and with "
@@ -71,22 +54,22 @@ ACTIONS = (
         args=(
             arg("topic", help="the diskless topic to produce into"),
             arg("files", nargs="*", type=Path, help="files of record batches (.log segments)"),
-            partition_option("the partition to produce into [0]", default=0),
+            options.partition("the partition to produce into [0]", default=0),
             arg("--source-topic", help="the Kafka topic to read [TOPIC]"),
-            flag("--json", "print the objects, batches, bytes and offsets as JSON"),
+            options.json("print the objects, batches, bytes and offsets as JSON"),
         ),
         trailing="files",
     ),
     Command(
         "fetch",
-        fetch_command,
+        WORK.fetch_command,
         help="read batches through the diskless read path",
         description="Read a diskless partition from an offset: from tiered segments below "
         "the WAL start, then from WAL objects with one ranged GET per contiguous run, offsets "
         "injected as the broker would. Prints each batch like kafka-dump-log.",
         args=(
             arg("topic", help="the diskless topic"),
-            partition_option("the partition", required=True),
+            options.partition("the partition", required=True),
             arg("--offset", type=int, required=True, help="start at the batch holding it"),
             arg(
                 "--max-bytes",
@@ -96,12 +79,12 @@ ACTIONS = (
             ),
             flag("--print-records", "also print every record with its key and payload"),
             arg("--output", type=Path, help="write the batches to this file"),
-            flag("--json", "print the batches as JSON (records in base64 with --print-records)"),
+            options.json("print the batches as JSON (records in base64 with --print-records)"),
         ),
     ),
     Command(
         "merge",
-        merge_command,
+        WORK.merge_command,
         help="merge WAL batches into tiered segments now (what the diskless_merge DAG runs)",
         description="For each partition of the consolidated diskless topics: the batches "
         "committed at least --min-age-ms ago, rolled into segments at --segment-bytes, go "
@@ -111,7 +94,7 @@ ACTIONS = (
         "the same --owner. A partition whose lease another run holds is named on stderr with "
         "who holds it and until when; the others go on (exit 1).",
         args=(
-            arg("--topic", help="only this topic [every consolidated diskless topic]"),
+            options.topic("only this topic [every consolidated diskless topic]"),
             arg(
                 "--min-age-ms",
                 type=int,
@@ -125,36 +108,36 @@ ACTIONS = (
                 help=f"roll merged segments at this size (segment.bytes) [{KAFKA_SEGMENT_BYTES}]",
             ),
             arg("--max-segments", type=int, help="per partition [all]"),
-            OWNER,
-            flag("--dry-run", "list what would be merged; write nothing"),
-            flag("--json", "print each partition's merge report as JSON"),
+            options.OWNER,
+            options.dry_run("list what would be merged; write nothing"),
+            options.json("print each partition's merge report as JSON"),
         ),
     ),
     Command(
         "describe",
-        describe_command,
+        WORK.describe_command,
         help="diskless topics and WAL objects, like kafka-diskless-metadata.sh",
         description="Per topic: offsets, size on object storage, total size of the WAL "
         "objects holding it, and of those of them also holding deleted batches. With "
         "--objects, per WAL object: key, state, total size and used size.",
         args=(
-            arg("--topic", help="only this topic [every diskless topic]"),
+            options.topic("only this topic [every diskless topic]"),
             flag("--objects", "list the WAL objects too"),
-            flag("--json", "print the overview as JSON (sizes in exact bytes)"),
+            options.json("print the overview as JSON (sizes in exact bytes)"),
         ),
     ),
     Command(
         "retention",
-        retention_command,
+        WORK.retention_command,
         help="apply retention.ms/bytes to the WAL",
         description="Delete each diskless partition's batches past retention.ms or "
         "retention.bytes (logically: their WAL objects' used size shrinks), and carry remote "
         "retention's log start over to the diskless log. What the diskless_gc DAG does first.",
-        args=(arg("--topic", help="only this topic [every diskless topic]"),),
+        args=(options.topic("only this topic [every diskless topic]"),),
     ),
     Command(
         "gc",
-        gc_command,
+        WORK.gc_command,
         help="delete WAL objects that are due, from storage",
         description="Delete every WAL object emptied longer than "
         "TIERFLOW_DISKLESS_DELETE_GRACE_MS ago and every object never committed within "
@@ -162,7 +145,7 @@ ACTIONS = (
     ),
     Command(
         "demo",
-        demo_command,
+        WORK.demo_command,
         help="produce into diskless topics, read back, merge into tiered storage, collect",
         description="Generate the demo broker log dir under <data>/diskless-demo (replacing "
         "it), register its non-transactional topics as consolidated diskless topics, produce "

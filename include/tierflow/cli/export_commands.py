@@ -10,22 +10,12 @@ from __future__ import annotations
 
 import argparse
 
-from tierflow.cli.spec import Command, Group, add_commands, arg, flag
+from tierflow.cli import options
+from tierflow.cli.spec import Command, Group, Work, add_commands, arg
 
+WORK = Work("tierflow.cli.export_work")  # pyiceberg only when exporting
 
-def export_iceberg(args: argparse.Namespace) -> int:
-    from tierflow.cli import export_work  # pyiceberg only when exporting
-
-    return export_work.export_iceberg(args)
-
-
-def export_status(args: argparse.Namespace) -> int:
-    from tierflow.cli import export_work
-
-    return export_work.export_status(args)
-
-
-TOPIC = arg("--topic", help="only this topic [every topic with tierflow.iceberg.export=true]")
+TOPIC = options.topic("only this topic [every topic with tierflow.iceberg.export=true]")
 EXPORT = Group(
     "export",
     help="tiered data as Apache Iceberg tables",
@@ -33,7 +23,7 @@ EXPORT = Group(
     commands=(
         Command(
             "iceberg",
-            export_iceberg,
+            WORK.export_iceberg,
             help="export new tiered records into each topic's Iceberg table",
             description="Read each exported topic's finished remote segments from where its "
             "table's last commit ended, leave out control records and aborted transactions "
@@ -46,18 +36,18 @@ EXPORT = Group(
             args=(
                 TOPIC,
                 arg("--run", metavar="ID", help="the run's id, to rerun a killed run [new]"),
-                flag("--dry-run", "list the partitions and offsets to export; write nothing"),
-                flag("--json", "print the result as JSON for scripts"),
+                options.dry_run("list the partitions and offsets to export; write nothing"),
+                options.json("print the result as JSON for scripts"),
             ),
         ),
         Command(
             "status",
-            export_status,
+            WORK.export_status,
             help="how far each exported topic's table is behind its tiered data",
             description="Per partition of each exported topic: the last offset in remote "
             "storage, the last offset committed to its Iceberg table, and the export lag "
             "(offsets, and bytes of the segments still to export).",
-            args=(TOPIC, flag("--json", "print the lag as JSON for scripts")),
+            args=(TOPIC, options.json("print the lag as JSON for scripts")),
         ),
     ),
 )

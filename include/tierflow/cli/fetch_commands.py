@@ -11,27 +11,26 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tierflow.cli import options
 from tierflow.cli.defaults import SEGMENT_STATES
-from tierflow.cli.spec import Command, Deferred, OneOf, add_commands, arg, flag, partition_option
+from tierflow.cli.spec import Command, OneOf, Work, add_commands, arg, flag
 
-fetch_command = Deferred("tierflow.cli.fetch_work", "fetch_command")
-dump_segment_command = Deferred("tierflow.cli.fetch_work", "dump_segment_command")
-metadata_command = Deferred("tierflow.cli.fetch_work", "metadata_command")
+WORK = Work("tierflow.cli.fetch_work")
 
 
 # -- the commands --------------------------------------------------------------------------
 
 FETCH = Command(
     "fetch",
-    fetch_command,
+    WORK.fetch_command,
     help="read batches of a tiered partition from remote storage",
     description="Read record batches from remote storage the way a broker serves a "
     "consumer from the remote tier (KIP-405): find the segment for the offset's leader "
     "epoch, look the position up in its offset index and read only the byte ranges "
     "needed. Prints each batch like kafka-dump-log, then how many remote bytes were read.",
     args=(
-        arg("--topic", help="topic name", required=True),
-        partition_option("partition number", required=True),
+        options.topic("topic name", required=True),
+        options.partition("partition number", required=True),
         OneOf(
             (
                 arg("--offset", type=int, help="start at the batch containing this offset"),
@@ -63,8 +62,7 @@ FETCH = Command(
             "leader-epoch-checkpoint in the log dirs (log), one rebuilt from the remote "
             "segments (remote), or log when the partition is in the log dirs (auto) [auto]",
         ),
-        flag(
-            "--json",
+        options.json(
             "print the batches as JSON for scripts (with --print-records, every record, "
             "keys and payloads in base64)",
         ),
@@ -73,15 +71,15 @@ FETCH = Command(
 
 DUMP_SEGMENT = Command(
     "dump-segment",
-    dump_segment_command,
+    WORK.dump_segment_command,
     help="print a segment's batches like kafka-dump-log (local file or remote segment)",
     description="Print every record batch of a segment as Kafka's kafka-dump-log does. "
     "Give a local .log path, or --segment-id (optionally with --topic/--partition as a "
     "check) for a tiered segment, which is streamed from remote storage.",
     args=(
         arg("path", nargs="?", type=Path, help="a local .log segment file"),
-        arg("--topic", help="topic of the remote segment (checked against the store)"),
-        partition_option("partition of the remote segment (checked, like --topic)"),
+        options.topic("topic of the remote segment (checked against the store)"),
+        options.partition("partition of the remote segment (checked, like --topic)"),
         arg("--segment-id", help="id of a remote segment, as `tierflow metadata` shows"),
         flag(
             "--deep-iteration",
@@ -94,8 +92,7 @@ DUMP_SEGMENT = Command(
             action="store_true",
             help="print a line per record including key and payload (implies --deep-iteration)",
         ),
-        flag(
-            "--json",
+        options.json(
             "print one JSON document for scripts: the batches, with their records under "
             "--deep-iteration, keys and payloads in base64 under --print-records",
         ),
@@ -104,22 +101,22 @@ DUMP_SEGMENT = Command(
 
 METADATA = Command(
     "metadata",
-    metadata_command,
+    WORK.metadata_command,
     help="list remote segments per partition with their states",
     description="List the remote log segments of each partition, as Kafka's "
     "RemoteLogMetadataFormatter does for __remote_log_metadata: segment id, offsets, "
     "leader epochs, size, state, whether it serves reads (referenced), tiered epoch and "
     "the time of its last state change.",
     args=(
-        arg("--topic", help="only this topic [all registered topics]"),
-        partition_option("only this partition [all]"),
+        options.topic("only this topic [all registered topics]"),
+        options.partition("only this partition [all]"),
         arg(
             "--state",
             action="append",
             choices=list(SEGMENT_STATES),
             help="only segments in this state; repeat for several [all states]",
         ),
-        flag("--json", "print JSON (one object per partition) for scripts"),
+        options.json("print JSON (one object per partition) for scripts"),
     ),
 )
 

@@ -11,15 +11,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tierflow.cli import options
 from tierflow.cli.defaults import KEYRING_FILE, MIN_BITS
-from tierflow.cli.spec import KEYRING, Command, Deferred, Group, OneOf, add_commands, arg, flag
+from tierflow.cli.spec import Command, Group, OneOf, Work, add_commands, arg, flag
 
-_WORK = "tierflow.cli.key_work"
-keys_generate = Deferred(_WORK, "keys_generate")
-keys_add = Deferred(_WORK, "keys_add")
-keys_activate = Deferred(_WORK, "keys_activate")
-keys_list = Deferred(_WORK, "keys_list")
-rewrap_keys = Deferred(_WORK, "rewrap_keys")
+WORK = Work("tierflow.cli.key_work")
 
 
 # -- the commands --------------------------------------------------------------------------
@@ -35,7 +31,7 @@ KEYS = Group(
     commands=(
         Command(
             "generate",
-            keys_generate,
+            WORK.keys_generate,
             help="create a new key ring with one fresh key pair",
             description=f"Write <id>-public.pem, <id>-private.pem and {KEYRING_FILE} into DIR. "
             "The PEM files are also valid for Aiven's plugin (SPKI public, PKCS#8 private).",
@@ -47,12 +43,12 @@ KEYS = Group(
         ),
         Command(
             "add",
-            keys_add,
+            WORK.keys_add,
             help="add a key pair to the ring (generate one, or give PEM files)",
             description="Add a key pair under a new id. Existing ids are never replaced, so "
             "segments written under them stay readable.",
             args=(
-                KEYRING,
+                options.KEYRING,
                 arg("--key-id", required=True, help="id of the new key (no ':')"),
                 OneOf(
                     (
@@ -71,33 +67,33 @@ KEYS = Group(
         ),
         Command(
             "activate",
-            keys_activate,
+            WORK.keys_activate,
             help="switch the active key id (new segments use it)",
             description="Switch the active key. Old keys stay on the ring for reading; run "
             "rewrap-keys to move old segments under the new key.",
-            args=(KEYRING, arg("key_id", help="a key id already on the ring")),
+            args=(options.KEYRING, arg("key_id", help="a key id already on the ring")),
         ),
         Command(
             "list",
-            keys_list,
+            WORK.keys_list,
             help="show the key ids and which one is active",
             description="List the key ring's keys, the active one marked *: each key's id, "
             "its public key file and whether its private key is on this machine (needed to "
             "read the segments it wrapped).",
-            args=(KEYRING, flag("--json", "print the keys as JSON")),
+            args=(options.KEYRING, options.json("print the keys as JSON")),
         ),
     ),
 )
 
 REWRAP = Command(
     "rewrap-keys",
-    rewrap_keys,
+    WORK.rewrap_keys,
     help="re-wrap old segments' data keys under the active key (manifests only)",
     description="For every COPY_SEGMENT_FINISHED segment whose data key is wrapped under "
     "another key id, unwrap it with that (still present) key and wrap it under the active "
     "one, rewriting only the .rsm-manifest object; chunk data is not touched. The store's "
     "row for the manifest is updated. Safe to interrupt and rerun. Uses TIERFLOW_KEYRING.",
-    args=(arg("--topic", help="only this topic"),),
+    args=(options.topic("only this topic"),),
 )
 
 

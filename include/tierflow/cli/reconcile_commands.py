@@ -12,7 +12,8 @@ import argparse
 import re
 from typing import TYPE_CHECKING
 
-from tierflow.cli.spec import Command, Deferred, add_commands, arg, flag
+from tierflow.cli import options
+from tierflow.cli.spec import Command, Work, add_commands, arg, flag
 
 if TYPE_CHECKING:
     from tierflow.lifecycle.reconcile import ReconcilePlan, ReconcileReport
@@ -73,12 +74,12 @@ def exit_status(plan: ReconcilePlan, report: ReconcileReport | None) -> int:
     return EXIT_ANOMALIES if plan.anomalies else EXIT_CLEAN
 
 
-reconcile_command = Deferred("tierflow.cli.reconcile_work", "reconcile_command")
+WORK = Work("tierflow.cli.reconcile_work")
 
 
 RECONCILE = Command(
     "reconcile",
-    reconcile_command,
+    WORK.reconcile_command,
     help="compare the bucket with the store: orphans, stale rows, missing objects",
     description=DESCRIPTION,
     raw=True,
@@ -91,8 +92,8 @@ RECONCILE = Command(
             help="delete orphan objects only when last written longer ago than this, e.g. 24h, "
             "30m, 90s, 7d, or 0 [TIERFLOW_RECONCILE_GRACE_S, 24h]",
         ),
-        arg("--topic", help="only this topic (repeatable) [all]", action="append"),
-        flag("--json", "print the findings as JSON"),
+        options.topic("only this topic (repeatable) [all]", action="append"),
+        options.json("print the findings as JSON"),
     ),
 )
 

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import argparse
 
+from tierflow.cli import options
 from tierflow.cli.defaults import PUBLISH_CHUNK
-from tierflow.cli.spec import Command, Deferred, Group, add_commands, arg, config_option, flag
+from tierflow.cli.spec import Command, Group, Work, add_commands, arg, flag
 
-_WORK = "tierflow.cli.remote_log_metadata_work"
-publish_command = Deferred(_WORK, "publish_command")
-handover_command = Deferred(_WORK, "handover_command")
-follow_command = Deferred(_WORK, "follow_command")
-topics_follow_command = Deferred(_WORK, "topics_follow_command")
+WORK = Work("tierflow.cli.remote_log_metadata_work")
 
 
 def positive(text: str) -> int:
@@ -28,7 +25,7 @@ def positive(text: str) -> int:
 
 PUBLISH = Command(
     "publish",
-    publish_command,
+    WORK.publish_command,
     help="publish tierflow's transitions to __remote_log_metadata",
     description="Send every segment and partition-delete transition of the topics tierflow "
     "copies to the cluster's __remote_log_metadata (TIERFLOW_KAFKA_BOOTSTRAP), as a broker's "
@@ -42,13 +39,13 @@ PUBLISH = Command(
             default=PUBLISH_CHUNK,
             help=f"records per produce round [{PUBLISH_CHUNK}]",
         ),
-        flag("--json", "print the counts as JSON"),
+        options.json("print the counts as JSON"),
     ),
 )
 
 HANDOVER = Command(
     "handover",
-    handover_command,
+    WORK.handover_command,
     help="hand a topic tierflow copied over to the brokers' own tiering",
     description="Make the brokers serve, and go on tiering, a topic tierflow has copied: "
     "tierflow stops copying it, publishes every transition to __remote_log_metadata, then "
@@ -59,16 +56,16 @@ HANDOVER = Command(
     "it again.",
     args=(
         arg("topic", help="the topic's name"),
-        config_option("another topic config to set with it, e.g. local.retention.ms=3600000"),
+        options.config("another topic config to set with it, e.g. local.retention.ms=3600000"),
         flag("--yes", "hand over (without it: a dry run)"),
-        flag("--json", "print the plan (and the outcome) as JSON"),
+        options.json("print the plan (and the outcome) as JSON"),
     ),
 )
 
 
 FOLLOW = Command(
     "follow",
-    follow_command,
+    WORK.follow_command,
     help="mirror the brokers' segments of followed topics into the store",
     description="Read the cluster's __remote_log_metadata (TIERFLOW_KAFKA_BOOTSTRAP) from where "
     "the last run stopped and mirror every segment and state of the topics the brokers copy "
@@ -77,13 +74,13 @@ FOLLOW = Command(
     "them. Records of other topics are counted and left alone. Reading again is harmless.",
     args=(
         flag("--from-start", "read every partition from its first record again"),
-        flag("--json", "print the counts as JSON"),
+        options.json("print the counts as JSON"),
     ),
 )
 
 TOPICS_FOLLOW = Command(
     "follow",
-    topics_follow_command,
+    WORK.topics_follow_command,
     help="follow a topic the brokers tier themselves (broker-owned)",
     description="Mark a registered topic as copied by the brokers' own tiering (Aiven's or "
     "another RemoteStorageManager), so tierflow mirrors its segments from "

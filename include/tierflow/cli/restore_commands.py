@@ -10,14 +10,15 @@ runs.
 
 from __future__ import annotations
 
-from tierflow.cli.spec import Command, Deferred, OneOf, arg, flag
+from tierflow.cli import options
+from tierflow.cli.spec import Command, OneOf, Work, arg, flag
 
-restore = Deferred("tierflow.cli.restore_work", "restore")
+WORK = Work("tierflow.cli.restore_work")
 
 COMMANDS = (
     Command(
         "restore",
-        restore,
+        WORK.restore,
         help="rebuild partitions from remote storage as broker-loadable log dirs",
         description="Write each partition's remote segments back as the files a broker keeps "
         "(.log, .index, .timeindex, .txnindex, producer snapshots, leader-epoch-checkpoint, "
@@ -67,13 +68,13 @@ COMMANDS = (
                 "rebuild a replica's auxiliary state only: for each partition under --to, the "
                 "producer snapshot and leader epochs at its local log start (no log data read)",
             ),
-            flag("--dry-run", "print the segments, bytes and directories; write nothing"),
+            options.dry_run("print the segments, bytes and directories; write nothing"),
             flag("--spark", "write the segments on Spark (spark_default), one task per segment"),
             flag(
                 "--no-spark",
                 "write here even above TIERFLOW_SPARK_THRESHOLD_BYTES, where restore uses Spark",
             ),
-            flag("--json", "print the result as JSON for scripts"),
+            options.json("print the result as JSON for scripts"),
         ),
     ),
 )

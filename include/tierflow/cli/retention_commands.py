@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from tierflow.cli.spec import Command, Deferred, add_commands, arg, flag
+from tierflow.cli import options
+from tierflow.cli.spec import Command, Work, add_commands
 
 DESCRIPTION = """\
 Run what one retention_expiry DAG run does, from this shell: local retention
@@ -28,23 +29,21 @@ Exit status: 0 done, 1 some partition failed (each is named on one line on stder
 error that stops the whole run (settings, store) exits as it does for every command.
 """
 
-retention_command = Deferred("tierflow.cli.retention_work", "retention_command")
+WORK = Work("tierflow.cli.retention_work")
 
 RETENTION = Command(
     "retention",
-    retention_command,
+    WORK.retention_command,
     help="run or preview the nightly tiered retention (what one retention_expiry run does)",
     description=DESCRIPTION,
     raw=True,
     args=(
-        flag("--dry-run", "plan and print what would be deleted; change nothing"),
-        arg(
-            "--now",
-            metavar="ISO",
-            help="evaluate retention as of this ISO-8601 instant, e.g. 2026-05-01T02:00:00Z "
+        options.dry_run("plan and print what would be deleted; change nothing"),
+        options.now(
+            "evaluate retention as of this ISO-8601 instant, e.g. 2026-05-01T02:00:00Z "
             "(UTC without an offset), as a backfill of that night would [the current time]",
         ),
-        flag("--json", "print the plan and the result as JSON ({plan, result}), for scripts"),
+        options.json("print the plan and the result as JSON ({plan, result}), for scripts"),
     ),
 )
 

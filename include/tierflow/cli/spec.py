@@ -15,7 +15,6 @@ import argparse
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 Handler = Callable[[argparse.Namespace], int]
@@ -32,6 +31,19 @@ class Deferred:
     def __call__(self, args: argparse.Namespace) -> int:
         run: Handler = getattr(importlib.import_module(self.module), self.name)
         return run(args)
+
+
+@dataclass(frozen=True)
+class Work:
+    """The module of a command module's work: ``WORK.name`` is its function ``name``,
+    ``Deferred``, so a command table names each function once, where it uses it."""
+
+    module: str
+
+    def __getattr__(self, name: str) -> Deferred:
+        if name.startswith("_"):  # copy, pickle and the like probe for dunders
+            raise AttributeError(name)
+        return Deferred(self.module, name)
 
 
 @dataclass(frozen=True)
@@ -141,24 +153,3 @@ def _add_parser(sub: argparse._SubParsersAction, spec: Command | Group) -> argpa
     return sub.add_parser(
         spec.name, help=spec.help, description=spec.description, formatter_class=formatter
     )
-
-
-# -- options several commands share ----------------------------------------------------------
-
-
-def partition_option(help: str | None = None, **options: Any) -> Arg:
-    return arg("--partition", type=int, help=help, **options)
-
-
-def config_option(help: str) -> Arg:
-    """``--config KEY=VALUE``, repeatable: Kafka topic configs."""
-    return arg("--config", action="append", default=[], metavar="KEY=VALUE", help=help)
-
-
-OWNER = arg(
-    "--owner",
-    help="the partition leases' owner [cli:<host>:<pid>]; a plain rerun on this host takes "
-    "over the lease of a run whose process is gone, and the same --owner takes it over at once "
-    "(from a live run too, which then can write nothing more)",
-)
-KEYRING = arg("--keyring", type=Path, help="key ring file [TIERFLOW_KEYRING]", default=None)

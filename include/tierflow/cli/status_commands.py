@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import argparse
 
-from tierflow.cli.spec import Command, Deferred, add_commands, arg, flag, partition_option
+from tierflow.cli import options
+from tierflow.cli.spec import Command, Work, add_commands, arg, flag
 from tierflow.operator_view.options import DEFAULT_LIMIT, MAX_LIMIT
 
 DEFAULT_EVENTS = 10
 
-status_command = Deferred("tierflow.cli.status_work", "status_command")
+WORK = Work("tierflow.cli.status_work")
 
 
 STATUS = Command(
     "status",
-    status_command,
+    WORK.status_command,
     help="sizes, lags, offsets, next retention run, stuck segments, latest events",
     description="The Tiered storage page of the Airflow UI as tables. Per partition of "
     "the registered topics: local segments and bytes (from the log dirs), remote segments "
@@ -37,8 +38,8 @@ STATUS = Command(
     "topic (and per broker, with several); --topic or --partition lists them one by one, "
     "a page at a time, with the retention plan of that page.",
     args=(
-        arg("--topic", help="only this topic, and list its partitions [all topics, summed]"),
-        partition_option("only partitions with this number, listed [all]"),
+        options.topic("only this topic, and list its partitions [all topics, summed]"),
+        options.partition("only partitions with this number, listed [all]"),
         arg("--page", type=int, default=1, help="which page of the listed partitions [1]"),
         arg(
             "--limit",
@@ -54,7 +55,7 @@ STATUS = Command(
         ),
         arg("--events", type=int, default=DEFAULT_EVENTS, help=f"latest events [{DEFAULT_EVENTS}]"),
         flag("--history", "also remote size and copy lag over time (the page's chart)"),
-        flag("--json", "print the same figures as JSON, for scripts"),
+        options.json("print the same figures as JSON, for scripts"),
     ),
 )
 

@@ -6,6 +6,10 @@ Sizes in human units and times in ISO-8601 UTC (tierflow.units), offsets and cou
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -26,6 +30,8 @@ from tierflow.operator_view.model import (
 )
 from tierflow.tasks.attribution import TaskInstanceRef, actor_base
 from tierflow.units import human_bytes, human_duration, iso_utc
+
+Item = TypeVar("Item")  # what one row of a table shows
 
 _S = RemoteLogSegmentState
 # (column header, state) for the remote-by-state columns; DELETE_SEGMENT_FINISHED rows are
@@ -68,41 +74,83 @@ TOPIC_COLUMNS = (
     "retention time/size",
     "local retention time/size",
 )
-RETENTION_COLUMNS = (
-    "topic",
-    "partition",
-    "remote",
-    "local",
-    "new log start",
-    "new local start",
-    "note",
-)
-STUCK_COLUMNS = (
-    "topic",
-    "partition",
-    "segment",
-    "state",
-    "offsets",
-    "size",
-    "since",
-    "age",
-    "started by",
-    "task instance",
-)
-EVENT_COLUMNS = (
-    "#",
-    "time",
-    "entity",
-    "topic",
-    "partition",
-    "segment",
-    "from",
-    "to",
-    "by",
-    "task instance",
-)
-HISTORY_COLUMNS = ("time", "remote size", "copy lag")
 BROKER_COLUMNS = ("broker", "partitions", *FIGURE_COLUMNS)
+
+
+@dataclass(frozen=True)
+class Columns(Generic[Item]):
+    """A table whose every column is one cell of an item: each header beside what it shows,
+    so a column is added or moved in one place."""
+
+    cells: tuple[tuple[str, Callable[[Item], str]], ...]
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        return tuple(header for header, _cell in self.cells)
+
+    def row(self, item: Item) -> list[str]:
+        return [cell(item) for _header, cell in self.cells]
+
+    def table(self, title: str, items: Iterable[Item], caption: str | None = None) -> Table:
+        return table(title, self.headers, [self.row(item) for item in items], caption)
+
+
+RETENTION: Columns[PartitionRetention] = Columns(
+    (
+        ("topic", lambda p: p.topic),
+        ("partition", lambda p: str(p.partition)),
+        ("remote", lambda p: _pair(p.remote_bytes, p.remote_segments)),
+        ("local", lambda p: _pair(p.local_bytes, p.local_segments)),
+        ("new log start", lambda p: optional(p.new_log_start_offset)),
+        ("new local start", lambda p: optional(p.new_local_log_start_offset)),
+        ("note", lambda p: "; ".join(filter(None, [p.stopped_at, *p.blocked]))),
+    )
+)
+STUCK: Columns[StuckSegment] = Columns(
+    (
+        ("topic", lambda s: s.topic),
+        ("partition", lambda s: str(s.partition)),
+        ("segment", lambda s: s.segment_id),
+        ("state", lambda s: s.state),
+        ("offsets", lambda s: f"{s.start_offset}-{s.end_offset}"),
+        ("size", lambda s: human_bytes(s.size_bytes)),
+        ("since", lambda s: iso_utc(s.since_ms)),
+        ("age", lambda s: human_duration(s.age_ms)),
+        ("started by", lambda s: actor_base(s.actor)),
+        ("task instance", lambda s: _task_instance(s.task_instance)),
+    )
+)
+EVENTS: Columns[EventView] = Columns(
+    (
+        ("#", lambda e: str(e.id)),
+        ("time", lambda e: iso_utc(e.time_ms)),
+        ("entity", lambda e: e.entity),
+        ("topic", lambda e: e.topic),
+        ("partition", lambda e: optional(e.partition)),
+        ("segment", lambda e: e.segment_id or ""),
+        ("from", lambda e: e.from_state or ""),
+        ("to", lambda e: e.to_state),
+        ("by", lambda e: actor_base(e.actor)),
+        ("task instance", lambda e: _task_instance(e.task_instance)),
+    )
+)
+EXPORT: Columns[PartitionLag] = Columns(
+    (
+        ("topic", lambda lag: lag.topic),
+        ("partition", lambda lag: str(lag.partition)),
+        ("remote end", lambda lag: str(lag.remote_end_offset)),
+        ("exported to", lambda lag: str(lag.exported_end_offset)),
+        ("lag", lambda lag: str(lag.lag_offsets)),
+        ("lag size", lambda lag: human_bytes(lag.lag_bytes)),
+    )
+)
+HISTORY: Columns[HistoryPoint] = Columns(
+    (
+        ("time", lambda h: iso_utc(h.time_ms)),
+        ("remote size", lambda h: human_bytes(h.remote_log_size_bytes)),
+        ("copy lag", lambda h: human_bytes(h.remote_copy_lag_bytes)),
+    )
+)
 
 
 def partition_row(m: PartitionView) -> list[str]:
@@ -127,70 +175,6 @@ def topic_row(t: TopicMetrics | TopicView) -> list[str]:
             _retention(t.effective_local_retention_ms, t.effective_local_retention_bytes),
         ]
     return [t.topic, *_summed(t), *settings]
-
-
-def retention_row(p: PartitionRetention) -> list[str]:
-    return [
-        p.topic,
-        str(p.partition),
-        _pair(p.remote_bytes, p.remote_segments),
-        _pair(p.local_bytes, p.local_segments),
-        optional(p.new_log_start_offset),
-        optional(p.new_local_log_start_offset),
-        "; ".join(filter(None, [p.stopped_at, *p.blocked])),
-    ]
-
-
-EXPORT_COLUMNS = ("topic", "partition", "remote end", "exported to", "lag", "lag size")
-
-
-def export_row(lag: PartitionLag) -> list[str]:
-    return [
-        lag.topic,
-        str(lag.partition),
-        str(lag.remote_end_offset),
-        str(lag.exported_end_offset),
-        str(lag.lag_offsets),
-        human_bytes(lag.lag_bytes),
-    ]
-
-
-def stuck_row(s: StuckSegment) -> list[str]:
-    return [
-        s.topic,
-        str(s.partition),
-        s.segment_id,
-        s.state,
-        f"{s.start_offset}-{s.end_offset}",
-        human_bytes(s.size_bytes),
-        iso_utc(s.since_ms),
-        human_duration(s.age_ms),
-        actor_base(s.actor),
-        _task_instance(s.task_instance),
-    ]
-
-
-def event_row(e: EventView) -> list[str]:
-    return [
-        str(e.id),
-        iso_utc(e.time_ms),
-        e.entity,
-        e.topic,
-        optional(e.partition),
-        e.segment_id or "",
-        e.from_state or "",
-        e.to_state,
-        actor_base(e.actor),
-        _task_instance(e.task_instance),
-    ]
-
-
-def history_row(h: HistoryPoint) -> list[str]:
-    return [
-        iso_utc(h.time_ms),
-        human_bytes(h.remote_log_size_bytes),
-        human_bytes(h.remote_copy_lag_bytes),
-    ]
 
 
 def broker_row(b: BrokerView) -> list[str]:

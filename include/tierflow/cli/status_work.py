@@ -8,23 +8,18 @@ import json
 
 from rich.table import Table
 
-from tierflow.cli.common import as_command_error
+from tierflow.cli.common import as_command_error, options_from
 from tierflow.cli.status_tables import (
     BROKER_COLUMNS,
-    EVENT_COLUMNS,
-    EXPORT_COLUMNS,
-    HISTORY_COLUMNS,
-    RETENTION_COLUMNS,
-    STUCK_COLUMNS,
+    EVENTS,
+    EXPORT,
+    HISTORY,
+    RETENTION,
+    STUCK,
     broker_row,
     console,
-    event_row,
-    export_row,
-    history_row,
     more,
     partition_table,
-    retention_row,
-    stuck_row,
     table,
     topic_table,
 )
@@ -40,15 +35,7 @@ from tierflow.units import human_duration, iso_utc
 
 def status_command(args: argparse.Namespace) -> int:
     with as_command_error(UnknownTopicError, ValueError):
-        options = ViewOptions(
-            topic=args.topic,
-            partition=args.partition,
-            stuck_after_s=args.stuck_after,
-            events=args.events,
-            history=args.history,
-            page=args.page,
-            limit=args.limit,
-        )
+        options = options_from(ViewOptions, args, stuck_after_s=args.stuck_after)
         snapshot = snapshot_from_settings(Settings.from_env(), options)
     if args.json:
         print(json.dumps(snapshot.as_dict(), indent=2))
@@ -110,43 +97,30 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
     """Retention preview, stuck segments, events (and history): the page's other sections."""
     retention = snapshot.retention
     found = [
-        table(
+        RETENTION.table(
             f"next retention run, as of {iso_utc(retention.as_of_ms)}",
-            RETENTION_COLUMNS,
-            [retention_row(p) for p in retention.partitions],
+            retention.partitions,
             "remote and local are bytes/segments that run would delete from the partitions "
             "listed" + ("" if retention.delete_local_files else " (local: reported only)")
             if snapshot.partition_page.listed
             else "planned for listed partitions only: give --topic or --partition",
         ),
-        table(
+        STUCK.table(
             "stuck segments (STARTED for more than "
             f"{human_duration(snapshot.stuck_after_s * 1000)})",
-            STUCK_COLUMNS,
-            [stuck_row(s) for s in snapshot.stuck],
+            snapshot.stuck,
             more(len(snapshot.stuck), snapshot.stuck_total, "stuck segments (oldest shown)"),
         ),
-        table(
+        EVENTS.table(
             "latest events (newest first)",
-            EVENT_COLUMNS,
-            [event_row(e) for e in snapshot.events],
+            snapshot.events,
             more(len(snapshot.events), snapshot.events_total, "events (tierflow events)"),
         ),
     ]
     if snapshot.export_lag:
         found.append(
-            table(
-                "Iceberg export lag (remote retention waits for it)",
-                EXPORT_COLUMNS,
-                [export_row(lag) for lag in snapshot.export_lag],
-            )
+            EXPORT.table("Iceberg export lag (remote retention waits for it)", snapshot.export_lag)
         )
     if snapshot.history is not None:
-        found.append(
-            table(
-                "remote size and copy lag over time",
-                HISTORY_COLUMNS,
-                [history_row(h) for h in snapshot.history],
-            )
-        )
+        found.append(HISTORY.table("remote size and copy lag over time", snapshot.history))
     return found

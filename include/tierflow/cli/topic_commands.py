@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 
+from tierflow.cli import options
 from tierflow.cli.commands import TOPIC_ACTIONS
 from tierflow.cli.remote_log_metadata_commands import HANDOVER, TOPICS_FOLLOW
-from tierflow.cli.spec import Command, Deferred, Group, add_commands, arg, config_option, flag
+from tierflow.cli.spec import Command, Group, Work, add_commands, arg, flag
 
-_WORK = "tierflow.cli.topic_work"
-delete_topic_command = Deferred(_WORK, "delete_topic_command")
-remove_partitions_command = Deferred(_WORK, "remove_partitions_command")
-tiering_command = Deferred(_WORK, "tiering_command")
-topics_sync_command = Deferred(_WORK, "topics_sync_command")
+WORK = Work("tierflow.cli.topic_work")
 
 
 # -- the commands --------------------------------------------------------------------------
@@ -27,7 +24,7 @@ topics_sync_command = Deferred(_WORK, "topics_sync_command")
 COMMANDS = (
     Command(
         "delete-topic",
-        delete_topic_command,
+        WORK.delete_topic_command,
         help="mark a deleted Kafka topic so its remote data is removed",
         description="Record that Kafka deleted TOPIC: every partition of its topic id is "
         "marked DELETE_PARTITION_MARKED and the name is freed for a new topic. The hourly "
@@ -38,12 +35,12 @@ COMMANDS = (
             arg("topic", help="the deleted topic's name, as registered"),
             arg("--topic-id", help="which incarnation, when the name was reused"),
             flag("--yes", "mark it (otherwise a dry run)"),
-            flag("--json", "print the result as JSON"),
+            options.json("print the result as JSON"),
         ),
     ),
     Command(
         "remove-partitions",
-        remove_partitions_command,
+        WORK.remove_partitions_command,
         help="remove the remote data of marked partitions now (what the hourly DAG does)",
         description="Carry every DELETE_PARTITION_MARKED or _STARTED partition to "
         "DELETE_PARTITION_FINISHED: delete each segment through DELETE_SEGMENT_STARTED/FINISHED "
@@ -62,7 +59,7 @@ COMMANDS = (
         commands=(
             Command(
                 "disable",
-                tiering_command,
+                WORK.tiering_command,
                 help="turn tiered storage off",
                 description="KIP-950: stop copying TOPIC. With --policy retain "
                 "(remote.log.copy.disable=true) its remote data stays readable until "
@@ -82,7 +79,7 @@ COMMANDS = (
             ),
             Command(
                 "enable",
-                tiering_command,
+                WORK.tiering_command,
                 help="turn tiered storage on again",
                 description="Resume copying TOPIC from max(highest remote offset + 1, log "
                 "start offset), in a new tiered epoch.",
@@ -95,7 +92,7 @@ COMMANDS = (
 
 SYNC = Command(
     "sync",
-    topics_sync_command,
+    WORK.topics_sync_command,
     help="register every topic Kafka has, with its configs (rerun to update)",
     description="Register every topic with a partition in the log dirs (all brokers' "
     "dirs), or, when "
@@ -113,9 +110,9 @@ SYNC = Command(
     "Unlike Kafka, it tiers compacted topics (cleanup.policy=compact or compact,delete), "
     "copying what the broker's log cleaner has cleaned.",
     args=(
-        config_option("a default for topics that do not set KEY, e.g. remote.storage.enable=true"),
-        flag("--dry-run", "show what would change, write nothing"),
-        flag("--json", "print the outcomes as JSON"),
+        options.config("a default for topics that do not set KEY, e.g. remote.storage.enable=true"),
+        options.dry_run("show what would change, write nothing"),
+        options.json("print the outcomes as JSON"),
     ),
 )
 
