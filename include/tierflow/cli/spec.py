@@ -73,16 +73,23 @@ class OneOf:
 
 
 @dataclass(frozen=True)
-class Command:
-    """A command that runs ``func``; ``raw`` keeps the description's own line breaks."""
+class Entry:
+    """What the help shows of a command or a group: its ``name`` and line of ``help`` in the
+    list above it, and its own page's ``description`` (``raw`` keeps its own line breaks)."""
 
     name: str
+    help: str = field(kw_only=True)
+    description: str | None = field(default=None, kw_only=True)
+    raw: bool = field(default=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Command(Entry):
+    """A command that runs ``func``, with options ``args`` and fixed ``defaults``."""
+
     func: Handler
-    help: str
-    description: str | None = None
     args: tuple[Arg | OneOf, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    raw: bool = False
     # A ``nargs="*"`` positional whose values may also come after the options (``produce
     # clicks --partition 0 a.log``): argparse gives it its empty match at once (CPython
     # bpo-15112, in 3.11), and ``place_trailing`` hands it the values left over.
@@ -90,15 +97,12 @@ class Command:
 
 
 @dataclass(frozen=True)
-class Group:
+class Group(Entry):
     """A command whose first argument is an ACTION: ``tierflow keys add``, ...; ``dest``
     names the attribute the action is parsed into."""
 
-    name: str
-    help: str
-    dest: str
-    commands: tuple[Command | Group, ...]
-    description: str | None = None
+    dest: str = field(kw_only=True)
+    commands: tuple[Command | Group, ...] = field(kw_only=True)
 
 
 def add_commands(sub: argparse._SubParsersAction, commands: Iterable[Command | Group]) -> None:
@@ -147,9 +151,8 @@ def place_trailing(
     return args
 
 
-def _add_parser(sub: argparse._SubParsersAction, spec: Command | Group) -> argparse.ArgumentParser:
-    raw = isinstance(spec, Command) and spec.raw
-    formatter = argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter
+def _add_parser(sub: argparse._SubParsersAction, entry: Entry) -> argparse.ArgumentParser:
+    formatter = argparse.RawDescriptionHelpFormatter if entry.raw else argparse.HelpFormatter
     return sub.add_parser(
-        spec.name, help=spec.help, description=spec.description, formatter_class=formatter
+        entry.name, help=entry.help, description=entry.description, formatter_class=formatter
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from rich import box
 from rich.console import Console
@@ -95,10 +95,17 @@ class Columns(Generic[Item]):
         return table(title, self.headers, [self.row(item) for item in items], caption)
 
 
+# The cells several tables show alike, of any item with the attribute.
+Cell = tuple[str, Callable[[Any], str]]
+TOPIC: Cell = ("topic", lambda item: item.topic)
+PARTITION: Cell = ("partition", lambda item: str(item.partition))
+TASK_INSTANCE: Cell = ("task instance", lambda item: _task_instance(item.task_instance))
+
+
 RETENTION: Columns[PartitionRetention] = Columns(
     (
-        ("topic", lambda p: p.topic),
-        ("partition", lambda p: str(p.partition)),
+        TOPIC,
+        PARTITION,
         ("remote", lambda p: _pair(p.remote_bytes, p.remote_segments)),
         ("local", lambda p: _pair(p.local_bytes, p.local_segments)),
         ("new log start", lambda p: optional(p.new_log_start_offset)),
@@ -108,8 +115,8 @@ RETENTION: Columns[PartitionRetention] = Columns(
 )
 STUCK: Columns[StuckSegment] = Columns(
     (
-        ("topic", lambda s: s.topic),
-        ("partition", lambda s: str(s.partition)),
+        TOPIC,
+        PARTITION,
         ("segment", lambda s: s.segment_id),
         ("state", lambda s: s.state),
         ("offsets", lambda s: f"{s.start_offset}-{s.end_offset}"),
@@ -117,7 +124,7 @@ STUCK: Columns[StuckSegment] = Columns(
         ("since", lambda s: iso_utc(s.since_ms)),
         ("age", lambda s: human_duration(s.age_ms)),
         ("started by", lambda s: actor_base(s.actor)),
-        ("task instance", lambda s: _task_instance(s.task_instance)),
+        TASK_INSTANCE,
     )
 )
 EVENTS: Columns[EventView] = Columns(
@@ -125,19 +132,19 @@ EVENTS: Columns[EventView] = Columns(
         ("#", lambda e: str(e.id)),
         ("time", lambda e: iso_utc(e.time_ms)),
         ("entity", lambda e: e.entity),
-        ("topic", lambda e: e.topic),
+        TOPIC,
         ("partition", lambda e: optional(e.partition)),
         ("segment", lambda e: e.segment_id or ""),
         ("from", lambda e: e.from_state or ""),
         ("to", lambda e: e.to_state),
         ("by", lambda e: actor_base(e.actor)),
-        ("task instance", lambda e: _task_instance(e.task_instance)),
+        TASK_INSTANCE,
     )
 )
 EXPORT: Columns[PartitionLag] = Columns(
     (
-        ("topic", lambda lag: lag.topic),
-        ("partition", lambda lag: str(lag.partition)),
+        TOPIC,
+        PARTITION,
         ("remote end", lambda lag: str(lag.remote_end_offset)),
         ("exported to", lambda lag: str(lag.exported_end_offset)),
         ("lag", lambda lag: str(lag.lag_offsets)),
