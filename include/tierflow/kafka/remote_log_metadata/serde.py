@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from typing import Any
 
 from kafka.protocol.api_data import ApiData
 
@@ -76,14 +77,7 @@ def _encode(record: RemoteLogMetadata) -> bytes:
     if isinstance(record, SegmentMetadata):
         body: ApiData = _segment_body(record)
     elif isinstance(record, SegmentUpdate):
-        body = _UPDATE(
-            version=RECORD_VERSION,
-            remote_log_segment_id=_segment_id(_UPDATE, record.partition, record.segment_id),
-            broker_id=record.broker_id,
-            event_timestamp_ms=record.event_timestamp_ms,
-            custom_metadata=record.custom_metadata,
-            remote_log_segment_state=record.state,
-        )
+        body = _UPDATE(**_segment_body_fields(_UPDATE, record))
     else:
         body = _DELETE(
             version=RECORD_VERSION,
@@ -97,22 +91,31 @@ def _encode(record: RemoteLogMetadata) -> bytes:
 
 def _segment_body(record: SegmentMetadata) -> ApiData:
     return _SEGMENT(
-        version=RECORD_VERSION,
-        remote_log_segment_id=_segment_id(_SEGMENT, record.partition, record.segment_id),
+        **_segment_body_fields(_SEGMENT, record),
         start_offset=record.start_offset,
         end_offset=record.end_offset,
-        broker_id=record.broker_id,
         max_timestamp_ms=record.max_timestamp_ms,
-        event_timestamp_ms=record.event_timestamp_ms,
         segment_leader_epochs=[  # by epoch, as Kafka writes them from its sorted map
             _SEGMENT.SegmentLeaderEpochEntry(leader_epoch=epoch, offset=offset)
             for epoch, offset in sorted(record.leader_epochs, key=lambda pair: pair[0])
         ],
         segment_size_in_bytes=record.size_in_bytes,
-        custom_metadata=record.custom_metadata,
-        remote_log_segment_state=record.state,
         txn_index_empty=record.txn_index_empty,
     )
+
+
+def _segment_body_fields(
+    cls: type[ApiData], record: SegmentMetadata | SegmentUpdate
+) -> dict[str, Any]:
+    """The body fields a segment's metadata and its updates both carry, written alike."""
+    return {
+        "version": RECORD_VERSION,
+        "remote_log_segment_id": _segment_id(cls, record.partition, record.segment_id),
+        "broker_id": record.broker_id,
+        "event_timestamp_ms": record.event_timestamp_ms,
+        "custom_metadata": record.custom_metadata,
+        "remote_log_segment_state": record.state,
+    }
 
 
 def _segment_id(cls: type[ApiData], partition: TopicIdPartition, segment_id: str) -> ApiData:
@@ -148,33 +151,33 @@ def _decode(value: bytes) -> RemoteLogMetadata:
 
 
 def _segment_metadata(body: ApiData) -> SegmentMetadata:
-    partition, segment_id = _ids(body.remote_log_segment_id)
     return SegmentMetadata(
-        partition=partition,
-        segment_id=segment_id,
+        **_segment_record_fields(body),
         start_offset=body.start_offset,
         end_offset=body.end_offset,
-        broker_id=body.broker_id,
         max_timestamp_ms=body.max_timestamp_ms,
-        event_timestamp_ms=body.event_timestamp_ms,
         leader_epochs=tuple((e.leader_epoch, e.offset) for e in body.segment_leader_epochs),
         size_in_bytes=body.segment_size_in_bytes,
-        state=body.remote_log_segment_state,
-        custom_metadata=body.custom_metadata,
         txn_index_empty=bool(body.txn_index_empty),
     )
 
 
 def _segment_update(body: ApiData) -> SegmentUpdate:
+    return SegmentUpdate(**_segment_record_fields(body))
+
+
+def _segment_record_fields(body: ApiData) -> dict[str, Any]:
+    """The fields a segment's metadata and its updates both carry, read alike (the inverse
+    of ``_segment_body_fields``)."""
     partition, segment_id = _ids(body.remote_log_segment_id)
-    return SegmentUpdate(
-        partition=partition,
-        segment_id=segment_id,
-        broker_id=body.broker_id,
-        event_timestamp_ms=body.event_timestamp_ms,
-        state=body.remote_log_segment_state,
-        custom_metadata=body.custom_metadata,
-    )
+    return {
+        "partition": partition,
+        "segment_id": segment_id,
+        "broker_id": body.broker_id,
+        "event_timestamp_ms": body.event_timestamp_ms,
+        "state": body.remote_log_segment_state,
+        "custom_metadata": body.custom_metadata,
+    }
 
 
 def _partition_delete(body: ApiData) -> PartitionDelete:
