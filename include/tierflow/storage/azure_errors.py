@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from azure.core import exceptions as azure_errors
 
-from tierflow.storage.http_status import transient_status
+from tierflow.storage.http_status import transient_sdk_error
 
 # The request never got an answer, or the answer broke off.
 TRANSIENT_NETWORK = (
@@ -21,11 +21,14 @@ TRANSIENT_NETWORK = (
 def is_transient(exc: BaseException) -> bool | None:
     """Whether the same request may succeed if sent again (a 5xx, 408 or 429 answer, a broken
     connection); None for an error not Azure's."""
-    if isinstance(exc, TRANSIENT_NETWORK):
-        return True
+    return transient_sdk_error(exc, TRANSIENT_NETWORK, _http_status)
+
+
+def _http_status(exc: BaseException) -> int | None:
+    """The answer's status; 0 (never transient) for an Azure error that got none, None for an
+    error not Azure's."""
     if isinstance(exc, azure_errors.AzureError):
-        status = getattr(exc, "status_code", None)
-        return transient_status(status)
+        return getattr(exc, "status_code", None) or 0
     return None
 
 

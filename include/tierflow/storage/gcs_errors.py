@@ -12,7 +12,7 @@ from google.auth import exceptions as google_auth_errors
 from google.resumable_media import InvalidResponse
 from requests import exceptions as requests_errors
 
-from tierflow.storage.http_status import transient_status
+from tierflow.storage.http_status import transient_sdk_error
 
 # The client library's transport (requests), and its token refresh.
 TRANSIENT_NETWORK = (
@@ -26,12 +26,7 @@ TRANSIENT_NETWORK = (
 def is_transient(exc: BaseException) -> bool | None:
     """Whether the same request may succeed if sent again (a 5xx, 408 or 429 answer, a broken
     connection); None for an error not Google's."""
-    if isinstance(exc, TRANSIENT_NETWORK):
-        return True
-    status = _http_status(exc)
-    if status is None:
-        return None
-    return transient_status(status)
+    return transient_sdk_error(exc, TRANSIENT_NETWORK, _http_status)
 
 
 def _http_status(exc: BaseException) -> int | None:
