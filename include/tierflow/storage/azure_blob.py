@@ -21,7 +21,7 @@ import contextlib
 import uuid
 from collections.abc import Iterable, Iterator
 from functools import partial
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Unpack
 from urllib.parse import urlparse
 
 from azure.core import MatchConditions
@@ -29,10 +29,15 @@ from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoun
 
 from tierflow.config import default
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
-from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, stored_info
+from tierflow.storage.cloud_store import (
+    SHA256_FIELD,
+    CloudObjectStore,
+    CloudOptions,
+    stored_info,
+)
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import READ_CHUNK, PagedListing, Parts, needs_no_request
-from tierflow.storage.retry import Attempts, RetryPolicy, retry_call
+from tierflow.storage.retry import Attempts, retry_call
 from tierflow.storage.urls import AZURE_SCHEMES, shown_url
 
 ContainerClient = Any  # azure.storage.blob.ContainerClient
@@ -81,16 +86,13 @@ class AzureBlobObjectStore(CloudObjectStore, PagedListing):
         container: str,
         *,
         account: str | None = None,
-        prefix: str = "",
         wasb_conn_id: str = default("azure_conn_id"),
-        part_size: int = DEFAULT_PART_SIZE,
         client: ContainerClient | None = None,
-        retry: RetryPolicy | None = None,
-        timeout_s: float = default("storage_timeout_s"),
+        **options: Unpack[CloudOptions],
     ) -> None:
-        super().__init__(prefix, part_size, retry)
+        super().__init__(options, DEFAULT_PART_SIZE)
         if client is None:
-            client = hook_container(container, wasb_conn_id, timeout_s)
+            client = hook_container(container, wasb_conn_id, self.timeout_s)
         self.client = client
         if account is not None and account != self.client.account_name:
             raise ValueError(

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypedDict, Unpack
+from typing import TYPE_CHECKING, NamedTuple, Unpack
 from urllib.parse import urlparse
 
 from tierflow.config import InvalidSettingError, default, variable
 from tierflow.rsm import RemoteStorageManager
+from tierflow.storage.cloud_store import ConnectionOptions
 from tierflow.storage.keys import key_layout
 from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
@@ -41,16 +42,14 @@ class UnsupportedStorageURLError(ValueError):
     pass
 
 
-class StoreOptions(TypedDict, total=False):
+class StoreOptions(ConnectionOptions, total=False):
     """What a cloud bucket's store takes besides its client (see S3ObjectStore,
-    AzureBlobObjectStore and GcsObjectStore); a local directory needs none of it."""
+    AzureBlobObjectStore and GcsObjectStore): how it talks to its service, and the Airflow
+    connection of each backend; a local directory needs none of it."""
 
     aws_conn_id: str
     azure_conn_id: str
     gcp_conn_id: str
-    part_size: int
-    retry: RetryPolicy | None
-    timeout_s: float
 
 
 def open_object_store(

@@ -25,7 +25,7 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Unpack
 from urllib.parse import urlparse
 
 from google.api_core import exceptions as google_errors
@@ -34,11 +34,16 @@ from google.resumable_media import InvalidResponse
 
 from tierflow.config import default
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
-from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, stored_info
+from tierflow.storage.cloud_store import (
+    SHA256_FIELD,
+    CloudObjectStore,
+    CloudOptions,
+    stored_info,
+)
 from tierflow.storage.gcs_upload import ResumableWrite
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import READ_CHUNK, PagedListing, needs_no_request
-from tierflow.storage.retry import RetryPolicy, retry_call
+from tierflow.storage.retry import retry_call
 from tierflow.storage.urls import shown_url
 
 StorageClient = Any  # google.cloud.storage.Client
@@ -86,15 +91,11 @@ class GcsObjectStore(CloudObjectStore, PagedListing):
         self,
         bucket: str,
         *,
-        prefix: str = "",
         gcp_conn_id: str = default("gcp_conn_id"),
-        part_size: int = DEFAULT_PART_SIZE,
         client: StorageClient | None = None,
-        retry: RetryPolicy | None = None,
-        timeout_s: float = default("storage_timeout_s"),
+        **options: Unpack[CloudOptions],
     ) -> None:
-        super().__init__(prefix, part_size, retry)
-        self.timeout_s = timeout_s
+        super().__init__(options, DEFAULT_PART_SIZE)
         self.client = client if client is not None else hook_client(gcp_conn_id)
         self.bucket = self.client.bucket(bucket)
 

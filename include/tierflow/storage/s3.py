@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from contextlib import closing
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Unpack
 from urllib.parse import urlparse, urlunparse
 
 from botocore.config import Config
@@ -36,10 +36,15 @@ from tierflow.rsm import (
     RemoteStorageError,
     TransientStorageError,
 )
-from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, stored_info
+from tierflow.storage.cloud_store import (
+    SHA256_FIELD,
+    CloudObjectStore,
+    CloudOptions,
+    stored_info,
+)
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import READ_CHUNK, Parts, is_valid_key
-from tierflow.storage.retry import Attempts, RetryPolicy, is_transient, retry_call
+from tierflow.storage.retry import Attempts, is_transient, retry_call
 from tierflow.storage.urls import shown_url
 
 S3Client = Any  # a botocore S3 client: from S3Hook, or built by s3_handover.S3ClientSpec
@@ -98,21 +103,18 @@ class S3ObjectStore(CloudObjectStore):
         self,
         bucket: str,
         *,
-        prefix: str = "",
         aws_conn_id: str = default("aws_conn_id"),
-        part_size: int = default("s3_part_size"),
         client: S3Client | None = None,
-        retry: RetryPolicy | None = None,
-        timeout_s: float = default("storage_timeout_s"),
+        **options: Unpack[CloudOptions],
     ) -> None:
-        if not MIN_S3_PART_SIZE <= part_size <= MAX_PART_SIZE:
+        super().__init__(options, default("s3_part_size"))
+        if not MIN_S3_PART_SIZE <= self.part_size <= MAX_PART_SIZE:
             raise ValueError(
-                f"S3 part size {part_size} outside [{MIN_S3_PART_SIZE}, {MAX_PART_SIZE}]"
+                f"S3 part size {self.part_size} outside [{MIN_S3_PART_SIZE}, {MAX_PART_SIZE}]"
             )
-        super().__init__(prefix, part_size, retry)
         self.bucket = bucket
         self.list_page_size = LIST_PAGE_SIZE
-        self.client = client if client is not None else hook_client(aws_conn_id, timeout_s)
+        self.client = client if client is not None else hook_client(aws_conn_id, self.timeout_s)
 
     def describe(self) -> str:
         """Bucket, prefix and endpoint; never credentials (userinfo is dropped from the URL)."""
