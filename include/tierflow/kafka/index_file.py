@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Generic, Protocol, Self, TypeVar
 
-from tierflow.kafka._fs import read_file_bytes
+from tierflow.kafka._fs import read_file_bytes, write_atomically
 from tierflow.kafka.errors import CorruptIndexError
 
 INT32_MAX = 2**31 - 1
@@ -136,6 +136,11 @@ class SparseIndex(Generic[E]):
             out += cls._pack(e, relative)
             last = e
         return refuse_zero_tail(bytes(out), cls.ENTRY.size, cls.KIND)
+
+    @classmethod
+    def write_file(cls, path: str | Path, base_offset: int, entries: Iterable[E]) -> None:
+        """The file of ``entries``, written whole or not at all (see ``entries_bytes``)."""
+        write_atomically(path, cls.entries_bytes(base_offset, entries))
 
     @classmethod
     def valid_file_bytes(cls, path: str | Path) -> tuple[bytes, int]:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import le, lt
 from pathlib import Path
 
-from tierflow.kafka._fs import read_file_bytes, write_atomically
+from tierflow.kafka._fs import read_file_bytes
 from tierflow.kafka.index_file import INT32_MAX, SparseIndex, trim_zero_tail
 
 ENTRY = struct.Struct(">ii")
@@ -104,14 +103,8 @@ class OffsetIndex(SparseIndex[OffsetPosition]):
         return ENTRY.pack(relative, entry.position)
 
 
-def offset_index_bytes(base_offset: int, entries: Iterable[OffsetPosition]) -> bytes:
-    return OffsetIndex.entries_bytes(base_offset, entries)
-
-
-def write_offset_index(
-    path: str | Path, base_offset: int, entries: Iterable[OffsetPosition]
-) -> None:
-    write_atomically(path, offset_index_bytes(base_offset, entries))
+offset_index_bytes = OffsetIndex.entries_bytes
+write_offset_index = OffsetIndex.write_file
 
 
 def _looks_valid(data: bytes, log_size: int) -> bool:

@@ -7,11 +7,9 @@ larger timestamp are at this offset or later".
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tierflow.kafka._fs import write_atomically
 from tierflow.kafka.index_file import SparseIndex
 
 ENTRY = struct.Struct(">qi")
@@ -113,11 +111,5 @@ class TimeIndexBuilder:
         self.entries.append(TimestampOffset(self.max_timestamp, self.offset_of_max_timestamp))
 
 
-def time_index_bytes(base_offset: int, entries: Iterable[TimestampOffset]) -> bytes:
-    return TimeIndex.entries_bytes(base_offset, entries)
-
-
-def write_time_index(
-    path: str | Path, base_offset: int, entries: Iterable[TimestampOffset]
-) -> None:
-    write_atomically(path, time_index_bytes(base_offset, entries))
+time_index_bytes = TimeIndex.entries_bytes
+write_time_index = TimeIndex.write_file

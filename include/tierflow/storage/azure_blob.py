@@ -29,12 +29,7 @@ from azure.core.exceptions import AzureError, HttpResponseError, ResourceNotFoun
 
 from tierflow.config import default
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
-from tierflow.storage.cloud_store import (
-    SHA256_FIELD,
-    CloudObjectStore,
-    CloudOptions,
-    stored_info,
-)
+from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, CloudOptions, stored_info
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import READ_CHUNK, PagedListing, Parts, needs_no_request
 from tierflow.storage.retry import Attempts, retry_call

@@ -34,12 +34,7 @@ from google.resumable_media import InvalidResponse
 
 from tierflow.config import default
 from tierflow.rsm import ObjectInfo, RemoteResourceNotFoundError, RemoteStorageError
-from tierflow.storage.cloud_store import (
-    SHA256_FIELD,
-    CloudObjectStore,
-    CloudOptions,
-    stored_info,
-)
+from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, CloudOptions, stored_info
 from tierflow.storage.gcs_upload import ResumableWrite
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import READ_CHUNK, PagedListing, needs_no_request

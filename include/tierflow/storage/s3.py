@@ -36,12 +36,7 @@ from tierflow.rsm import (
     RemoteStorageError,
     TransientStorageError,
 )
-from tierflow.storage.cloud_store import (
-    SHA256_FIELD,
-    CloudObjectStore,
-    CloudOptions,
-    stored_info,
-)
+from tierflow.storage.cloud_store import SHA256_FIELD, CloudObjectStore, CloudOptions, stored_info
 from tierflow.storage.keys import normalize_prefix
 from tierflow.storage.object_store import READ_CHUNK, Parts, is_valid_key
 from tierflow.storage.retry import Attempts, is_transient, retry_call
