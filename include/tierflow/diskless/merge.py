@@ -53,7 +53,6 @@ from tierflow.diskless.merge_plan import (
     roll_segments,
 )
 from tierflow.faults import crash_point
-from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.lifecycle.clock import Clock, wall_clock_ms
 from tierflow.lifecycle.copy.finalize import finalize_copy
@@ -61,12 +60,13 @@ from tierflow.lifecycle.copy.lease import partition_lease, release_taking
 from tierflow.lifecycle.copy.plan import CopiedSegment, CopyPlan, PartitionCopyReport
 from tierflow.lifecycle.copy.prepare import clean_up_abandoned
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult
+from tierflow.lifecycle.started import fresh_segment, started_segment
 from tierflow.metadata.epochs import epochs_from_segments
 from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.models import Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
-from tierflow.metadata.store import MetadataStore, StartedSegment
+from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
 from tierflow.rsm import RemoteSegment, RemoteStorageManager
 from tierflow.storage.object_store import ObjectStore
@@ -418,14 +418,7 @@ def _record_started(
         )
     jobs = []
     for segment in segments:
-        remote = RemoteSegment(
-            name,
-            topic.topic_id,
-            partition,
-            new_kafka_uuid(),
-            segment.start_offset,
-            segment.end_offset,
-        )
+        remote = fresh_segment(name, topic.topic_id, partition, segment)
         _add_started(store, topic, remote, segment, plan, actor, clock)
         crash_point("merge.after_started")
         lineage = extend_lineage(lineage, segment.leader_epochs)
@@ -453,17 +446,10 @@ def _add_started(
     clock: Clock,
 ) -> None:
     """Record one merged segment COPY_SEGMENT_STARTED (one transaction, under the lease)."""
-    epochs = segment.leader_epochs
-    started = StartedSegment(
-        segment_id=remote.segment_id,
-        topic_id=topic.topic_id,
-        partition=remote.partition,
-        start_offset=segment.start_offset,
-        end_offset=segment.end_offset,
-        max_timestamp_ms=segment.max_timestamp_ms,
-        leader_epoch=epochs[-1].epoch,
-        segment_leader_epochs=[(e.epoch, e.start_offset) for e in epochs],
-        segment_size_bytes=segment.size_in_bytes,
+    started = started_segment(
+        remote,
+        segment,
+        leader_epoch=segment.leader_epochs[-1].epoch,
         tiered_epoch=topic.tiered_epoch,
         txn_index_empty=True,
         owner=actor,

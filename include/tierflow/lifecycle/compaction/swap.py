@@ -50,11 +50,12 @@ from tierflow.lifecycle.compaction.supersede import superseded
 from tierflow.lifecycle.copy.lease import partition_lease, release_taking
 from tierflow.lifecycle.copy.prepare import clean_up_abandoned
 from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.lifecycle.started import SourceTotals, started_segment
 from tierflow.metadata.models import Partition, RemoteLogSegment, Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import TieredState
-from tierflow.metadata.store import MetadataStore, StartedSegment
+from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.tierable import is_compacted
 from tierflow.rsm import IndexType, RemoteSegment, RemoteStorageManager
 from tierflow.segment_refs import remote_segment
@@ -219,17 +220,8 @@ def _record_started(
         new = {"segment_id": new_kafka_uuid(), "end_offset": last.end_offset}
         target = RemoteSegment(**{**first.identity(), **new})
         size = sum(row.segment_size_bytes for row in group)
-        started = StartedSegment(
-            segment_id=target.segment_id,
-            topic_id=topic.topic_id,
-            partition=partition,
-            start_offset=target.start_offset,
-            end_offset=target.end_offset,
-            max_timestamp_ms=max(row.max_timestamp_ms for row in group),
-            segment_leader_epochs=_epochs_of(group),
-            segment_size_bytes=size,
-            txn_index_empty=True,
-        )
+        totals = SourceTotals(max(row.max_timestamp_ms for row in group), _epochs_of(group), size)
+        started = started_segment(target, totals, txn_index_empty=True)
         store.add_segment(started, actor=lease.owner, now_ms=clock(), lease=lease)
         crash_point("compaction.after_started")
         jobs.append(CompactionGroup(target, sources, size))

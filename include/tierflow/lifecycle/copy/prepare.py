@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from tierflow.config import default
 from tierflow.faults import crash_point
-from tierflow.ids import new_kafka_uuid
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT
 from tierflow.kafka.cleaner import cleaner_state
 from tierflow.kafka.errors import KafkaFormatError
@@ -36,13 +35,14 @@ from tierflow.lifecycle.copy.plan import (
 from tierflow.lifecycle.copy.rewrite import SEGMENT_GONE, RewriteJob
 from tierflow.lifecycle.copy.segment_facts import SegmentFacts, plan_segment
 from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.lifecycle.started import fresh_segment, started_segment
 from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.models import Topic
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.segment_store import StartedSegment
 from tierflow.metadata.states import TieredState
 from tierflow.metadata.store import MetadataStore
-from tierflow.rsm import RemoteSegment, RemoteStorageManager
+from tierflow.rsm import RemoteStorageManager
 
 log = logging.getLogger(__name__)
 
@@ -206,23 +206,10 @@ def _job_of(
 ) -> tuple[StartedSegment, RewriteJob]:
     """A planned candidate under a fresh segment id: its COPY_SEGMENT_STARTED row (all of a
     partition's go in one transaction, fenced by the lease) and the job that uploads it."""
-    segment = RemoteSegment(
-        topic.name,
-        topic.topic_id,
-        partition,
-        new_kafka_uuid(),
-        candidate.start_offset,
-        candidate.end_offset,
-    )
-    started = StartedSegment(
-        segment_id=segment.segment_id,
-        topic_id=topic.topic_id,
-        partition=partition,
-        start_offset=segment.start_offset,
-        end_offset=segment.end_offset,
-        max_timestamp_ms=facts.max_timestamp_ms,
-        segment_leader_epochs=[(e.epoch, e.start_offset) for e in facts.leader_epochs],
-        segment_size_bytes=facts.size_in_bytes,
+    segment = fresh_segment(topic.name, topic.topic_id, partition, candidate)
+    started = started_segment(
+        segment,
+        facts,
         txn_index_empty=facts.txn_index_empty,
         leader_epoch=facts.leader_epoch,
         tiered_epoch=topic.tiered_epoch,

@@ -25,10 +25,12 @@ from tierflow.kafka.remote_log_metadata.records import (
 )
 from tierflow.kafka.remote_log_metadata.serde import deserialize
 from tierflow.kafka.remote_log_metadata.topic import MetadataTopic
+from tierflow.lifecycle.started import started_segment
 from tierflow.metadata.errors import InvalidStateTransition
 from tierflow.metadata.models import BROKER_COPIER, Topic
 from tierflow.metadata.states import RemoteLogSegmentState, RemotePartitionDeleteState
-from tierflow.metadata.store import MetadataStore, SegmentTransition, StartedSegment
+from tierflow.metadata.store import MetadataStore, SegmentTransition
+from tierflow.rsm import RemoteSegment
 
 SAVE_EVERY = 500  # records between two saves of a partition's position
 
@@ -121,15 +123,17 @@ def _add(store: MetadataStore, record: SegmentMetadata, actor: str) -> bool:
         store.ensure_partition(
             where.topic_id, where.partition, log_start_offset=0, local_log_start_offset=0
         )
-    started = StartedSegment(
-        segment_id=record.segment_id,
-        topic_id=where.topic_id,
-        partition=where.partition,
-        start_offset=record.start_offset,
-        end_offset=record.end_offset,
-        max_timestamp_ms=record.max_timestamp_ms,
-        segment_leader_epochs=list(record.leader_epochs),
-        segment_size_bytes=record.size_in_bytes,
+    segment = RemoteSegment(
+        where.topic,
+        where.topic_id,
+        where.partition,
+        record.segment_id,
+        record.start_offset,
+        record.end_offset,
+    )
+    started = started_segment(
+        segment,
+        record,
         txn_index_empty=record.txn_index_empty,
         custom_metadata=record.custom_metadata,
         writer=BROKER_COPIER,
