@@ -13,10 +13,11 @@ write transaction starts with a write, so SQLite queues writers instead of faili
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import col, select
+from sqlmodel import SQLModel, col, select
 
 from tierflow.diskless.errors import NotDisklessTopicError, UnknownDisklessPartitionError
 from tierflow.diskless.models import TIMESTAMP_TYPES, DisklessLog, DisklessTopic
@@ -77,36 +78,36 @@ class DisklessRegistry(EngineBase):
         details = {"timestamp_type": timestamp_type}
         subject = Subject(EventEntity.TOPIC, topic_id)
         event = Event(subject, DISKLESS_REGISTERED, actor, now_ms, details=details)
-        try:
-            with self._write() as connection:
-                connection.execute(
-                    insert(DisklessTopic).values(
-                        topic_id=topic_id, timestamp_type=timestamp_type, created_ms=now_ms
-                    )
-                )
-                append_event(connection, event)
-        except IntegrityError:
-            pass  # registered concurrently
+        row = {"topic_id": topic_id, "timestamp_type": timestamp_type, "created_ms": now_ms}
+        self._insert_once(DisklessTopic, row, event)
 
     def _insert_log(
         self, topic_id: str, partition: int, start: int, log_start: int, now_ms: int
     ) -> None:
+        row = {
+            "topic_id": topic_id,
+            "partition": partition,
+            "log_start_offset": log_start,
+            "diskless_start_offset": start,
+            "high_watermark": start,
+            "leader_epoch": 0,
+            "byte_size": 0,
+            "updated_ms": now_ms,
+        }
+        self._insert_once(DisklessLog, row)
+
+    def _insert_once(
+        self, table: type[SQLModel], row: dict[str, Any], event: Event | None = None
+    ) -> None:
+        """Insert ``row`` (and its event, in the same transaction) unless a concurrent
+        registration inserted it first: the same row, so losing the race is no error."""
         try:
             with self._write() as connection:
-                connection.execute(
-                    insert(DisklessLog).values(
-                        topic_id=topic_id,
-                        partition=partition,
-                        log_start_offset=log_start,
-                        diskless_start_offset=start,
-                        high_watermark=start,
-                        leader_epoch=0,
-                        byte_size=0,
-                        updated_ms=now_ms,
-                    )
-                )
+                connection.execute(insert(table).values(**row))
+                if event is not None:
+                    append_event(connection, event)
         except IntegrityError:
-            pass  # created concurrently: the same row
+            pass
 
     def diskless_topic(self, topic_id: str) -> DisklessTopic | None:
         return self._get(DisklessTopic, topic_id)

@@ -21,7 +21,7 @@ segment's largest one (the store keeps no other): a pass may be forced a little 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol, TypeVar
 
 MAX_RELATIVE_OFFSET = (1 << 31) - 1
@@ -58,14 +58,9 @@ class CompactionRules:
 
     @classmethod
     def of(cls, topic: object) -> CompactionRules:
-        """The rules of a registered topic (or a TopicConfig)."""
-        return cls(
-            segment_bytes=topic.segment_bytes,
-            delete_retention_ms=topic.delete_retention_ms,
-            min_compaction_lag_ms=topic.min_compaction_lag_ms,
-            max_compaction_lag_ms=topic.max_compaction_lag_ms,
-            min_cleanable_dirty_ratio=topic.min_cleanable_dirty_ratio,
-        )
+        """The rules of a registered topic (or a TopicConfig): both name each config as the
+        field here does, so every field is read by its own name."""
+        return cls(**{f.name: getattr(topic, f.name) for f in fields(cls)})
 
 
 def cleanable_range(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypedDict
 
 from tierflow.metadata.models import Partition, Topic
 from tierflow.metadata.store import MetadataStore
@@ -20,6 +21,14 @@ from tierflow.storage.keys import KeyLayout, KeyPlace
 
 # ``<20-digit start offset>-<22-character segment id>.<suffix>``: keys.segment_key's file name.
 SEGMENT_FILE = re.compile(r"^(?P<stem>\d{20}-(?P<segment_id>[A-Za-z0-9_-]{22}))\.[^/]+$")
+
+
+class FindingNames(TypedDict):
+    """A partition as a finding (and an orphan's place) names it."""
+
+    topic: str
+    topic_id: str
+    partition: int
 
 
 @dataclass
@@ -34,6 +43,11 @@ class PartitionScan:
     @property
     def number(self) -> int:
         return self.row.partition
+
+    @property
+    def finding_names(self) -> FindingNames:
+        """How every finding about this partition names it: Kafka name, topic id, number."""
+        return {"topic": self.name, "topic_id": self.topic.topic_id, "partition": self.number}
 
 
 def partition_scans(

@@ -64,7 +64,7 @@ def orphan_place(store: MetadataStore, scan: PartitionScan, key: str) -> Place |
         return None
     else:
         why = f"its segment {row.segment_id} is {row.state}"
-    return Place(scan.name, scan.topic.topic_id, scan.number, why)
+    return Place(**scan.finding_names, why=why)
 
 
 def add_orphan(

@@ -251,8 +251,6 @@ def _skip_partition(
             actionable=False,
             message=f"{scan.name}-{scan.number} is {state}: the partition remover owns its "
             f"{count} object(s) and its rows; not checked",
-            topic=scan.name,
-            topic_id=scan.topic.topic_id,
-            partition=scan.number,
+            **scan.finding_names,
         )
     )
