@@ -43,9 +43,8 @@ def backend_settings(settings: Settings, options: BrokerOptions) -> Backend:
     except ValueError as exc:  # the URL's own parser names what is wrong with it
         raise BrokerConfigError(f"{variable('remote_storage')}: {exc}") from None
     raise BrokerConfigError(
-        f"{variable('remote_storage')}={shown_url(url)}: no Aiven storage backend for scheme "
-        f"{scheme!r} "
-        "(a directory, s3://, gs://, abfs:// or wasb://)"
+        f"{variable('remote_storage')}={shown_url(url)}: no Aiven storage backend for "
+        f"scheme {scheme!r} (a directory, s3://, gs://, abfs:// or wasb://)"
     )
 
 

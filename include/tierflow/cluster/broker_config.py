@@ -94,8 +94,7 @@ def broker_config(settings: Settings, options: BrokerOptions) -> BrokerConfig:
     if settings.storage.layout != CHUNKED:
         raise BrokerConfigError(
             f"{variable('storage_layout')}={settings.storage.layout}: no Kafka broker plugin "
-            "reads this "
-            f"layout; broker-config knows {CHUNKED} (Aiven's plugin) and {KAFKA_LOCAL} "
+            f"reads this layout; broker-config knows {CHUNKED} (Aiven's plugin) and {KAFKA_LOCAL} "
             "(Kafka's LocalTieredStorage)"
         )
     chunks, backend = _chunk_section(settings), _backend_section(settings, options)
@@ -160,8 +159,7 @@ def _chunk_section(settings: Settings) -> Section:
     if settings.storage.chunk_size > MAX_AIVEN_CHUNK_SIZE:
         raise BrokerConfigError(
             f"{variable('chunk_size')}={settings.storage.chunk_size}: Aiven's chunk.size is at "
-            "most "
-            f"{MAX_AIVEN_CHUNK_SIZE}"
+            f"most {MAX_AIVEN_CHUNK_SIZE}"
         )
     heuristic = settings.storage.compression and settings.storage.compression_heuristic
     return Section(
@@ -261,16 +259,14 @@ def _key_pairs(settings: Settings, options: BrokerOptions) -> tuple[BrokerKeyPai
         if options.key_dir is not None:
             raise BrokerConfigError(
                 f"--key-dir: {variable('keyring')} is not set, so tierflow does not encrypt and "
-                "there "
-                "are no keys to write"
+                "there are no keys to write"
             )
         return ()
     ring = KeyRing.load(settings.storage.keyring)
     if options.key_dir is None:
         raise BrokerConfigError(
             f"--key-dir: {variable('keyring')} turns encryption on; name a directory for the "
-            "brokers' "
-            "PEM key files (written 0600)"
+            "brokers' PEM key files (written 0600)"
         )
     return write_broker_keys(ring, options.key_dir)
 

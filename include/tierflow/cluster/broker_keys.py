@@ -55,15 +55,14 @@ def _check_pair(ring: KeyRing, key_id: str) -> None:
     if not _KEY_ID.fullmatch(key_id):
         raise BrokerConfigError(
             f"{variable('keyring')}: key id {key_id!r} cannot be one of Aiven's "
-            "encryption.key.pairs "
-            "(letters, digits, '_', '.', '-'; no ',' or spaces)"
+            "encryption.key.pairs (letters, digits, '_', '.', '-'; no ',' or spaces)"
         )
     pair = ring.key_pair(key_id)
     if pair.private_key is None:
         raise BrokerConfigError(
             f"{variable('keyring')}: key id {key_id!r} has no private key here "
-            f"({pair.public_key_file} "
-            "only); Aiven's plugin needs both files of every pair on the ring"
+            f"({pair.public_key_file} only); Aiven's plugin needs both files of every pair on "
+            "the ring"
         )
 
 

@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Required, TypedDict, Unpack
 
+from tierflow.config import default
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge_job import (
     MergeJob,
@@ -76,8 +77,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LEASE_TTL_S = 900
-
 
 @dataclass(frozen=True)
 class MergeOptions:
@@ -87,7 +86,7 @@ class MergeOptions:
     delete_grace_ms: int  # emptied WAL objects stay readable this long
     segment_bytes: int = KAFKA_SEGMENT_BYTES
     max_segments: int | None = None  # per partition and run; None: every batch below the cutoff
-    lease_ttl_s: int = DEFAULT_LEASE_TTL_S
+    lease_ttl_s: int = default("copy_lease_ttl_s")
     # The process holding the lease from prepare to finalize (a CLI run; copy/lease.py).
     holder: LeaseHolder | None = None
 

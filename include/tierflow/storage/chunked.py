@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import KW_ONLY, dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
+from tierflow.config import default
 from tierflow.faults import crash_point
 from tierflow.rsm import (
     IndexType,
@@ -56,7 +57,6 @@ class ChunkCache(Protocol):
 
 
 LOG, INDEXES, MANIFEST = "log", "indexes", "rsm-manifest"
-DEFAULT_CHUNK_SIZE = 4 << 20
 MANIFEST_CACHE_ENTRIES = 1000
 MAX_CHUNKS_PER_READ = 8
 
@@ -72,7 +72,7 @@ class ChunkedRemoteStorageManager:
     objects: ObjectStore
     prefix: str = ""
     _: KW_ONLY
-    chunk_size: int = DEFAULT_CHUNK_SIZE
+    chunk_size: int = default("chunk_size")
     compression: bool = False
     compression_heuristic: bool = True
     key_ring: KeyRing | None = None
