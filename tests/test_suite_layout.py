@@ -61,3 +61,19 @@ def test_every_parametrized_case_has_a_readable_id(request: pytest.FixtureReques
         for name in unnamed_arguments(item)
     }
     assert sorted(unnamed) == []
+
+
+LIBRARY = TESTS.parent / "include" / "tierflow"
+
+
+def test_the_unit_tests_mirror_the_library() -> None:
+    """tests/unit/<package>/ holds the unit tests of include/tierflow/<package>/, for every
+    package: a folder named after nothing that ships is a test that lost its code, or one filed
+    in the wrong place."""
+    unit = TESTS / "unit"
+    folders = [
+        p.relative_to(unit) for p in unit.rglob("*") if p.is_dir() and p.name != "__pycache__"
+    ]
+    assert [f for f in folders if not (LIBRARY / f).is_dir()] == []
+    packages = [p for p in LIBRARY.iterdir() if (p / "__init__.py").is_file()]
+    assert [p.name for p in packages if not (unit / p.name).is_dir()] == []
