@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -223,8 +223,7 @@ def run_cli(settings: Settings, path: str) -> CliRun:
 def fresh(settings: Settings, base: Path) -> Settings:
     """The same log dirs with a new store and bucket."""
     base.mkdir(parents=True, exist_ok=True)
-    return replace(
-        settings,
+    return settings.updated(
         data_dir=base,
         db_url=f"sqlite:///{base / 'tierflow.db'}",
         remote_storage=str(base / "bucket"),
@@ -275,7 +274,7 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         if "one-process" in args.cli_paths:  # how the work no copy can skip scales here
             figures["mandatory_one"] = mandatory_mib_s(logs, 4 * MIB, 1)
     for path in args.dag_paths:
-        dag = replace(fresh(settings, base / f"dag-{path}"), spark_threshold_bytes=THRESHOLDS[path])
+        dag = fresh(settings, base / f"dag-{path}").updated(spark_threshold_bytes=THRESHOLDS[path])
         register(dag)
         print(f"{case.label}: segment_copy through Airflow, rewrite on {path} ...", flush=True)
         copy = run_dag(dag, base / f"dag-{path}" / "airflow")

@@ -32,7 +32,6 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -142,8 +141,8 @@ def layouts(base: Path) -> tuple[Settings, Settings]:
     """The plain layout, and the chunked one with 4 MiB chunks, zstd and AES-256-GCM."""
     ring = KeyRing.generate(base / "keys", "bench")
     plain = Settings.embedded(base, storage_layout="plain", storage_prefix="plain/")
-    chunked = replace(plain, storage_layout="chunked", storage_prefix="chunked/")
-    return plain, replace(chunked, keyring=ring.path, chunk_size=4 * MIB, compression=True)
+    chunked = plain.updated(storage_layout="chunked", storage_prefix="chunked/")
+    return plain, chunked.updated(keyring=ring.path, chunk_size=4 * MIB, compression=True)
 
 
 def spark_jobs(cores: int, rows: list[dict], plain: Settings, chunked: Settings) -> dict:

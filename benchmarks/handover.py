@@ -51,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kafka import KafkaAdminClient, KafkaProducer
@@ -316,8 +316,7 @@ def _tierflow(settings: Settings, *argv: str) -> str:
 def _spark_copy(settings: Settings, base: Path, ours: Backlog) -> float:
     """``tierflow copy --spark`` of the topic on a store and bucket of its own: the copy only,
     nothing handed over (the broker never reads this bucket)."""
-    scratch = replace(
-        settings,
+    scratch = settings.updated(
         data_dir=base,
         db_url=f"sqlite:///{base / 'tierflow.db'}",
         remote_storage=str(base / "bucket"),

@@ -11,7 +11,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -49,7 +48,7 @@ def test_the_export_commits_to_the_catalog_of_an_iceberg_connection(
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    table = existing_table(settings_catalog(replace(t.settings, iceberg_catalog="lake")), "orders")
+    table = existing_table(settings_catalog(t.settings.updated(iceberg_catalog="lake")), "orders")
     assert table is not None and table.location().startswith(f"file://{t.settings.remote_storage}")
     assert_holds_committed(table, [t.log("orders", 0), t.log("orders", 1)])
     with sqlite3.connect(catalog_db) as db:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -213,7 +213,7 @@ def test_the_keys_are_local_tiered_storages(tiered: Tiered) -> None:
 
 
 def test_tierflow_reads_what_the_broker_wrote(tiered: Tiered) -> None:
-    rsm = open_remote_storage(replace(tiered.settings, remote_storage=str(tiered.broker_dir)))
+    rsm = open_remote_storage(tiered.settings.updated(remote_storage=str(tiered.broker_dir)))
     for metadata in tiered.segments:
         segment, facts = tiered.remote(metadata), _facts(tiered, metadata)
         local = facts.data.log_segment.read_bytes()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -66,7 +65,7 @@ def test_detect_marks_and_retires_then_removal_finishes(tmp_path: Path) -> None:
 def test_an_unreachable_cluster_fails_detection_and_marks_nothing(tmp_path: Path) -> None:
     t = tiered_with_data(tmp_path)
     port = free_port()  # nothing listens there
-    settings = replace(t.settings, kafka_bootstrap=f"127.0.0.1:{port}")
+    settings = t.settings.updated(kafka_bootstrap=f"127.0.0.1:{port}")
     with pytest.raises(ClusterMetadataError, match=f"127.0.0.1:{port}"):
         detect_deleted_topics(dry_run=False, settings=settings)
     assert t.store.partition_deletes() == []
@@ -76,7 +75,7 @@ def test_an_unreachable_cluster_fails_detection_and_marks_nothing(tmp_path: Path
 
 def test_missing_log_dir_is_not_taken_for_deleted_topics(tmp_path: Path) -> None:
     t = tiered_with_data(tmp_path)
-    settings = replace(t.settings, log_dirs=(tmp_path / "not-mounted",))
+    settings = t.settings.updated(log_dirs=(tmp_path / "not-mounted",))
     with pytest.raises(LogDirsUnavailableError, match="not-mounted"):
         detect_deleted_topics(dry_run=False, settings=settings)
     assert t.store.partition_deletes() == []

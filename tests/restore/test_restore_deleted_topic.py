@@ -4,7 +4,6 @@ the grace is over (or with the default 0) removal takes them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,12 +23,12 @@ def test_a_deleted_topic_is_restorable_within_the_removal_grace(
     use_settings(monkeypatch, t.settings)
     assert main(["copy", "--owner", "test"]) == 0
     assert main(["delete-topic", "orders", "--yes"]) == 0
-    held = replace(t.settings, removal_grace_s=3600)
+    held = t.settings.updated(removal_grace_s=3600)
     assert list_pending_removals(held) == [], "marked a moment ago: not due within the grace"
     for partition in (0, 1):
         restore_partition(
             t.store, t.rsm, topic="orders", partition=partition, log_dir=tmp_path / "restored"
         )
         assert_restored_as_written(t.store, t.log("orders", partition), tmp_path / "restored")
-    due = list_pending_removals(replace(t.settings, removal_grace_s=0))
+    due = list_pending_removals(t.settings.updated(removal_grace_s=0))
     assert sorted((job["topic"], job["partition"]) for job in due) == [("orders", 0), ("orders", 1)]
