@@ -198,6 +198,11 @@ class Settings(BaseSettings):
         "back",
         0,
     )
+    scrub_budget_bytes: Positive = setting(
+        "TIERFLOW_SCRUB_BUDGET_BYTES",
+        "bytes of tiered objects one scrub run re-reads and checks (`tierflow scrub`)",
+        1024 * _MiB,
+    )
     diskless: DisklessSettings = Field(default_factory=DisklessSettings)
 
     @field_validator("log_dirs", mode="after")

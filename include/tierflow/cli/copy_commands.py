@@ -1,4 +1,5 @@
-"""``tierflow copy`` and ``tierflow verify``: the segment_copy DAG's work by hand, and its proof.
+"""``tierflow copy`` and ``tierflow verify``: the segment_copy DAG's work by hand, and its proof;
+``tierflow scrub``: the proof again, later, from the bucket alone and within a budget.
 
 Both read only the leader replica of each partition (tierflow.cluster), as the DAG does. Each
 prints what it did per partition, then one line that says what the run came to, including
@@ -12,8 +13,23 @@ from tierflow.cli import options
 from tierflow.cli.spec import Command, Work, arg, flag
 
 WORK = Work("tierflow.cli.copy_work")
+SCRUB_WORK = Work("tierflow.cli.scrub_work")
 
 JSON = options.json("print the result as JSON for scripts (sizes in exact bytes)")
+
+SCRUB_DESCRIPTION = """\
+Re-read tiered segments from the bucket, up to a budget of bytes, and check each: every
+object's size and sha256 as uploaded, the manifest, every index decoded and parsed, and the
+log decoded chunk by chunk (each encrypted chunk must open under the key ring). Segments
+never checked go first, newest first, then the one checked longest ago, so runs cover the
+whole bucket in turn; a killed run resumes where it stopped.
+
+A finding names the object and what is wrong with it; it is recorded in the store (an event,
+and the segment's open finding) until a later check passes. Nothing is repaired or deleted.
+
+Exit status: 0 every segment checked passed, 1 this run found something wrong (each finding
+is named on one line on stderr).
+"""
 
 COMMANDS = (
     Command(
@@ -55,5 +71,22 @@ COMMANDS = (
         "and decompressed) and compare it byte for byte with the local segment, when the "
         "local one still exists. Exit 1 if any differs.",
         args=(options.topic("only this topic [every registered topic]"), JSON),
+    ),
+    Command(
+        "scrub",
+        SCRUB_WORK.scrub_command,
+        help="re-read tiered segments within a budget and record what is wrong",
+        description=SCRUB_DESCRIPTION,
+        raw=True,
+        args=(
+            arg(
+                "--budget-bytes",
+                type=int,
+                default=None,
+                metavar="N",
+                help="bytes of objects to re-read in this run [TIERFLOW_SCRUB_BUDGET_BYTES]",
+            ),
+            JSON,
+        ),
     ),
 )

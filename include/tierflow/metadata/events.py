@@ -29,6 +29,9 @@ class EventEntity(StrEnum):
     # A partition written back from remote storage into a log dir (tierflow.restore): history,
     # not a state change.
     RESTORE = "restore"
+    # The scrubber's verdict on a segment changed: a finding opened, or closed by a check that
+    # passed (tierflow.lifecycle.scrub). History, not a state change.
+    SCRUB = "scrub"
 
 
 class Subject(NamedTuple):

@@ -265,6 +265,22 @@ class RemoteLogMetadataPosition(SQLModel, table=True):
     position: int = Field(sa_type=sa.BigInteger)
 
 
+class RemoteSegmentScrub(SQLModel, table=True):
+    """When the scrubber last re-read a segment's objects, and what it found wrong, if anything.
+
+    No foreign key: a finding outlives the segment row it was about, as the history does.
+    """
+
+    __tablename__ = "remote_segment_scrubs"
+    __table_args__ = (sa.Index("ix_remote_segment_scrubs_checked", "checked_ms"),)
+
+    segment_id: str = id_key()
+    checked_ms: int = Field(sa_type=sa.BigInteger)
+    checked_bytes: int = Field(sa_type=sa.BigInteger)
+    finding: str | None = Field(default=None, sa_type=sa.Text)  # None: every check passed
+    finding_key: str | None = Field(default=None, sa_type=sa.Text)  # the object at fault
+
+
 TABLES: tuple[type[SQLModel], ...] = (
     Topic,
     Partition,
@@ -274,6 +290,7 @@ TABLES: tuple[type[SQLModel], ...] = (
     MetadataEvent,
     RemoteLogMetadataOutbox,
     RemoteLogMetadataPosition,
+    RemoteSegmentScrub,
 )
 # The migrations here create the diskless coordinator's tables too; their models belong to
 # tierflow.diskless.models (a layer above), so the schema knows them by name only.

@@ -17,6 +17,7 @@ from tierflow.metadata.partition_delete_store import PartitionDeleteStore
 from tierflow.metadata.partition_registry import PartitionRegistry
 from tierflow.metadata.remote_log_metadata_store import RemoteLogMetadataStore
 from tierflow.metadata.schema_version import at_head
+from tierflow.metadata.scrub_store import ScrubStore
 from tierflow.metadata.segment_store import SegmentStore
 from tierflow.metadata.segment_writes import (
     CompactedSegment,
@@ -38,7 +39,12 @@ __all__ = [
 
 
 class MetadataStore(
-    TopicRegistry, PartitionRegistry, SegmentStore, PartitionDeleteStore, RemoteLogMetadataStore
+    TopicRegistry,
+    PartitionRegistry,
+    SegmentStore,
+    PartitionDeleteStore,
+    RemoteLogMetadataStore,
+    ScrubStore,
 ):
     """Every read and write of the metadata, each group of methods in its own module:
 
@@ -51,6 +57,7 @@ class MetadataStore(
       those writes take (StartedSegment, SegmentTransition, CompactedSegment): ``segment_writes``
     - partition deletes: ``partition_delete_store.PartitionDeleteStore``
     - the ``__remote_log_metadata`` outbox and the copier: ``remote_log_metadata_store``
+    - the scrubber's queue and verdicts: ``scrub_store.ScrubStore``
     - the history (``events``, ``record_restore``) and the engine: here; sessions and write
       transactions: ``store_base``
     """
