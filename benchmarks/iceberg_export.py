@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from local_spark import local_spark, timed_collect, warm
-from tiered_topic import MIB, tiered_settings, tiered_topic
+from tiered_topic import MIB, tiered_arguments, tiered_settings, tiered_topic
 
 from tierflow.engine.kind import run_rows
 from tierflow.engine.worker import Worker
@@ -47,11 +47,7 @@ TOPIC = "bench"
 
 
 def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gib", type=float, default=1.0, help="tiered data to export, in GiB")
-    parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--segment-mib", type=int, default=64, help="segment.bytes in MiB")
-    parser.add_argument("--cores", type=int, default=2, help="Spark local[N]")
+    parser = tiered_arguments(__doc__.splitlines()[0], "tiered data to export")
     return parser.parse_args()
 
 

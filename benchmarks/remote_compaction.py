@@ -33,7 +33,7 @@ from pathlib import Path
 
 from big_segments import build_templates
 from local_spark import local_spark, warm
-from tiered_topic import MIB, tiered_settings, tiered_topic
+from tiered_topic import MIB, tiered_arguments, tiered_settings, tiered_topic
 
 from tierflow.kafka.batch_builder import Record, build_batch
 from tierflow.kafka.read_committed import kafka_python_batches
@@ -52,11 +52,7 @@ RECORDS_PER_BATCH = 50
 
 
 def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gib", type=float, default=1.0, help="tiered changelog, in GiB")
-    parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--segment-mib", type=int, default=64, help="segment.bytes in MiB")
-    parser.add_argument("--cores", type=int, default=2, help="Spark local[N]")
+    parser = tiered_arguments(__doc__.splitlines()[0], "tiered changelog")
     return parser.parse_args()
 
 

@@ -45,7 +45,15 @@ from pathlib import Path
 
 from big_segments import BuiltPartition
 from local_spark import local_spark, timed_collect, warm
-from tiered_topic import CHUNK, MIB, build_topic, tier, tiered_settings, tiered_topic
+from tiered_topic import (
+    CHUNK,
+    MIB,
+    build_topic,
+    tier,
+    tiered_arguments,
+    tiered_settings,
+    tiered_topic,
+)
 
 from tierflow.config import Settings
 from tierflow.engine.kind import run_rows
@@ -63,11 +71,7 @@ GOAL = 0.7  # the issue's goal: the restore at 70 % of the decode ceiling
 
 
 def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gib", type=float, default=1.0, help="tiered data to restore, in GiB")
-    parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--segment-mib", type=int, default=64, help="segment.bytes in MiB")
-    parser.add_argument("--cores", type=int, default=2, help="Spark local[N]")
+    parser = tiered_arguments(__doc__.splitlines()[0], "tiered data to restore")
     parser.add_argument(
         "--repeat", type=int, default=3, help="restores (and disk ceilings) timed; the best"
     )

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tiered_topic import MIB, tiered_settings, tiered_topic
+from tiered_topic import MIB, tiered_arguments, tiered_settings, tiered_topic
 
 from tierflow.config import Settings
 from tierflow.lifecycle.scrub.run import ScrubRun, scrub
@@ -40,11 +40,9 @@ TOPIC = "bench"
 
 
 def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gib", type=float, default=0.5, help="tiered data to check, in GiB")
-    parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--segment-mib", type=int, default=64, help="segment.bytes in MiB")
-    parser.add_argument("--cores", type=int, default=2, help="cores the set-up's copy uses")
+    parser = tiered_arguments(
+        __doc__.splitlines()[0], "tiered data to check", gib=0.5, cores="cores the copy uses"
+    )
     parser.add_argument("--rounds", type=int, default=2)
     return parser.parse_args()
 

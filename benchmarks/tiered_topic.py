@@ -5,7 +5,7 @@ remote_compaction.py)."""
 
 from __future__ import annotations
 
-from argparse import Namespace
+from argparse import ArgumentParser, Namespace
 from pathlib import Path
 
 from big_segments import BatchTemplates, BuiltPartition, build_partition, build_templates
@@ -21,6 +21,19 @@ from tierflow.transform.keyring import KeyRing
 
 MIB = 1 << 20
 CHUNK = 4 * MIB
+
+
+def tiered_arguments(
+    description: str, what: str, gib: float = 1.0, cores: str = "Spark local[N]"
+) -> ArgumentParser:
+    """The options of every benchmark over a tiered topic: its size and shape, and the cores;
+    ``what`` says what the benchmark does with the data, ``cores`` what the cores are for."""
+    parser = ArgumentParser(description=description)
+    parser.add_argument("--gib", type=float, default=gib, help=f"{what}, in GiB")
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--segment-mib", type=int, default=64, help="segment.bytes in MiB")
+    parser.add_argument("--cores", type=int, default=2, help=cores)
+    return parser
 
 
 def tiered_settings(base: Path) -> Settings:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.chaos.harness import KILL, UNINTERRUPTED, run_scenario
 from tests.chaos.scenarios import scenario
-from tests.support.azurite import ACCOUNT
+from tests.support.object_backends import cloud_bucket_url
 
 pytestmark = [pytest.mark.slow]
 
@@ -20,20 +20,12 @@ pytestmark = [pytest.mark.slow]
 SAMPLED = {"copy": 3, "remote-retention": 2}
 
 
-def bucket_url(request: pytest.FixtureRequest, backend: str) -> str:
-    if backend == "s3":
-        return f"s3://{request.getfixturevalue('s3_bucket')}/chaos"
-    if backend == "gcs":
-        return f"gs://{request.getfixturevalue('gcs_bucket')}/chaos"
-    return f"abfs://{request.getfixturevalue('azure_container')}@{ACCOUNT}/chaos"
-
-
 @pytest.mark.parametrize("backend", ["s3", "gcs", "azure"])
 @pytest.mark.parametrize("name", list(SAMPLED))
 def test_sampled_kill_points_hold_every_invariant_on_a_cloud_bucket(
     tmp_path: Path, request: pytest.FixtureRequest, backend: str, name: str
 ) -> None:
-    url = bucket_url(request, backend)
+    url = cloud_bucket_url(request, backend, "chaos")
     outcomes = run_scenario(
         scenario(name),
         "chunked-encrypted",

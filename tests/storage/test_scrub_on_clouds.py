@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.azurite import ACCOUNT
+from tests.support.object_backends import cloud_bucket_url
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.scrub.run import ScrubRun, scrub
@@ -18,14 +18,6 @@ from tierflow.storage.factory import settings_object_store
 from tierflow.storage.object_store import ObjectStore
 
 pytestmark = [pytest.mark.slow]
-
-
-def bucket_url(request: pytest.FixtureRequest, backend: str) -> str:
-    if backend == "s3":
-        return f"s3://{request.getfixturevalue('s3_bucket')}/scrub"
-    if backend == "gcs":
-        return f"gs://{request.getfixturevalue('gcs_bucket')}/scrub"
-    return f"abfs://{request.getfixturevalue('azure_container')}@{ACCOUNT}/scrub"
 
 
 def flipped(objects: ObjectStore, key: str) -> None:
@@ -55,7 +47,9 @@ def test_a_damaged_object_in_a_cloud_bucket_is_found_and_named(
     tmp_path: Path, request: pytest.FixtureRequest, backend: str, damage: str
 ) -> None:
     t = build_tiered(
-        tmp_path, layout="chunked-encrypted", remote_storage=bucket_url(request, backend)
+        tmp_path,
+        layout="chunked-encrypted",
+        remote_storage=cloud_bucket_url(request, backend, "scrub"),
     )
     for log_ in t.logs():
         copy_partition(log_, t.store, t.rsm, owner="test")

@@ -12,6 +12,16 @@ from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.s3 import S3ObjectStore
 
 
+def cloud_bucket_url(request: pytest.FixtureRequest, backend: str, prefix: str) -> str:
+    """The URL of a fresh bucket (or container) on "s3", "gcs" or "azure", under ``prefix``:
+    what TIERFLOW_REMOTE_STORAGE names for a test that runs tierflow against that cloud."""
+    if backend == "s3":
+        return f"s3://{request.getfixturevalue('s3_bucket')}/{prefix}"
+    if backend == "gcs":
+        return f"gs://{request.getfixturevalue('gcs_bucket')}/{prefix}"
+    return f"abfs://{request.getfixturevalue('azure_container')}@{ACCOUNT}/{prefix}"
+
+
 def open_backend(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> ObjectStore:
     """A store of the backend. "s3", "gcs" and "azure" are opened from their URLs through the
     Airflow connection, as tierflow opens the configured bucket; "s3-prefix" shares the
