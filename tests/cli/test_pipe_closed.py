@@ -31,6 +31,7 @@ COMMANDS = (
     ("copy", "--dry-run"),
     ("copy",),
     ("verify",),
+    ("scrub", "--json"),
     ("events", "--json"),
     ("fetch", "--topic", "orders", "--partition", "0", "--offset", "0", "--print-records"),
     ("dump-segment", "--segment-id", "{segment}", "--print-records", "--json"),
