@@ -208,6 +208,7 @@ QUICK_RUNS = {
     "live_broker.py": "--help",
     "handover.py": "--help",
     "iceberg_export.py": "--gib 0.03125 --segment-mib 8",
+    "scrub.py": "--gib 0.03125 --segment-mib 8 --rounds 1",
     # 32 MiB restored on Spark once, and a replica over 20 remote segments.
     "restore_throughput.py": ("--gib 0.03125 --segment-mib 16 --repeat 1 --rebuild-segments 20"),
     # A 128 MiB copy through tierflow copy's processes: no Spark, no Airflow.
