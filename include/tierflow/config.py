@@ -249,6 +249,19 @@ class Settings(BaseSettings):
         return cls._of({"data_dir": base, **values})
 
     @classmethod
+    def airflow_from_env(cls, env: Mapping[str, str] | None = None) -> AirflowSettings:
+        """The Airflow group alone, as DAG files read it when parsed: a bad value elsewhere
+        fails the task that reads it, not the import of every DAG."""
+        env = os.environ if env is None else env
+        given = {
+            v.key: raw for v in variables() if v.group == "airflow" and (raw := env.get(v.name))
+        }
+        try:
+            return AirflowSettings(**nested(given).get("airflow", {}))
+        except ValidationError as error:
+            raise _invalid(error, given, group="airflow") from None
+
+    @classmethod
     def _of(cls, values: dict[str, Any]) -> Settings:
         try:
             return cls(**nested(values))
@@ -369,14 +382,16 @@ def reads_settings(function: Callable[P, R]) -> Callable[P, R]:
     return call
 
 
-def _invalid(error: ValidationError, values: Mapping[str, Any]) -> InvalidSettingError:
+def _invalid(
+    error: ValidationError, values: Mapping[str, Any], group: str | None = None
+) -> InvalidSettingError:
     """pydantic's first error as one line naming the variable, its value as given, and what
-    was wrong with it."""
+    was wrong with it; ``group`` when a group was validated alone."""
     first = error.errors()[0]
     cause = first.get("ctx", {}).get("error")
     if isinstance(cause, InvalidSettingError):
         return cause  # already names its variables: a broker entry, or a pair
-    where = [str(part) for part in first["loc"]]
+    where = [*([group] if group else []), *(str(part) for part in first["loc"])]
     found = next(
         v
         for v in variables()

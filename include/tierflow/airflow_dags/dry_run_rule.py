@@ -24,7 +24,7 @@ from tierflow.config import Settings
 
 def allow_first_run(env: Mapping[str, str]) -> bool:
     """``TIERFLOW_ALLOW_FIRST_RUN=true`` in ``env``: the first scheduled run may delete."""
-    return Settings.from_env(env).airflow.allow_first_run
+    return Settings.airflow_from_env(env).allow_first_run
 
 
 def is_dry_run(

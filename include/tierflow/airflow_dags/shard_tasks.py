@@ -52,7 +52,7 @@ def broker_queues(environ: dict[str, str] | None = None) -> dict[int, str]:
     """TIERFLOW_BROKER_QUEUES, ``1=kafka-broker-1,2=kafka-broker-2``: broker id -> queue."""
     from tierflow.config import Settings
 
-    return dict(Settings.from_env(environ).airflow.broker_queues)
+    return dict(Settings.airflow_from_env(environ).broker_queues)
 
 
 def lanes(queues: dict[int, str]) -> list[str]:

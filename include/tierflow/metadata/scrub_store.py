@@ -76,13 +76,13 @@ class ScrubStore(StoreBase):
     def record_scrub(self, verdict: ScrubVerdict, *, actor: str) -> None:
         """The check's row, and an event when the verdict differs from the last one."""
         segment = verdict.segment
-        before = self.scrub_of(segment.segment_id)
         with self._write() as connection:
-            connection.execute(
-                delete(RemoteSegmentScrub).where(
-                    col(RemoteSegmentScrub.segment_id) == segment.segment_id
-                )
-            )
+            # The row it replaces, read and removed in the same transaction as the new one.
+            before = connection.execute(
+                delete(RemoteSegmentScrub)
+                .where(col(RemoteSegmentScrub.segment_id) == segment.segment_id)
+                .returning(RemoteSegmentScrub.finding_key, RemoteSegmentScrub.finding)
+            ).first()
             connection.execute(
                 insert(RemoteSegmentScrub).values(
                     segment_id=segment.segment_id,
@@ -92,10 +92,8 @@ class ScrubStore(StoreBase):
                     finding_key=verdict.finding.key if verdict.finding else None,
                 )
             )
-            was = (before.finding_key, before.finding) if before else (None, None)
-            now = (verdict.finding.key, verdict.finding.what) if verdict.finding else (None, None)
-            changed = was != now
-            if changed:
+            was = Finding(*before) if before and before.finding is not None else None
+            if was != verdict.finding:
                 append_event(connection, _verdict_event(verdict, actor))
 
 

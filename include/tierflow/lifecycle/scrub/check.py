@@ -31,10 +31,11 @@ from tierflow.rsm import (
     RemoteStorageManager,
     TransientStorageError,
 )
-from tierflow.transform.errors import DataKeyError, KeyRingError, ManifestError
+from tierflow.transform.errors import KeyRingError
 
-# What a corrupt or unreadable object raises while it is decoded: each names its cause.
-_DECODE_ERRORS = (KafkaFormatError, DataKeyError, KeyRingError, ManifestError, ValueError)
+# What a corrupt or unreadable object raises while it is decoded, besides the storage errors
+# (the transforms' own errors are RemoteStorageErrors and name their key): each names its cause.
+_DECODE_ERRORS = (KafkaFormatError, KeyRingError, ValueError)
 
 
 def check_segment(

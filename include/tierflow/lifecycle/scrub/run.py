@@ -71,7 +71,7 @@ def scrub(store: MetadataStore, rsm: RemoteStorageManager, run: ScrubRun) -> Scr
                 return report
             seen.add(row.segment_id)
             run.progress.note(f"{row.segment_id} ({row.start_offset}-{row.end_offset})")
-            report.segments.append(_scrub_one(store, rsm, SegmentObjects(row, objects), run))
+            report.segments.append(_scrub_one(store, rsm, SegmentObjects(row, objects, size), run))
             run.progress.advance(1, size)
             crash_point("scrub.after_verdict")
     return report
@@ -81,14 +81,14 @@ def scrub(store: MetadataStore, rsm: RemoteStorageManager, run: ScrubRun) -> Scr
 class SegmentObjects:
     row: RemoteLogSegment
     objects: list[RemoteSegmentObject]
+    size: int  # their bytes, what the check reads of the budget
 
 
 def _scrub_one(
     store: MetadataStore, rsm: RemoteStorageManager, found: SegmentObjects, run: ScrubRun
 ) -> ScrubbedSegment:
-    row, objects = found.row, found.objects
+    row, objects, size = found.row, found.objects, found.size
     segment = remote_segment(store.topic_by_id(row.topic_id), row)
     finding = check_segment(rsm, segment, row, objects)
-    size = sum(o.size for o in objects)
     store.record_scrub(ScrubVerdict(row, run.clock_ms(), size, finding), actor=run.actor)
     return ScrubbedSegment(row.topic_id, row.partition, row.segment_id, size, finding)
