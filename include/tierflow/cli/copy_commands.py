@@ -25,10 +25,18 @@ never checked go first, newest first, then the one checked longest ago, so runs 
 whole bucket in turn; a killed run resumes where it stopped.
 
 A finding names the object and what is wrong with it; it is recorded in the store (an event,
-and the segment's open finding) until a later check passes. Nothing is repaired or deleted.
+and the segment's open finding) until a later check passes, and local retention keeps the
+local copy of its offsets meanwhile. A check repairs nothing.
 
-Exit status: 0 every segment checked passed, 1 this run found something wrong (each finding
-is named on one line on stderr).
+--repair takes the open findings instead (a dry run: it says what it would do). With --apply,
+a damaged segment whose broker still holds the same bytes locally (its size and the CRC-32
+recorded by its copy) is copied again under a new segment id, read back and verified, and
+only then is the damaged one deleted through Kafka's delete states; a reader always finds
+those offsets. Every other finding stays open, saying why. Segments the brokers own (a
+followed or handed-over topic) are only reported.
+
+Exit status: 0 every segment checked passed (with --repair: no finding left open), 1 this
+run found something wrong (each finding is named on one line on stderr), or findings stay.
 """
 
 COMMANDS = (
@@ -86,6 +94,8 @@ COMMANDS = (
                 metavar="N",
                 help="bytes of objects to re-read in this run [TIERFLOW_SCRUB_BUDGET_BYTES]",
             ),
+            flag("--repair", "repair the open findings where safe instead (a dry run)"),
+            flag("--apply", "with --repair: do it (copy again, then delete the damaged copy)"),
             JSON,
         ),
     ),

@@ -18,10 +18,11 @@ from sqlmodel import col, select
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
 from tierflow.metadata.models import RemoteLogSegment, RemoteSegmentScrub
 from tierflow.metadata.states import RemoteLogSegmentState
-from tierflow.metadata.store_base import StoreBase
+from tierflow.metadata.store_base import StoreBase, partition_key
 
 FINDING_OPENED = "SCRUB_FINDING"
 FINDING_CLOSED = "SCRUB_PASSED"
+REPAIRED = "SCRUB_REPAIRED"
 
 
 @dataclass(frozen=True)
@@ -65,13 +66,48 @@ class ScrubStore(StoreBase):
         return self._get(RemoteSegmentScrub, segment_id)
 
     def open_findings(self) -> list[RemoteSegmentScrub]:
-        """The segments whose last check found something wrong, worst first: oldest finding."""
+        """The segments whose last check found something wrong, worst first: oldest finding.
+        A segment deleted since (repaired, or expired by retention) has none: nothing reads it."""
         query = (
             select(RemoteSegmentScrub)
-            .where(col(RemoteSegmentScrub.finding).is_not(None))
+            .join(
+                RemoteLogSegment,
+                col(RemoteLogSegment.segment_id) == col(RemoteSegmentScrub.segment_id),
+            )
+            .where(
+                col(RemoteSegmentScrub.finding).is_not(None),
+                col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
+            )
             .order_by(col(RemoteSegmentScrub.checked_ms), col(RemoteSegmentScrub.segment_id))
         )
         return self._all(query)
+
+    def flagged_segment_ids(self, topic_id: str, partition: int) -> set[str]:
+        """The partition's segments with an open finding: not a copy local retention may trust."""
+        query = (
+            select(RemoteSegmentScrub.segment_id)
+            .join(
+                RemoteLogSegment,
+                col(RemoteLogSegment.segment_id) == col(RemoteSegmentScrub.segment_id),
+            )
+            .where(
+                col(RemoteSegmentScrub.finding).is_not(None),
+                *partition_key(RemoteLogSegment, topic_id, partition),
+            )
+        )
+        return set(self._all(query))
+
+    def record_repair(
+        self, segment: RemoteLogSegment, replacement: str, *, actor: str, now_ms: int
+    ) -> None:
+        """History: the damaged segment was copied again as ``replacement`` (its delete states
+        follow as segment events)."""
+        subject = Subject(
+            EventEntity.SCRUB, segment.topic_id, segment.partition, segment.segment_id
+        )
+        event = Event(subject, REPAIRED, actor, now_ms, details={"replacement": replacement})
+        with self._write() as connection:
+            append_event(connection, event)
 
     def record_scrub(self, verdict: ScrubVerdict, *, actor: str) -> None:
         """The check's row, and an event when the verdict differs from the last one."""

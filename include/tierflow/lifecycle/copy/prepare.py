@@ -7,6 +7,7 @@ record it COPY_SEGMENT_STARTED under a fresh segment id, fenced by the lease.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tierflow.config import default
@@ -101,8 +102,41 @@ def prepare_copy(
     ) as lease:
         plan.lease = lease
         crash_point("copy.after_lease")
-        _start_segments(plan, log_, store, rsm, bounds, actor or owner.name, clock)
+        chosen = _Chosen(lambda topic: _candidates(store, topic, log_, bounds, plan.report))
+        _start_segments(plan, log_, store, rsm, chosen, actor or owner.name, clock)
     return plan
+
+
+def prepare_recopy(
+    log_: PartitionLog,
+    store: MetadataStore,
+    *,
+    rsm: RemoteStorageManager,
+    owner: CopyOwner,
+    candidate: CopyCandidate,
+    clock: Clock = wall_clock_ms,
+) -> CopyPlan:
+    """``prepare_copy`` for one chosen local segment whose offsets are remote already (the
+    scrubber's repair of a damaged copy): the same lease, clean-up, checks and fresh segment
+    id, without the rules that choose what is copied next. Finalize as any plan."""
+    plan = CopyPlan(PartitionCopyReport(log_.topic, log_.partition))
+    topic = store.topic(log_.topic)
+    _check_topic_id(log_, topic)
+    with partition_lease(
+        store, topic, log_.partition, owner.name, owner.lease_ttl_s, clock, owner.holder
+    ) as lease:
+        plan.lease = lease
+        _start_segments(
+            plan, log_, store, rsm, _Chosen(lambda _topic: [candidate]), owner.name, clock
+        )
+    return plan
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    """What a plan copies, chosen under the lease from the topic as read then."""
+
+    of: Callable[[Topic], list[CopyCandidate]]
 
 
 @dataclass(frozen=True)
@@ -156,7 +190,7 @@ def _start_segments(
     log_: PartitionLog,
     store: MetadataStore,
     rsm: RemoteStorageManager,
-    bounds: _Bounds,
+    chosen: _Chosen,
     actor: str,
     clock: Clock,
 ) -> None:
@@ -175,7 +209,7 @@ def _start_segments(
     # Every candidate is planned (files, indexes, epochs) before any state is written for it;
     # its batches are checked as they are uploaded.
     planned = []
-    for candidate in _candidates(store, topic, log_, bounds, plan.report):
+    for candidate in chosen.of(topic):
         facts = _planned(log_, candidate)
         if isinstance(facts, KafkaFormatError):
             # Said once, by whoever catches it when it is raised after the segments before it

@@ -3,13 +3,16 @@
 The upload reads the ``.log`` once; ``SegmentScan`` watches those reads and checks every batch
 on the way (framing, magic, CRC), on the worker core that transforms it. It also learns what
 only the batches tell: the largest timestamp and the leader epochs, which COPY_SEGMENT_FINISHED
-records. A batch that fails raises the KafkaFormatError naming the file and byte, which fails
-the upload: the attempt is then removed like any failed upload, objects and all.
+records, and the CRC-32 of the bytes it uploaded (a repair's proof that a local segment is the
+same, lifecycle/scrub/repair.py). A batch that fails raises the KafkaFormatError naming the
+file and byte, which fails the upload: the attempt is then removed like any failed upload,
+objects and all.
 """
 
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 
 from tierflow.faults import crash_point
@@ -32,6 +35,7 @@ class SegmentScan:
         seen = _Seen()
         for chunk in chunks:
             seen.add(batches.feed(chunk))
+            seen.crc32 = zlib.crc32(chunk, seen.crc32)
             yield chunk
             crash_point("copy.mid_pass")
         seen.add(batches.finish())
@@ -51,13 +55,15 @@ class SegmentScan:
             # the segment's start, as Kafka's epochEntriesInRange clamps it.
             epochs[0] = EpochEntry(epochs[0].epoch, self.start_offset)
         pairs = [(e.epoch, e.start_offset) for e in epochs] or None
-        return ScannedFacts(seen.max_timestamp, pairs)
+        return ScannedFacts(seen.max_timestamp, pairs, seen.crc32)
 
 
 class _Seen:
-    """The running totals over the batches: largest timestamp, last offset, epoch starts."""
+    """The running totals over the batches: largest timestamp, last offset, epoch starts; and
+    the CRC-32 of the bytes."""
 
     def __init__(self) -> None:
+        self.crc32 = 0
         self.max_timestamp = -1
         self.last_offset: int | None = None
         self.epochs: list[EpochEntry] = []

@@ -167,7 +167,7 @@ def _plan_local_retention(
     segments = log_.segments()
     if len(segments) < 2:
         return plan  # only the active segment
-    remote = store.segments(topic.topic_id, log_.partition, states=FINISHED)
+    remote = RemoteCopies.of(store, topic.topic_id, log_.partition)
     log_start = max(state.log_start_offset, log_.log_start_offset())
     local_log_start = max(log_start, local_start)
     chooser = _Chooser(log_, store, segments, remote, high_watermark, plan, log_start)
@@ -202,7 +202,7 @@ class _Chooser:
     log_: PartitionLog
     store: MetadataStore
     segments: list[LogSegment]
-    remote: list[RemoteLogSegment]
+    remote: RemoteCopies
     high_watermark: int
     plan: LocalRetentionPlan
     log_start: int  # the partition's (not local) log start offset
@@ -241,22 +241,35 @@ class _Chooser:
         return ids, why
 
 
-def remote_copy_of(
-    store: MetadataStore, finished: list[RemoteLogSegment], first: int, last: int
-) -> tuple[tuple[str, ...], str | None]:
-    """The FINISHED remote segments covering offsets [first, last], or why there are none.
+@dataclass(frozen=True)
+class RemoteCopies:
+    """A partition's FINISHED remote segments by start offset, and which of them have an open
+    scrub finding: those protect nothing, so the last good local copy of their offsets stays
+    until the scrubber's repair copies it again (lifecycle/scrub/repair.py)."""
 
-    ``finished`` is sorted by start offset. Each covering segment must have its object rows.
-    """
+    finished: list[RemoteLogSegment]
+    flagged: set[str]
+
+    @classmethod
+    def of(cls, store: MetadataStore, topic_id: str, partition: int) -> RemoteCopies:
+        finished = store.segments(topic_id, partition, states=FINISHED)
+        return cls(finished, store.flagged_segment_ids(topic_id, partition))
+
+
+def remote_copy_of(
+    store: MetadataStore, copies: RemoteCopies, first: int, last: int
+) -> tuple[tuple[str, ...], str | None]:
+    """The trusted FINISHED remote segments covering offsets [first, last], or why there are
+    none. Each covering segment must have its object rows."""
     cursor, ids = first, []
     while cursor <= last:
-        best = None
-        for row in finished:
-            if row.start_offset > cursor:
-                break
-            if row.end_offset >= cursor and (best is None or row.end_offset > best.end_offset):
-                best = row
+        best, damaged = _covering(copies, cursor)
         if best is None:
+            if damaged is not None:
+                return (), (
+                    f"offset {cursor}'s remote copy, segment {damaged}, has an open scrub "
+                    "finding: kept until it is repaired (tierflow scrub --repair)"
+                )
             return (), (
                 f"offset {cursor} has no {RemoteLogSegmentState.COPY_SEGMENT_FINISHED} "
                 "remote copy (copy behind or not run)"
@@ -266,6 +279,21 @@ def remote_copy_of(
         ids.append(best.segment_id)
         cursor = best.end_offset + 1
     return tuple(ids), None
+
+
+def _covering(copies: RemoteCopies, offset: int) -> tuple[RemoteLogSegment | None, str | None]:
+    """The trusted segment holding ``offset`` that reaches furthest; else a flagged one's id."""
+    best, damaged = None, None
+    for row in copies.finished:
+        if row.start_offset > offset:
+            break
+        if row.end_offset < offset:
+            continue
+        if row.segment_id in copies.flagged:
+            damaged = damaged or row.segment_id
+        elif best is None or row.end_offset > best.end_offset:
+            best = row
+    return best, damaged
 
 
 def segment_files(log_: PartitionLog, base_offset: int) -> list[Path]:
@@ -359,8 +387,8 @@ def _require_remote_copy(
     log_: PartitionLog,
     deletion: LocalSegmentDeletion,
 ) -> None:
-    finished = store.segments(plan.topic_id, plan.partition, states=FINISHED)
-    _, why = remote_copy_of(store, finished, deletion.base_offset, deletion.next_offset - 1)
+    copies = RemoteCopies.of(store, plan.topic_id, plan.partition)
+    _, why = remote_copy_of(store, copies, deletion.base_offset, deletion.next_offset - 1)
     if why is None:
         return
     state = store.partition(plan.topic_id, plan.partition)

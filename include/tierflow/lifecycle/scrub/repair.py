@@ -1,0 +1,231 @@
+"""Repair what the scrubber found, where that is safe: a dry run unless told to apply.
+
+A damaged segment is copied again only from a local segment with the same bytes: the broker's
+segment (or slice) that holds exactly its offsets, of the size and CRC-32 its copy recorded
+(``log_crc32``). The new copy goes through the copy's own steps (lease, checks, upload, read
+back and verify, COPY_SEGMENT_FINISHED under a fresh segment id), and only then does the damaged
+one go through DELETE_SEGMENT_STARTED and DELETE_SEGMENT_FINISHED. So a reader always finds a
+FINISHED segment for those offsets, and a run killed anywhere resumes: a killed re-copy is
+cleaned up under the lease and made again; a re-copy that finished is found as the damaged
+segment's twin, and the delete is finished.
+
+Everything else stays an open finding, with the reason: no identical local copy (gone, or
+different, or no CRC recorded), the topic not copied now (disabled). A segment the brokers
+wrote (a followed or handed-over topic) is only reported: tierflow never copies those.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from itertools import pairwise
+
+from tierflow.config import default
+from tierflow.faults import crash_point
+from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.log_dir import PartitionLog
+from tierflow.kafka.segment_slice import slice_segment
+from tierflow.lifecycle.clock import Clock
+from tierflow.lifecycle.copy.candidates import CopyCandidate, sliced_from
+from tierflow.lifecycle.copy.finalize import finalize_copy
+from tierflow.lifecycle.copy.lease import PartitionBusyError
+from tierflow.lifecycle.copy.plan import CopyFailedError
+from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_recopy
+from tierflow.lifecycle.copy.rewrite import RewriteResult, rewrite_segment
+from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.metadata.errors import LeaseLostError
+from tierflow.metadata.models import RemoteLogSegment, Topic
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.metadata.store import MetadataStore
+from tierflow.rsm import RemoteStorageManager
+from tierflow.transform.chunking import read_chunks
+
+# The lease owner of every repair: a rerun (the DAG's retry, the CLI again) takes over at once.
+REPAIR_OWNER = "scrub-repair"
+_READ = 4 << 20
+# What stops one segment's re-copy; the finding stays open and says why.
+_RECOPY_ERRORS = (CopyFailedError, KafkaFormatError, PartitionBusyError, LeaseLostError)
+
+LocalLogs = Callable[[str, int], PartitionLog | None]
+
+
+class RepairAction(StrEnum):
+    RECOPIED = "recopied"  # copied again from the identical local segment; the damaged one deleted
+    REPLACED = "replaced"  # a good copy of the same offsets was there (a rerun): damaged deleted
+    REPORTED = "reported"  # the brokers own it: tierflow reports only
+    LEFT_OPEN = "left-open"  # nothing safe to do; ``detail`` says why
+
+
+@dataclass(frozen=True)
+class Repair:
+    topic: str
+    partition: int
+    segment_id: str
+    action: RepairAction
+    detail: str
+    dry_run: bool
+    replacement: str | None = None
+
+
+@dataclass(frozen=True)
+class RepairRun:
+    """How a repair runs: ``local_log`` finds a partition's leader replica (None: not here)."""
+
+    actor: str
+    clock_ms: Clock
+    local_log: LocalLogs
+    dry_run: bool = True
+    lease_ttl_s: int = default("copy_lease_ttl_s")
+
+
+def repair_findings(
+    store: MetadataStore, rsm: RemoteStorageManager, run: RepairRun
+) -> list[Repair]:
+    """Each open finding repaired, or said why not (a dry run changes nothing)."""
+    return [
+        _repair_one(store, rsm, store.segment(found.segment_id), run)
+        for found in store.open_findings()
+    ]
+
+
+def _repair_one(
+    store: MetadataStore, rsm: RemoteStorageManager, row: RemoteLogSegment, run: RepairRun
+) -> Repair:
+    topic = store.topic_by_id(row.topic_id)
+    said = _Said(topic, row, run.dry_run)
+    if row.writer != "tierflow" or not topic.copied_by_tierflow:
+        return said(RepairAction.REPORTED, "the brokers own this segment; tierflow only reports")
+    twin = _good_twin(store, row)
+    if twin is not None:
+        if not run.dry_run:
+            _delete_damaged(store, rsm, topic, row, run)
+        return said(RepairAction.REPLACED, f"segment {twin} holds the same offsets", twin)
+    if row.state != S.COPY_SEGMENT_FINISHED:
+        return said(RepairAction.LEFT_OPEN, f"it is {row.state}")
+    log_ = run.local_log(topic.name, row.partition)
+    source = identical_local(log_, row)
+    if isinstance(source, str):
+        return said(RepairAction.LEFT_OPEN, source)
+    where = f"from {source.segment.log_path}"
+    if run.dry_run:
+        return said(RepairAction.RECOPIED, f"would copy it again {where}")
+    assert log_ is not None, "identical_local found it there"
+    try:
+        new = _recopy(store, rsm, log_, row, source, run)
+    except _NotRecopied as exc:
+        return said(RepairAction.LEFT_OPEN, str(exc))
+    store.record_repair(row, new, actor=run.actor, now_ms=run.clock_ms())
+    crash_point("repair.after_recopy")
+    _delete_damaged(store, rsm, topic, row, run)
+    return said(RepairAction.RECOPIED, f"copied again {where}", new)
+
+
+@dataclass(frozen=True)
+class _Said:
+    topic: Topic
+    row: RemoteLogSegment
+    dry_run: bool
+
+    def __call__(self, action: RepairAction, detail: str, replacement: str | None = None) -> Repair:
+        row = self.row
+        return Repair(
+            self.topic.name,
+            row.partition,
+            row.segment_id,
+            action,
+            detail,
+            self.dry_run,
+            replacement,
+        )
+
+
+def _good_twin(store: MetadataStore, row: RemoteLogSegment) -> str | None:
+    """Another FINISHED segment of exactly the same offsets with no open finding."""
+    flagged = store.flagged_segment_ids(row.topic_id, row.partition)
+    for other in store.segments(row.topic_id, row.partition, states=[S.COPY_SEGMENT_FINISHED]):
+        same = (other.start_offset, other.end_offset) == (row.start_offset, row.end_offset)
+        if same and other.segment_id not in flagged:
+            return other.segment_id
+    return None
+
+
+def identical_local(log_: PartitionLog | None, row: RemoteLogSegment) -> CopyCandidate | str:
+    """The local segment (or slice) with the bytes ``row``'s copy was made from; else why not."""
+    if row.log_crc32 is None:
+        return "its copy recorded no CRC-32 of its log (copied before tierflow recorded one)"
+    if log_ is None:
+        return "no local replica of the partition in the log dirs"
+    offsets = f"offsets {row.start_offset}-{row.end_offset}"
+    for segment, after in pairwise(log_.segments()):
+        if segment.base_offset <= row.start_offset and after.base_offset == row.end_offset + 1:
+            candidate = sliced_from(CopyCandidate(segment, after.base_offset), row.start_offset)
+            break
+    else:
+        return f"no local segment holds exactly {offsets} any more"
+    position = (
+        0 if candidate.slice_from is None else slice_segment(segment, row.start_offset).position
+    )
+    size, crc = _size_and_crc(candidate, position)
+    if (size, crc) != (row.segment_size_bytes, row.log_crc32):
+        return (
+            f"{segment.log_path} differs from what was copied: {size} bytes with CRC-32 "
+            f"{crc:08x}, the copy had {row.segment_size_bytes} with {row.log_crc32:08x}"
+        )
+    return candidate
+
+
+def _size_and_crc(candidate: CopyCandidate, position: int) -> tuple[int, int]:
+    size, crc = 0, 0
+    for chunk in read_chunks(candidate.segment.log_path, _READ, start=position):
+        size, crc = size + len(chunk), zlib.crc32(chunk, crc)
+    return size, crc
+
+
+class _NotRecopied(Exception):
+    """Why a re-copy did not finish; the finding stays open and says so."""
+
+
+def _recopy(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    log_: PartitionLog,
+    row: RemoteLogSegment,
+    source: CopyCandidate,
+    run: RepairRun,
+) -> str:
+    """The new segment's id, once FINISHED (read back and verified by finalize)."""
+    owner = CopyOwner(REPAIR_OWNER, run.lease_ttl_s)
+    try:
+        plan = prepare_recopy(
+            log_, store, rsm=rsm, owner=owner, candidate=source, clock=run.clock_ms
+        )
+        results = {
+            job.segment_id: _same_as_before(rewrite_segment(job, rsm), row) for job in plan.jobs
+        }
+        finalize_copy(plan, results, store, rsm, owner=REPAIR_OWNER, clock=run.clock_ms)
+    except _RECOPY_ERRORS as exc:
+        raise _NotRecopied(f"the re-copy failed: {exc}") from exc
+    if not plan.jobs:  # finalize released the lease
+        raise _NotRecopied(f"not copied again: {plan.report.skipped or 'nothing was planned'}")
+    return plan.jobs[0].segment_id
+
+
+def _same_as_before(result: RewriteResult, row: RemoteLogSegment) -> RewriteResult:
+    """The upload fails (and finalize removes it) unless it read the bytes the damaged copy had:
+    the local file could have changed since it was compared."""
+    crc = result.scanned.log_crc32 if result.scanned else None
+    if result.error is None and crc != row.log_crc32:
+        return RewriteResult(result.segment_id, error=f"read CRC-32 {crc}, not {row.log_crc32}")
+    return result
+
+
+def _delete_damaged(
+    store: MetadataStore,
+    rsm: RemoteStorageManager,
+    topic: Topic,
+    row: RemoteLogSegment,
+    run: RepairRun,
+) -> None:
+    delete_remote_segment(store, rsm, topic, row, actor=run.actor, now_ms=run.clock_ms())

@@ -1,0 +1,178 @@
+"""The scrubber's repair copies a damaged segment again only from a local segment with the same
+bytes, and deletes the damaged one only once the new copy is FINISHED.
+
+Oracles: the broker's local ``.log`` file (what the new copy must read back as), and which
+segment was damaged by hand. Every other case must leave the store and the bucket untouched.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from tests.support.tiered import Tiered, build_tiered
+from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.lifecycle.scrub.repair import Repair, RepairAction, RepairRun, repair_findings
+from tierflow.lifecycle.scrub.run import ScrubRun, scrub
+from tierflow.metadata.events import EventEntity
+from tierflow.metadata.models import BROKER_COPIER, RemoteLogSegment
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.segment_refs import remote_segment
+
+LAYOUTS = ("plain", "chunked-encrypted")
+
+
+def tiered(tmp_path: Path, layout: str = "plain") -> Tiered:
+    t = build_tiered(tmp_path, layout=layout)
+    for log_ in t.logs():
+        copy_partition(log_, t.store, t.rsm, owner="test")
+    return t
+
+
+def check(t: Tiered) -> list[str]:
+    ticks = itertools.count(1_000)
+    report = scrub(t.store, t.rsm, ScrubRun(1 << 40, actor="test", clock_ms=lambda: next(ticks)))
+    return [s.segment_id for s in report.findings]
+
+
+def repair(t: Tiered, *, dry_run: bool) -> list[Repair]:
+    ticks = itertools.count(5_000)
+    logs = {(log_.topic, log_.partition): log_ for log_ in t.logs()}
+    run = RepairRun(
+        actor="test",
+        clock_ms=lambda: next(ticks),
+        local_log=lambda topic, partition: logs.get((topic, partition)),
+        dry_run=dry_run,
+    )
+    return repair_findings(t.store, t.rsm, run)
+
+
+def damage(t: Tiered, segment_id: str) -> Path:
+    """Flip a byte in the segment's log object; its bucket file."""
+    (key,) = [o.key for o in t.store.segment_objects(segment_id) if o.kind == "log"]
+    path = t.bucket() / key
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    path.write_bytes(bytes(data))
+    return path
+
+
+def damaged_one(t: Tiered) -> RemoteLogSegment:
+    """A copied segment, damaged and found by a scrub."""
+    row = t.store.scrub_queue(limit=10_000)[0]
+    damage(t, row.segment_id)
+    assert check(t) == [row.segment_id]
+    return row
+
+
+def local_file(t: Tiered, row: RemoteLogSegment) -> Path:
+    """The oracle: the broker's file the segment was copied from, whole."""
+    topic = t.store.topic_by_id(row.topic_id)
+    log_ = t.log(topic.name, row.partition)
+    (segment,) = [s for s in log_.segments() if s.base_offset == row.start_offset]
+    return segment.log_path
+
+
+def snapshot(t: Tiered) -> tuple:
+    """Everything a repair may change: every row's state, and the bucket's files."""
+    rows = sorted(
+        (r.segment_id, r.state)
+        for log_ in t.logs()
+        for r in t.store.segments(t.store.topic(log_.topic).topic_id, log_.partition)
+    )
+    files = sorted(str(p.relative_to(t.bucket())) for p in t.bucket().rglob("*") if p.is_file())
+    return rows, files
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_damaged_segment_is_copied_again_from_the_identical_local_one(
+    tmp_path: Path, layout: str
+) -> None:
+    t = tiered(tmp_path, layout)
+    row = damaged_one(t)
+    before = snapshot(t)
+    (planned,) = repair(t, dry_run=True)
+    assert (planned.segment_id, planned.action, planned.dry_run) == (
+        row.segment_id,
+        RepairAction.RECOPIED,
+        True,
+    )
+    assert snapshot(t) == before, "a dry run changes nothing"
+
+    (done,) = repair(t, dry_run=False)
+    assert done.action is RepairAction.RECOPIED and done.replacement is not None
+    assert t.store.segment(row.segment_id).state == S.DELETE_SEGMENT_FINISHED
+    new = t.store.segment(done.replacement)
+    assert (new.state, new.start_offset, new.end_offset) == (
+        S.COPY_SEGMENT_FINISHED,
+        row.start_offset,
+        row.end_offset,
+    )
+    topic = t.store.topic_by_id(row.topic_id)
+    read_back = b"".join(t.rsm.iter_log_segment(remote_segment(topic, new)))
+    assert read_back == local_file(t, row).read_bytes()
+    assert t.store.open_findings() == []
+    assert check(t) == [], "the next pass finds nothing"
+    events = t.store.events(entity=EventEntity.SCRUB.value)
+    assert [(e.to_state, e.details_dict.get("replacement")) for e in events] == [
+        ("SCRUB_FINDING", None),
+        ("SCRUB_REPAIRED", done.replacement),
+    ]
+    assert repair(t, dry_run=False) == [], "nothing left to repair"
+
+
+def test_a_local_segment_that_differs_is_not_copied(tmp_path: Path) -> None:
+    t = tiered(tmp_path)
+    row = damaged_one(t)
+    path = local_file(t, row)
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    before = snapshot(t)
+    (left,) = repair(t, dry_run=False)
+    assert left.action is RepairAction.LEFT_OPEN
+    assert str(path) in left.detail and "differs" in left.detail
+    assert snapshot(t) == before
+    assert [f.segment_id for f in t.store.open_findings()] == [row.segment_id]
+
+
+def test_a_segment_the_broker_no_longer_holds_stays_open(tmp_path: Path) -> None:
+    t = tiered(tmp_path)
+    row = damaged_one(t)
+    local_file(t, row).unlink()
+    before = snapshot(t)
+    (left,) = repair(t, dry_run=False)
+    assert (left.action, left.detail) == (
+        RepairAction.LEFT_OPEN,
+        f"no local segment holds exactly offsets {row.start_offset}-{row.end_offset} any more",
+    )
+    assert snapshot(t) == before
+
+
+def test_a_segment_the_brokers_own_is_only_reported(tmp_path: Path) -> None:
+    t = tiered(tmp_path)
+    row = damaged_one(t)
+    t.store.set_copier(row.topic_id, BROKER_COPIER, actor="test", now_ms=2_000)
+    before = snapshot(t)
+    (reported,) = repair(t, dry_run=False)
+    assert reported.action is RepairAction.REPORTED
+    assert snapshot(t) == before, "tierflow never copies what the brokers own"
+
+
+def test_a_segment_copied_before_its_crc_was_recorded_stays_open(tmp_path: Path) -> None:
+    from sqlalchemy import update
+
+    t = tiered(tmp_path)
+    row = damaged_one(t)
+    with t.store.engine.begin() as connection:  # as a row migrated from before 0010 reads
+        connection.execute(
+            update(RemoteLogSegment)
+            .where(RemoteLogSegment.segment_id == row.segment_id)  # type: ignore[arg-type]
+            .values(log_crc32=None)
+        )
+    before = snapshot(t)
+    (left,) = repair(t, dry_run=False)
+    assert left.action is RepairAction.LEFT_OPEN and "no CRC-32" in left.detail
+    assert snapshot(t) == before
