@@ -40,6 +40,7 @@ def test_expected_dags_are_present(dagbag):
         "remote_log_metadata",
         "remote_partition_removal",
         "remote_reconcile",
+        "remote_scrub",
         "retention_expiry",
         "segment_copy",
         "topic_disablement",

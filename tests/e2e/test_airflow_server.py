@@ -70,6 +70,7 @@ def test_every_dag_file_is_expected_to_be_parsed():
             "remote_log_metadata",
             "remote_partition_removal",
             "remote_reconcile",
+            "remote_scrub",
             "retention_expiry",
             "segment_copy",
             "topic_disablement",

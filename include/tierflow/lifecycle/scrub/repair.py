@@ -69,32 +69,41 @@ class Repair:
     replacement: str | None = None
 
 
+def _every_partition(_topic: str, _partition: int) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class RepairRun:
-    """How a repair runs: ``local_log`` finds a partition's leader replica (None: not here)."""
+    """How a repair runs: ``local_log`` finds a partition's leader replica (None: not here);
+    ``takes`` says which partitions' findings are this run's (a DAG lane: those its broker
+    leads, so each finding is repaired by the worker that holds its local copy)."""
 
     actor: str
     clock_ms: Clock
     local_log: LocalLogs
     dry_run: bool = True
     lease_ttl_s: int = default("copy_lease_ttl_s")
+    takes: Callable[[str, int], bool] = _every_partition
 
 
 def repair_findings(
     store: MetadataStore, rsm: RemoteStorageManager, run: RepairRun
 ) -> list[Repair]:
-    """Each open finding repaired, or said why not (a dry run changes nothing)."""
-    return [
-        _repair_one(store, rsm, store.segment(found.segment_id), run)
-        for found in store.open_findings()
-    ]
+    """Each open finding this run takes repaired, or said why not (a dry run changes nothing)."""
+    repairs = []
+    for found in store.open_findings():
+        row = store.segment(found.segment_id)
+        topic = store.topic_by_id(row.topic_id)
+        if run.takes(topic.name, row.partition):
+            repairs.append(_repair_one(store, rsm, _Said(topic, row, run.dry_run), run))
+    return repairs
 
 
 def _repair_one(
-    store: MetadataStore, rsm: RemoteStorageManager, row: RemoteLogSegment, run: RepairRun
+    store: MetadataStore, rsm: RemoteStorageManager, said: _Said, run: RepairRun
 ) -> Repair:
-    topic = store.topic_by_id(row.topic_id)
-    said = _Said(topic, row, run.dry_run)
+    topic, row = said.topic, said.row
     if row.writer != "tierflow" or not topic.copied_by_tierflow:
         return said(RepairAction.REPORTED, "the brokers own this segment; tierflow only reports")
     twin = _good_twin(store, row)
