@@ -1,6 +1,8 @@
 """The scrubber on cloud buckets: S3 (moto_server), GCS (gcp-storage-emulator) and Azure
 (Azurite). Objects are damaged through the bucket's own API, as an operator or a misfiring
-lifecycle rule would, and each damaged object is found and named; the rest pass."""
+lifecycle rule would, and each damaged object is found and named; the rest pass. The repair
+copies again exactly the segments whose broker file is the same, and deletes their damaged
+objects from the bucket."""
 
 from __future__ import annotations
 
@@ -13,7 +15,11 @@ import pytest
 from tests.support.object_backends import cloud_bucket_url
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.copy.steps import copy_partition
+from tierflow.lifecycle.scrub.repair import RepairAction, RepairRun, repair_findings
 from tierflow.lifecycle.scrub.run import ScrubRun, scrub
+from tierflow.metadata.models import RemoteLogSegment
+from tierflow.metadata.states import RemoteLogSegmentState as S
+from tierflow.segment_refs import remote_segment
 from tierflow.storage.factory import settings_object_store
 from tierflow.storage.object_store import ObjectStore
 
@@ -66,3 +72,60 @@ def _scrub(t: Tiered):
     ticks = itertools.count(1_000)
     run = ScrubRun(1 << 40, actor="test", clock_ms=lambda: next(ticks))
     return scrub(t.store, t.rsm, run)
+
+
+@pytest.mark.parametrize("backend", ["s3", "azure"])
+def test_repair_on_a_cloud_bucket_recopies_exactly_what_it_may(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
+    """Two damaged segments: one whose broker file is intact is copied again and its damaged
+    objects deleted from the bucket; one whose broker file changed stays open, untouched."""
+    t = build_tiered(
+        tmp_path,
+        layout="chunked-encrypted",
+        remote_storage=cloud_bucket_url(request, backend, "scrub-repair"),
+    )
+    for log_ in t.logs():
+        copy_partition(log_, t.store, t.rsm, owner="test")
+    intact, changed = t.store.scrub_queue(limit=2)
+    objects = settings_object_store(t.settings)
+    for row in (intact, changed):
+        (key,) = [o.key for o in t.store.segment_objects(row.segment_id) if o.kind == "log"]
+        flipped(objects, key)
+    changed_file = _local_file(t, changed)
+    data = bytearray(changed_file.read_bytes())
+    data[-1] ^= 0x01  # the last record's headers count: still a batch, not the same bytes
+    changed_file.write_bytes(bytes(data))
+    assert {s.segment_id for s in _scrub(t).findings} == {intact.segment_id, changed.segment_id}
+    damaged_keys = [o.key for o in t.store.segment_objects(intact.segment_id)]
+    kept_keys = [o.key for o in t.store.segment_objects(changed.segment_id)]
+
+    logs = {(log_.topic, log_.partition): log_ for log_ in t.logs()}
+    ticks = itertools.count(5_000)
+    run = RepairRun("test", lambda: next(ticks), lambda *tp: logs.get(tp), dry_run=False)
+    actions = {r.segment_id: r.action for r in repair_findings(t.store, t.rsm, run)}
+    assert actions == {
+        intact.segment_id: RepairAction.RECOPIED,
+        changed.segment_id: RepairAction.LEFT_OPEN,
+    }
+    assert [objects.stat(k) for k in damaged_keys] == [None] * len(damaged_keys)
+    assert all(objects.stat(k) is not None for k in kept_keys)
+    (new,) = [
+        r
+        for r in t.store.segments(
+            intact.topic_id, intact.partition, states=[S.COPY_SEGMENT_FINISHED]
+        )
+        if r.start_offset == intact.start_offset
+    ]
+    topic = t.store.topic_by_id(new.topic_id)
+    read_back = b"".join(t.rsm.iter_log_segment(remote_segment(topic, new)))
+    assert read_back == _local_file(t, intact).read_bytes()
+    assert [f.segment_id for f in t.store.open_findings()] == [changed.segment_id]
+
+
+def _local_file(t: Tiered, row: RemoteLogSegment) -> Path:
+    topic = t.store.topic_by_id(row.topic_id)
+    (segment,) = [
+        s for s in t.log(topic.name, row.partition).segments() if s.base_offset == row.start_offset
+    ]
+    return segment.log_path

@@ -173,10 +173,12 @@ def identical_local(log_: PartitionLog | None, row: RemoteLogSegment) -> CopyCan
             break
     else:
         return f"no local segment holds exactly {offsets} any more"
-    position = (
-        0 if candidate.slice_from is None else slice_segment(segment, row.start_offset).position
-    )
-    size, crc = _size_and_crc(candidate, position)
+    try:
+        size, crc = _size_and_crc(candidate)
+    except (KafkaFormatError, OSError) as exc:  # rolled, deleted or cleaned under us
+        return f"{segment.log_path} cannot be read as {offsets}: {exc}"
+    if size == 0:  # it ends below those offsets: the segment that held them is gone
+        return f"no local segment holds exactly {offsets} any more"
     if (size, crc) != (row.segment_size_bytes, row.log_crc32):
         return (
             f"{segment.log_path} differs from what was copied: {size} bytes with CRC-32 "
@@ -185,7 +187,12 @@ def identical_local(log_: PartitionLog | None, row: RemoteLogSegment) -> CopyCan
     return candidate
 
 
-def _size_and_crc(candidate: CopyCandidate, position: int) -> tuple[int, int]:
+def _size_and_crc(candidate: CopyCandidate) -> tuple[int, int]:
+    """The size and CRC-32 of the bytes a copy of ``candidate`` uploads: the whole file, or
+    from its slice's first batch on."""
+    position = 0
+    if candidate.slice_from is not None:
+        position = slice_segment(candidate.segment, candidate.slice_from).position
     size, crc = 0, 0
     for chunk in read_chunks(candidate.segment.log_path, _READ, start=position):
         size, crc = size + len(chunk), zlib.crc32(chunk, crc)

@@ -139,9 +139,14 @@ def test_a_local_segment_that_differs_is_not_copied(tmp_path: Path) -> None:
 
 
 def test_a_segment_the_broker_no_longer_holds_stays_open(tmp_path: Path) -> None:
+    """Gone with the segments before it, as the broker's retention deletes them."""
     t = tiered(tmp_path)
     row = damaged_one(t)
-    local_file(t, row).unlink()
+    gone = local_file(t, row)
+    for path in gone.parent.glob("*.log"):  # the broker's retention: oldest first, up to it
+        if path.name <= gone.name:
+            for file in path.parent.glob(f"{path.stem}.*"):
+                file.unlink()
     before = snapshot(t)
     (left,) = repair(t, dry_run=False)
     assert (left.action, left.detail) == (
@@ -176,3 +181,18 @@ def test_a_segment_copied_before_its_crc_was_recorded_stays_open(tmp_path: Path)
     (left,) = repair(t, dry_run=False)
     assert left.action is RepairAction.LEFT_OPEN and "no CRC-32" in left.detail
     assert snapshot(t) == before
+
+
+def test_a_middle_segment_removed_by_hand_is_not_taken_from_its_neighbour(tmp_path: Path) -> None:
+    """The segment before the gap seems to run up to the one after it; it holds none of the
+    damaged offsets, and is not mistaken for their copy."""
+    t = tiered(tmp_path)
+    row = next(r for r in t.store.scrub_queue(limit=10_000) if r.start_offset > 0)
+    damage(t, row.segment_id)
+    assert check(t) == [row.segment_id]
+    local_file(t, row).unlink()
+    (left,) = repair(t, dry_run=False)
+    assert (left.action, left.detail) == (
+        RepairAction.LEFT_OPEN,
+        f"no local segment holds exactly offsets {row.start_offset}-{row.end_offset} any more",
+    )
