@@ -10,9 +10,10 @@ says when an object went bad without one row per pass.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from sqlalchemy import case, delete, insert
+from sqlalchemy import ColumnElement, case, delete, func, insert
 from sqlmodel import col, select
 
 from tierflow.metadata.events import Event, EventEntity, Subject, append_event
@@ -41,6 +42,14 @@ class ScrubVerdict:
     checked_ms: int
     checked_bytes: int
     finding: Finding | None
+
+
+@dataclass(frozen=True)
+class OpenFinding:
+    """An open finding with the segment it is about: where the damage is, not only its key."""
+
+    segment: RemoteLogSegment
+    scrub: RemoteSegmentScrub
 
 
 class ScrubStore(StoreBase):
@@ -74,13 +83,52 @@ class ScrubStore(StoreBase):
                 RemoteLogSegment,
                 col(RemoteLogSegment.segment_id) == col(RemoteSegmentScrub.segment_id),
             )
-            .where(
-                col(RemoteSegmentScrub.finding).is_not(None),
-                col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
-            )
+            .where(*_open())
             .order_by(col(RemoteSegmentScrub.checked_ms), col(RemoteSegmentScrub.segment_id))
         )
         return self._all(query)
+
+    def open_findings_of(
+        self,
+        topic_ids: Collection[str],
+        *,
+        partition: int | None = None,
+        limit: int | None = None,
+    ) -> list[OpenFinding]:
+        """``open_findings`` of these topics (of one partition number, if given), each with
+        its segment: the page and ``tierflow status`` say where the damage is."""
+        if not topic_ids:
+            return []
+        query = (
+            select(RemoteSegmentScrub, RemoteLogSegment)
+            .join(
+                RemoteLogSegment,
+                col(RemoteLogSegment.segment_id) == col(RemoteSegmentScrub.segment_id),
+            )
+            .where(*_open(), *_of_topics(topic_ids, partition))
+            .order_by(col(RemoteSegmentScrub.checked_ms), col(RemoteSegmentScrub.segment_id))
+            .limit(limit)
+        )
+        with self._session() as session:
+            rows = session.exec(query).all()
+        return [OpenFinding(segment, scrub) for scrub, segment in rows]
+
+    def count_open_findings(
+        self, topic_ids: Collection[str], *, partition: int | None = None
+    ) -> dict[str, int]:
+        """Topic id -> how many open findings, in one GROUP BY; topics without any are absent."""
+        if not topic_ids:
+            return {}
+        segment = RemoteLogSegment
+        query = (
+            select(col(segment.topic_id), func.count())
+            .select_from(RemoteSegmentScrub)
+            .join(segment, col(segment.segment_id) == col(RemoteSegmentScrub.segment_id))
+            .where(*_open(), *_of_topics(topic_ids, partition))
+            .group_by(col(segment.topic_id))
+        )
+        with self._session() as session:
+            return {str(topic_id): int(count) for topic_id, count in session.exec(query).all()}
 
     def flagged_segment_ids(self, topic_id: str, partition: int) -> set[str]:
         """The partition's segments with an open finding: not a copy local retention may trust."""
@@ -131,6 +179,24 @@ class ScrubStore(StoreBase):
             was = Finding(*before) if before and before.finding is not None else None
             if was != verdict.finding:
                 append_event(connection, _verdict_event(verdict, actor))
+
+
+def _open() -> tuple[ColumnElement[bool], ...]:
+    """A finding still open: the check found something, and its segment is not deleted."""
+    return (
+        col(RemoteSegmentScrub.finding).is_not(None),
+        col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
+    )
+
+
+def _of_topics(
+    topic_ids: Collection[str], partition: int | None
+) -> tuple[ColumnElement[bool], ...]:
+    """Segments of these topics, and of one partition number when it is given."""
+    topics = col(RemoteLogSegment.topic_id).in_(list(topic_ids))
+    if partition is None:
+        return (topics,)
+    return (topics, col(RemoteLogSegment.partition) == partition)
 
 
 def _verdict_event(verdict: ScrubVerdict, actor: str) -> Event:

@@ -88,6 +88,21 @@ class StuckSegment:
 
 
 @dataclass(frozen=True)
+class ScrubFindingView:
+    """A segment whose last scrub found something wrong: where it is, which object, and what
+    (``metadata.scrub_store``); open until a later check passes or the segment is deleted."""
+
+    topic: str
+    partition: int
+    segment_id: str
+    start_offset: int
+    end_offset: int
+    key: str  # the object at fault
+    finding: str  # what is wrong with it
+    checked_ms: int  # when the segment was last checked
+
+
+@dataclass(frozen=True)
 class PlannedDeletion:
     """One segment the next retention run would delete, remotely or from the broker's disk."""
 
@@ -164,7 +179,8 @@ class HistoryPoint:
 @dataclass
 class OperatorSnapshot:
     """``partitions``, the retention preview's partitions: the page ``partition_page`` says;
-    ``stuck`` and ``events``: the first of ``stuck_total`` and ``events_total``."""
+    ``stuck``, ``events`` and ``scrub_findings``: the first of ``stuck_total``,
+    ``events_total`` and ``scrub_findings_total``."""
 
     generated_ms: int
     topics: list[TopicView]
@@ -182,6 +198,9 @@ class OperatorSnapshot:
     export_lag: list[PartitionLag] = field(default_factory=list)
     # Partitions of the topics shown that are in the log dirs but whose leader is not read.
     unread: list[UnreadPartition] = field(default_factory=list)
+    # Open scrub findings of the partitions shown, oldest check first.
+    scrub_findings: list[ScrubFindingView] = field(default_factory=list)
+    scrub_findings_total: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

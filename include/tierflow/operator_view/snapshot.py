@@ -33,6 +33,7 @@ from tierflow.operator_view.model import HistoryPoint, OperatorSnapshot, Partiti
 from tierflow.operator_view.options import ViewOptions
 from tierflow.operator_view.paging import partition_page
 from tierflow.operator_view.retention_preview import next_retention_run_ms, preview_retention
+from tierflow.operator_view.scrub_findings import count_scrub_findings, scrub_findings
 from tierflow.operator_view.stuck import count_stuck, stuck_segments
 from tierflow.operator_view.topics import topic_views
 from tierflow.runtime import open_store
@@ -89,6 +90,8 @@ def _build(
         history=_history(store, topics, totals, options, now_ms) if options.history else None,
         export_lag=export_lags(store, [t for t in topics if t.iceberg_export], options.partition),
         unread=unread,
+        scrub_findings=scrub_findings(store, topics, partition=options.partition),
+        scrub_findings_total=count_scrub_findings(store, topics, partition=options.partition),
     )
 
 
