@@ -3,9 +3,10 @@
 Per partition and topic, what is local, what is remote and how far behind each is
 (``tierflow.metrics``: Kafka's RemoteCopyLag*, RemoteDeleteLag*, RemoteLogSizeBytes,
 RemoteLogMetadataCount) next to the offsets and settings that explain them; then what the next
-retention run would delete, the segments stuck in a STARTED state and the latest events. The
-page, the tables and ``--json`` print one snapshot (``tierflow.operator_view``); bytes and
-offsets are exact, not rounded. What it runs is in ``status_work``, imported when it runs.
+retention run would delete, the segments stuck in a STARTED state, the open scrub findings and
+the latest events. The page, the tables and ``--json`` print one snapshot
+(``tierflow.operator_view``); bytes and offsets are exact, not rounded. What it runs is in
+``status_work``, imported when it runs.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ WORK = Work("tierflow.cli.status_work")
 STATUS = Command(
     "status",
     WORK.status_command,
-    help="sizes, lags, offsets, next retention run, stuck segments, latest events",
+    help="sizes, lags, offsets, next retention run, stuck segments, scrub findings, events",
     description="The Tiered storage page of the Airflow UI as tables. Per partition of "
     "the registered topics: local segments and bytes (from the log dirs), remote segments "
     "and bytes by state, Kafka's RemoteCopyLagBytes/Segments (local segments above the "
@@ -33,7 +34,8 @@ STATUS = Command(
     "local log start and highest remote offsets; per topic the same summed, with its "
     "tiered state, epoch and retention. Then what the next retention_expiry run (02:00 "
     "UTC) would delete, segments stuck in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED "
-    "with the task instance that started them, and the latest events. '-' means the "
+    "with the task instance that started them, the open scrub findings (segment, object, "
+    "what is wrong), and the latest events. '-' means the "
     "partition is not in the log dirs. At cluster scale the partitions are summed per "
     "topic (and per broker, with several); --topic or --partition lists them one by one, "
     "a page at a time, with the retention plan of that page.",

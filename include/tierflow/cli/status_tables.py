@@ -25,6 +25,7 @@ from tierflow.operator_view.model import (
     HistoryPoint,
     PartitionRetention,
     PartitionView,
+    ScrubFindingView,
     StuckSegment,
     TopicView,
 )
@@ -125,6 +126,17 @@ STUCK: Columns[StuckSegment] = Columns(
         ("age", lambda s: human_duration(s.age_ms)),
         ("started by", lambda s: actor_base(s.actor)),
         TASK_INSTANCE,
+    )
+)
+SCRUB: Columns[ScrubFindingView] = Columns(
+    (
+        TOPIC,
+        PARTITION,
+        ("segment", lambda f: f.segment_id),
+        ("offsets", lambda f: f"{f.start_offset}-{f.end_offset}"),
+        ("object", lambda f: f.key),
+        ("finding", lambda f: f.finding),
+        ("checked", lambda f: iso_utc(f.checked_ms)),
     )
 )
 EVENTS: Columns[EventView] = Columns(
@@ -244,6 +256,9 @@ LEFT_ALIGNED = frozenset(
         "offsets",
         "since",
         "started by",
+        "object",
+        "finding",
+        "checked",
         "task instance",
         "time",
         "entity",

@@ -15,6 +15,7 @@ from tierflow.cli.status_tables import (
     EXPORT,
     HISTORY,
     RETENTION,
+    SCRUB,
     STUCK,
     broker_row,
     console,
@@ -93,10 +94,11 @@ def leaderless_lines(snapshot: OperatorSnapshot) -> list[str]:
     return lines
 
 
-def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
-    """Retention preview, stuck segments, events (and history): the page's other sections."""
+def tables_after(snapshot: OperatorSnapshot) -> list[Table | str]:
+    """Retention preview, stuck segments, scrub findings, events (and history): the page's
+    other sections."""
     retention = snapshot.retention
-    found = [
+    found: list[Table | str] = [
         RETENTION.table(
             f"next retention run, as of {iso_utc(retention.as_of_ms)}",
             retention.partitions,
@@ -111,6 +113,7 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
             snapshot.stuck,
             more(len(snapshot.stuck), snapshot.stuck_total, "stuck segments (oldest shown)"),
         ),
+        scrub_findings(snapshot),
         EVENTS.table(
             "latest events (newest first)",
             snapshot.events,
@@ -124,3 +127,16 @@ def tables_after(snapshot: OperatorSnapshot) -> list[Table]:
     if snapshot.history is not None:
         found.append(HISTORY.table("remote size and copy lag over time", snapshot.history))
     return found
+
+
+def scrub_findings(snapshot: OperatorSnapshot) -> Table | str:
+    """The open findings' count, and the findings when there are any: an empty table would
+    only repeat its headers."""
+    total = snapshot.scrub_findings_total
+    if not snapshot.scrub_findings:
+        return f"open scrub findings: {total}"
+    return SCRUB.table(
+        f"open scrub findings: {total} (oldest check first)",
+        snapshot.scrub_findings,
+        more(len(snapshot.scrub_findings), total, "scrub findings (oldest checks shown)"),
+    )
