@@ -21,12 +21,16 @@ docs/kafka-behaviours.md):
 
 Remote figures come from one GROUP BY over the segment table, not from loading rows.
 ``emit_metrics`` publishes them through Airflow's stats when Airflow is installed.
+
+One gauge is tierflow's own, with no Kafka counterpart: ``scrub_open_findings``, per topic and
+in total, the segments whose last scrub found an object wrong (``open_findings_by_topic``).
+``publish_metrics`` sends it beside Kafka's.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -57,6 +61,8 @@ GAUGES: dict[str, str] = {
     "remote_log_size_bytes": "RemoteLogSizeBytes",
     "remote_log_metadata_count": "RemoteLogMetadataCount",
 }
+# tierflow's own: segments with an open scrub finding (tierflow.scrub_open_findings[.<topic>]).
+SCRUB_GAUGE = "scrub_open_findings"
 
 
 @dataclass
@@ -171,6 +177,7 @@ def aggregate_by_topic(metrics: Iterable[PartitionMetrics]) -> list[TopicMetrics
 
 
 Gauge = Callable[..., None]
+Send = Callable[[str, int | None, dict[str, str]], None]
 
 
 def emit_metrics(
@@ -181,17 +188,8 @@ def emit_metrics(
     ``gauge`` defaults to Airflow's ``stats.gauge`` (StatsD/OpenTelemetry, as Airflow is
     configured); without Airflow installed nothing is sent but the list is still returned.
     """
-    if gauge is None:
-        gauge = _airflow_gauge()
     sent: list[tuple[str, float]] = []
-
-    def send(name: str, value: int | None, tags: dict[str, str]) -> None:
-        if value is None:
-            return
-        sent.append((name, float(value)))
-        if gauge is not None:
-            gauge(name, float(value), tags=tags)
-
+    send = _sender(_airflow_gauge() if gauge is None else gauge, sent)
     for m in metrics:
         tags = {"topic": m.topic, "partition": str(m.partition)}
         for metric in GAUGES:
@@ -205,18 +203,54 @@ def emit_metrics(
     return sent
 
 
+def open_findings_by_topic(store: MetadataStore) -> dict[str, int]:
+    """Every topic's open scrub findings by name, 0 for none: a gauge that is no longer sent
+    keeps its last value in StatsD, so a closed finding must be sent as 0."""
+    topics = store.topics()
+    counts = store.count_open_findings([t.topic_id for t in topics])
+    return {t.name: counts.get(t.topic_id, 0) for t in topics}
+
+
+def emit_open_findings(
+    findings: Mapping[str, int], *, gauge: Gauge | None = None
+) -> list[tuple[str, float]]:
+    """Publish ``scrub_open_findings`` per topic (``open_findings_by_topic``) and in total, as
+    ``emit_metrics`` does Kafka's gauges; returns what was sent."""
+    sent: list[tuple[str, float]] = []
+    send = _sender(_airflow_gauge() if gauge is None else gauge, sent)
+    for topic in sorted(findings):
+        send(f"{PREFIX}.{SCRUB_GAUGE}.{_stat(topic)}", findings[topic], {"topic": topic})
+    send(f"{PREFIX}.{SCRUB_GAUGE}", sum(findings.values()), {})
+    return sent
+
+
+def _sender(gauge: Gauge | None, sent: list[tuple[str, float]]) -> Send:
+    """Send a figure (None: unknown, not sent) through ``gauge`` and note it in ``sent``."""
+
+    def send(name: str, value: int | None, tags: dict[str, str]) -> None:
+        if value is None:
+            return
+        sent.append((name, float(value)))
+        if gauge is not None:
+            gauge(name, float(value), tags=tags)
+
+    return send
+
+
 def publish_metrics(settings: Settings) -> dict:
     """Task body for a DAG: compute from the configured store and log dirs, emit, summarize."""
     store = open_store(settings)
     try:
         metrics = compute_metrics(store, settings.log_dirs, logs=leader_local_logs(settings))
+        findings = open_findings_by_topic(store)
     finally:
         store.close()
-    sent = emit_metrics(metrics)
+    sent = emit_metrics(metrics) + emit_open_findings(findings)
     return {
         "partitions": len(metrics),
         "gauges": len(sent),
         "topics": [t.as_dict() for t in aggregate_by_topic(metrics)],
+        "scrub_open_findings": sum(findings.values()),
     }
 
 

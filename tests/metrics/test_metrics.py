@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.scrub_finding import damage_and_scrub, heal, run_scrub
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -13,6 +14,9 @@ from tierflow.metrics import (
     aggregate_by_topic,
     compute_metrics,
     emit_metrics,
+    emit_open_findings,
+    open_findings_by_topic,
+    publish_metrics,
 )
 
 
@@ -185,3 +189,35 @@ def test_emit_goes_through_airflow_stats(partly: Tiered) -> None:
     pytest.importorskip("airflow.sdk.observability.stats")
     metrics = compute_metrics(partly.store, partly.settings.log_dirs)
     assert len(emit_metrics(metrics)) == len(GAUGES) * 6
+
+
+OPEN = "tierflow.scrub_open_findings"
+
+
+def _open_findings(t: Tiered) -> dict[str, float]:
+    return dict(emit_open_findings(open_findings_by_topic(t.store), gauge=lambda *_a, **_k: None))
+
+
+def test_open_scrub_findings_are_a_gauge_per_topic_and_in_total(partly: Tiered) -> None:
+    """A real finding (a byte flipped in the bucket, found by a scrub) counts on its topic;
+    once a later check passes the gauge is sent as 0 again, not left out."""
+    t = partly
+    zeros = {f"{OPEN}.orders": 0, f"{OPEN}.payments": 0, OPEN: 0}
+    assert _open_findings(t) == zeros
+    damaged = damage_and_scrub(t, "orders", 1)
+    received: list[tuple[str, float, dict]] = []
+    sent = emit_open_findings(
+        open_findings_by_topic(t.store),
+        gauge=lambda name, value, tags: received.append((name, value, tags)),
+    )
+    assert [(n, v) for n, v, _ in received] == sent
+    assert dict(sent) == {**zeros, f"{OPEN}.orders": 1, OPEN: 1}
+    assert {name: tags for name, _, tags in received}[f"{OPEN}.orders"] == {"topic": "orders"}
+    heal(damaged)
+    assert run_scrub(t, start_ms=NOW_MS + 60_000).findings == []
+    assert _open_findings(t) == zeros
+
+
+def test_the_dags_task_sends_the_open_findings_gauge(partly: Tiered) -> None:
+    damage_and_scrub(partly, "orders", 1)
+    assert publish_metrics(partly.settings)["scrub_open_findings"] == 1
