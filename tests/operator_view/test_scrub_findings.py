@@ -13,6 +13,8 @@ from fastapi.testclient import TestClient
 from tests.operator_view.dom import accessibility, parse
 from tests.support.scrub_finding import damage_and_scrub, heal, run_scrub, tier_everything
 from tests.support.tiered import NOW_MS, Tiered, build_tiered
+from tierflow.lifecycle.remote_delete import delete_remote_segment
+from tierflow.metrics import open_findings_by_topic
 from tierflow.operator_view.app import create_app
 from tierflow.operator_view.formatting import utc
 
@@ -98,3 +100,18 @@ def test_a_check_that_passes_again_closes_the_finding(tiered: Tiered) -> None:
     assert run_scrub(tiered, start_ms=NOW_MS + 60_000).findings == []
     html = page(tiered).get("/").text
     assert NONE_LINE in html and damaged.key not in html
+
+
+def test_a_deleted_segments_finding_is_no_longer_open(tiered: Tiered) -> None:
+    """Retention (or a repair) deleting the damaged segment leaves nothing to act on: the
+    page, the JSON and the gauge's counts all drop it."""
+    damaged = damage_and_scrub(tiered)
+    assert open_findings_by_topic(tiered.store)["orders"] == 1
+    orders = tiered.store.topic("orders")
+    row = tiered.store.segment(damaged.segment.segment_id)
+    assert delete_remote_segment(tiered.store, tiered.rsm, orders, row, actor="test", now_ms=NOW_MS)
+    client = page(tiered)
+    assert NONE_LINE in client.get("/").text
+    snapshot = client.get("/api/snapshot").json()
+    assert (snapshot["scrub_findings"], snapshot["scrub_findings_total"]) == ([], 0)
+    assert open_findings_by_topic(tiered.store) == {"orders": 0, "payments": 0}
