@@ -165,3 +165,8 @@ class RemoteStorageManager(Protocol):
 
     def object_keys(self, segment: RemoteSegment) -> list[str]:
         """Every key this manager may write for the segment, for cleanup and reconciliation."""
+
+    def reading_through(self, wrap: Callable[[Any], Any]) -> RemoteStorageManager:
+        """The same manager over ``wrap(its object store)`` (a ``storage.ObjectStore``, named
+        loosely here, a layer below storage), with nothing cached: the scrubber hashes what
+        its decoding reads, so each byte is read once."""

@@ -89,6 +89,12 @@ class ChunkedRemoteStorageManager:
     def key(self, segment: RemoteSegment, suffix: str) -> str:
         return segment_object_key(self.prefix, segment, suffix)
 
+    def reading_through(
+        self, wrap: Callable[[ObjectStore], ObjectStore]
+    ) -> ChunkedRemoteStorageManager:
+        """A new manager: its manifests are read again, through ``wrap``; no chunk cache."""
+        return replace(self, objects=wrap(self.objects), cache=None)
+
     def object_keys(self, segment: RemoteSegment) -> list[str]:
         return [self.key(segment, suffix) for suffix in (LOG, INDEXES, MANIFEST)]
 

@@ -11,7 +11,7 @@ one (an empty file as an empty object), every other file always.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from tierflow.faults import crash_point
@@ -44,6 +44,11 @@ class PlainRemoteStorageManager:
 
     def key(self, segment: RemoteSegment, suffix: str) -> str:
         return self.keys.segment_object_key(self.prefix, segment, suffix)
+
+    def reading_through(
+        self, wrap: Callable[[ObjectStore], ObjectStore]
+    ) -> PlainRemoteStorageManager:
+        return PlainRemoteStorageManager(wrap(self.objects), self.prefix, keys=self.keys)
 
     def object_keys(self, segment: RemoteSegment) -> list[str]:
         suffixes = [LOG_SUFFIX, *INDEX_SUFFIXES.values()]

@@ -1,12 +1,12 @@
 """What a tiered segment must pass to be trusted, checked by reading every byte of it.
 
-1. Each object has the size and sha256 recorded when it was uploaded, and the storage
-   manager's own check passes (for Aiven's layout: the manifest decodes and its chunks and
-   index ranges add up to the objects).
-2. Every index decodes (decrypted and decompressed, when the layout does that) and parses as
+1. Every index decodes (decrypted and decompressed, when the layout does that) and parses as
    the Kafka file it stands for.
-3. The log decodes chunk by chunk (each AES-GCM tag opens under the key ring) to the size the
+2. The log decodes chunk by chunk (each AES-GCM tag opens under the key ring) to the size the
    segment's row says.
+3. Each object has the size and sha256 recorded when it was uploaded (hashed from the reads of
+   1 and 2, so each byte is read once), and the storage manager's own check passes (for
+   Aiven's layout: the manifest decodes and its chunks and index ranges add up to the objects).
 
 A failed check is a ``Finding`` naming the object and what is wrong. A request the bucket
 failed for now (a timeout, a 503) is not a finding: it is raised, and the next run checks the
@@ -31,7 +31,9 @@ from tierflow.rsm import (
     RemoteStorageManager,
     TransientStorageError,
 )
+from tierflow.storage.verification import Digesting
 from tierflow.transform.errors import KeyRingError
+from tierflow.transform.pipeline import INDEX_ORDER
 
 # What a corrupt or unreadable object raises while it is decoded, besides the storage errors
 # (the transforms' own errors are RemoteStorageErrors and name their key): each names its cause.
@@ -46,10 +48,13 @@ def check_segment(
 ) -> Finding | None:
     """None when the segment passes every check of the module doc; else the first failure."""
     log_key = rsm.object_keys(segment)[0]
+    # Each byte is read once: the decoding's reads are hashed as they pass, and verify takes
+    # those hashes rather than reading every object again.
+    reader = rsm.reading_through(Digesting)
     try:
-        rsm.verify(segment, [ObjectInfo(o.key, o.size, o.sha256) for o in objects])
-        _check_indexes(rsm, segment, row)
-        _check_log(rsm, segment, row, log_key)
+        _check_indexes(reader, segment, row)
+        _check_log(reader, segment, row, log_key)
+        reader.verify(segment, [ObjectInfo(o.key, o.size, o.sha256) for o in objects])
     except TransientStorageError:
         raise
     except RemoteStorageError as exc:
@@ -64,7 +69,9 @@ def _check_indexes(
 ) -> None:
     source = f"{segment.describe()} index"
     base = segment.start_offset
-    for index_type in IndexType:
+    # In the order Aiven's layout stores them, so its one .indexes object is read front to
+    # back and hashed on the way (each index is its own object in the plain layout).
+    for index_type in INDEX_ORDER:
         try:
             data = rsm.fetch_index(segment, index_type)
         except RemoteResourceNotFoundError:

@@ -8,6 +8,7 @@ the damage itself (which key was touched), not the scrubber's own reading.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,45 @@ def test_a_finding_stays_open_until_a_check_passes(tmp_path: Path) -> None:
         (victim, "SCRUB_PASSED"),
     ], "one event when the verdict changes, none per pass"
     assert events[0].details_dict["object"] == str(path.relative_to(t.bucket()))
+
+
+class CountingReads:
+    """The bucket read through, counting the bytes read of each key."""
+
+    def __init__(self, objects) -> None:
+        self.objects, self.read = objects, Counter[str]()
+
+    def __getattr__(self, name: str):
+        return getattr(self.objects, name)
+
+    def read_range(self, key: str, start: int = 0, end: int | None = None) -> bytes:
+        data = self.objects.read_range(key, start, end)
+        self.read[key] += len(data)
+        return data
+
+    def iter_chunks(self, key: str, chunk_size: int = 1 << 20):
+        for chunk in self.objects.iter_chunks(key, chunk_size):
+            self.read[key] += len(chunk)
+            yield chunk
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_each_stored_byte_is_read_once(tmp_path: Path, layout: str) -> None:
+    """The sha256 is taken from the decoding's own reads. Aiven's manifest is read twice: to
+    decode, and again by the layout's own check; it is a few hundred bytes."""
+    t = tiered(tmp_path, layout)
+    counted: list[CountingReads] = []
+    rsm = t.rsm.reading_through(
+        lambda objects: counted.append(CountingReads(objects)) or counted[-1]
+    )
+    ticks = itertools.count(1_000)
+    report = scrub(t.store, rsm, ScrubRun(BIG, actor="test", clock_ms=lambda: next(ticks)))
+    assert report.findings == [] and len(report.segments) == len(finished(t))
+    sizes = {o.key: o.size for s in finished(t) for o in t.store.segment_objects(s)}
+    (reads,) = counted
+    times = {key: reads.read[key] / size for key, size in sizes.items() if size}
+    manifests = {key for key in times if key.endswith(".rsm-manifest")}
+    assert {key: n for key, n in times.items() if key not in manifests} == dict.fromkeys(
+        set(times) - manifests, 1.0
+    )
+    assert all(times[key] == 2.0 for key in manifests)
