@@ -68,6 +68,28 @@ def test_a_damaged_object_in_a_cloud_bucket_is_found_and_named(
     assert len(report.segments) == len(t.store.scrub_queue(limit=10_000))
 
 
+@pytest.mark.parametrize("backend", ["s3", "azure"])
+def test_two_logs_swapped_in_a_cloud_bucket_are_both_found(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
+    t = build_tiered(
+        tmp_path,
+        layout="chunked-encrypted",
+        remote_storage=cloud_bucket_url(request, backend, "scrub-swap"),
+    )
+    for log_ in t.logs():
+        copy_partition(log_, t.store, t.rsm, owner="test")
+    first, second = [r.segment_id for r in t.store.scrub_queue(limit=2)]
+    (a,) = [o.key for o in t.store.segment_objects(first) if o.kind == "log"]
+    (b,) = [o.key for o in t.store.segment_objects(second) if o.kind == "log"]
+    objects = settings_object_store(t.settings)
+    data_a, data_b = objects.read_range(a), objects.read_range(b)
+    objects.put_bytes(a, data_b)
+    objects.put_bytes(b, data_a)
+    found = {f.segment_id: f.finding.key for f in _scrub(t).findings}
+    assert found == {first: a, second: b}
+
+
 def _scrub(t: Tiered):
     ticks = itertools.count(1_000)
     run = ScrubRun(1 << 40, actor="test", clock_ms=lambda: next(ticks))

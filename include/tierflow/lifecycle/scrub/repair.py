@@ -36,7 +36,7 @@ from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_recopy
 from tierflow.lifecycle.copy.rewrite import RewriteResult, rewrite_segment
 from tierflow.lifecycle.remote_delete import delete_remote_segment
 from tierflow.metadata.errors import LeaseLostError
-from tierflow.metadata.models import RemoteLogSegment, Topic
+from tierflow.metadata.models import TIERFLOW_COPIER, RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
@@ -104,7 +104,7 @@ def _repair_one(
     store: MetadataStore, rsm: RemoteStorageManager, said: _Said, run: RepairRun
 ) -> Repair:
     topic, row = said.topic, said.row
-    if row.writer != "tierflow" or not topic.copied_by_tierflow:
+    if row.writer != TIERFLOW_COPIER or not topic.copied_by_tierflow:
         return said(RepairAction.REPORTED, "the brokers own this segment; tierflow only reports")
     twin = _good_twin(store, row)
     if twin is not None:
@@ -155,7 +155,7 @@ def _good_twin(store: MetadataStore, row: RemoteLogSegment) -> str | None:
     flagged = store.flagged_segment_ids(row.topic_id, row.partition)
     for other in store.segments(row.topic_id, row.partition, states=[S.COPY_SEGMENT_FINISHED]):
         same = (other.start_offset, other.end_offset) == (row.start_offset, row.end_offset)
-        if same and other.segment_id not in flagged:
+        if same and other.segment_id != row.segment_id and other.segment_id not in flagged:
             return other.segment_id
     return None
 
