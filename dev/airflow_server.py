@@ -47,6 +47,8 @@ DEFAULT_PORT = 8080
 READY_TIMEOUT_S = 180
 STOP_TIMEOUT_S = 20
 LOG_TAIL_LINES = 40
+# A 503 (SQLite locked by the scheduler) is tried again this many times, so far apart.
+BUSY_RETRIES, BUSY_WAIT_S = 5, 2.0
 # Settings the caller's environment may override. The LocalExecutor starts one worker process
 # per slot of [core] parallelism (32 by default), far more than a laptop needs.
 DEFAULTS = {"AIRFLOW__CORE__PARALLELISM": "8"}
@@ -180,6 +182,20 @@ class AirflowApi:
 
     def request(
         self, method: str, path: str, body: Any = None, params: Mapping[str, Any] | None = None
+    ) -> Any:
+        """One call; a 503 is tried again a few times, as any client would: on SQLite, Airflow
+        answers 503 "Database is locked" while the scheduler writes, having rolled back."""
+        for _ in range(BUSY_RETRIES):
+            try:
+                return self._authorized(method, path, body, params)
+            except AirflowApiError as exc:
+                if exc.status != 503:
+                    raise
+                time.sleep(BUSY_WAIT_S)
+        return self._authorized(method, path, body, params)
+
+    def _authorized(
+        self, method: str, path: str, body: Any, params: Mapping[str, Any] | None
     ) -> Any:
         try:
             return self._send(method, path, body, params=params)
