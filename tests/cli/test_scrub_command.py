@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.scrub_finding import flip_log_object, local_file
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.config import Settings
 from tierflow.faults import ENV_CRASH_AT, ENV_CRASH_SIGNAL, ENV_CRASH_TRACE
@@ -75,11 +76,7 @@ def test_a_damaged_object_is_one_line_and_exit_1(tiered: Tiered) -> None:
 
 def damage_one(t: Tiered) -> RemoteLogSegment:
     row = t.store.scrub_queue(limit=1)[0]
-    (key,) = [o.key for o in t.store.segment_objects(row.segment_id) if o.kind == "log"]
-    path = t.bucket() / key
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x5A
-    path.write_bytes(bytes(data))
+    flip_log_object(t, row.segment_id)
     assert tierflow(t.settings, "scrub").returncode == 1
     return row
 
@@ -124,10 +121,8 @@ def test_a_repair_killed_anywhere_ends_as_an_uninterrupted_one(tiered: Tiered, p
         r for r in finished if (r.start_offset, r.end_offset) == (row.start_offset, row.end_offset)
     ]
     topic = tiered.store.topic_by_id(row.topic_id)
-    local = tiered.log(topic.name, row.partition)
-    (segment,) = [s for s in local.segments() if s.base_offset == row.start_offset]
     read_back = b"".join(tiered.rsm.iter_log_segment(remote_segment(topic, new)))
-    assert read_back == segment.log_path.read_bytes()
+    assert read_back == local_file(tiered, row).read_bytes()
     assert stored_keys(tiered) == expected_keys(tiered), "no object left behind"
     assert tiered.store.open_findings() == []
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from dev.airflow_local import run_dag_in_subprocess
+from tests.support.scrub_finding import flip_log_object, local_file
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.models import RemoteLogSegment
@@ -42,11 +43,7 @@ def damaged(tmp_path: Path) -> tuple[Tiered, RemoteLogSegment]:
     for log_ in t.logs():
         copy_partition(log_, t.store, t.rsm, owner="test")
     row = t.store.scrub_queue(limit=1)[0]
-    (key,) = [o.key for o in t.store.segment_objects(row.segment_id) if o.kind == "log"]
-    path = t.bucket() / key
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x5A
-    path.write_bytes(bytes(data))
+    flip_log_object(t, row.segment_id)
     return t, row
 
 
@@ -57,11 +54,8 @@ def assert_repaired(t: Tiered, row: RemoteLogSegment) -> None:
     assert spans.count((row.start_offset, row.end_offset)) == 1
     (new,) = [r for r in finished if r.start_offset == row.start_offset]
     topic = t.store.topic_by_id(row.topic_id)
-    (local,) = [
-        s for s in t.log(topic.name, row.partition).segments() if s.base_offset == row.start_offset
-    ]
     read_back = b"".join(t.rsm.iter_log_segment(remote_segment(topic, new)))
-    assert read_back == local.log_path.read_bytes()
+    assert read_back == local_file(t, row).read_bytes()
     assert t.store.open_findings() == []
 
 

@@ -7,19 +7,12 @@ from __future__ import annotations
 import itertools
 
 from tests.retention.support import HOUR_MS, configure, rows
+from tests.support.scrub_finding import flip_log_object
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.lifecycle.retention.local import plan_local_retention
 from tierflow.lifecycle.scrub.repair import RepairAction, RepairRun, repair_findings
 from tierflow.lifecycle.scrub.run import ScrubRun, scrub
 from tierflow.metadata.states import RemoteLogSegmentState as S
-
-
-def flip_log_object(t: Tiered, segment_id: str) -> None:
-    (key,) = [o.key for o in t.store.segment_objects(segment_id) if o.kind == "log"]
-    path = t.bucket() / key
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x5A
-    path.write_bytes(bytes(data))
 
 
 def deletions(t: Tiered) -> tuple[list[tuple[int, tuple[str, ...]]], list[str]]:

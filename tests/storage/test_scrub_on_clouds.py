@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.object_backends import cloud_bucket_url
+from tests.support.scrub_finding import local_file, tier_everything
 from tests.support.tiered import Tiered, build_tiered
-from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.scrub.repair import RepairAction, RepairRun, repair_findings
 from tierflow.lifecycle.scrub.run import ScrubRun, scrub
-from tierflow.metadata.models import RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.segment_refs import remote_segment
 from tierflow.storage.factory import settings_object_store
@@ -52,13 +51,7 @@ DAMAGE: dict[str, tuple[str, Callable[[ObjectStore, str], None]]] = {
 def test_a_damaged_object_in_a_cloud_bucket_is_found_and_named(
     tmp_path: Path, request: pytest.FixtureRequest, backend: str, damage: str
 ) -> None:
-    t = build_tiered(
-        tmp_path,
-        layout="chunked-encrypted",
-        remote_storage=cloud_bucket_url(request, backend, "scrub"),
-    )
-    for log_ in t.logs():
-        copy_partition(log_, t.store, t.rsm, owner="test")
+    t = tiered_on(tmp_path, request, backend, "scrub")
     victim = t.store.scrub_queue(limit=3)[-1].segment_id
     kind, harm = DAMAGE[damage]
     (key,) = [o.key for o in t.store.segment_objects(victim) if o.kind == kind]
@@ -72,13 +65,7 @@ def test_a_damaged_object_in_a_cloud_bucket_is_found_and_named(
 def test_two_logs_swapped_in_a_cloud_bucket_are_both_found(
     tmp_path: Path, request: pytest.FixtureRequest, backend: str
 ) -> None:
-    t = build_tiered(
-        tmp_path,
-        layout="chunked-encrypted",
-        remote_storage=cloud_bucket_url(request, backend, "scrub-swap"),
-    )
-    for log_ in t.logs():
-        copy_partition(log_, t.store, t.rsm, owner="test")
+    t = tiered_on(tmp_path, request, backend, "scrub-swap")
     first, second = [r.segment_id for r in t.store.scrub_queue(limit=2)]
     (a,) = [o.key for o in t.store.segment_objects(first) if o.kind == "log"]
     (b,) = [o.key for o in t.store.segment_objects(second) if o.kind == "log"]
@@ -88,6 +75,17 @@ def test_two_logs_swapped_in_a_cloud_bucket_are_both_found(
     objects.put_bytes(b, data_a)
     found = {f.segment_id: f.finding.key for f in _scrub(t).findings}
     assert found == {first: a, second: b}
+
+
+def tiered_on(tmp_path: Path, request: pytest.FixtureRequest, backend: str, bucket: str) -> Tiered:
+    """Every partition tiered, chunked and encrypted, into a bucket of ``backend``."""
+    t = build_tiered(
+        tmp_path,
+        layout="chunked-encrypted",
+        remote_storage=cloud_bucket_url(request, backend, bucket),
+    )
+    tier_everything(t)
+    return t
 
 
 def _scrub(t: Tiered):
@@ -102,19 +100,13 @@ def test_repair_on_a_cloud_bucket_recopies_exactly_what_it_may(
 ) -> None:
     """Two damaged segments: one whose broker file is intact is copied again and its damaged
     objects deleted from the bucket; one whose broker file changed stays open, untouched."""
-    t = build_tiered(
-        tmp_path,
-        layout="chunked-encrypted",
-        remote_storage=cloud_bucket_url(request, backend, "scrub-repair"),
-    )
-    for log_ in t.logs():
-        copy_partition(log_, t.store, t.rsm, owner="test")
+    t = tiered_on(tmp_path, request, backend, "scrub-repair")
     intact, changed = t.store.scrub_queue(limit=2)
     objects = settings_object_store(t.settings)
     for row in (intact, changed):
         (key,) = [o.key for o in t.store.segment_objects(row.segment_id) if o.kind == "log"]
         flipped(objects, key)
-    changed_file = _local_file(t, changed)
+    changed_file = local_file(t, changed)
     data = bytearray(changed_file.read_bytes())
     data[-1] ^= 0x01  # the last record's headers count: still a batch, not the same bytes
     changed_file.write_bytes(bytes(data))
@@ -141,13 +133,5 @@ def test_repair_on_a_cloud_bucket_recopies_exactly_what_it_may(
     ]
     topic = t.store.topic_by_id(new.topic_id)
     read_back = b"".join(t.rsm.iter_log_segment(remote_segment(topic, new)))
-    assert read_back == _local_file(t, intact).read_bytes()
+    assert read_back == local_file(t, intact).read_bytes()
     assert [f.segment_id for f in t.store.open_findings()] == [changed.segment_id]
-
-
-def _local_file(t: Tiered, row: RemoteLogSegment) -> Path:
-    topic = t.store.topic_by_id(row.topic_id)
-    (segment,) = [
-        s for s in t.log(topic.name, row.partition).segments() if s.base_offset == row.start_offset
-    ]
-    return segment.log_path

@@ -49,9 +49,7 @@ def damage_and_scrub(t: Tiered, topic: str = "orders", partition: int = 1) -> Da
     (key,) = [o.key for o in t.store.segment_objects(segment.segment_id) if o.kind == "log"]
     path = t.bucket() / key
     original = path.read_bytes()
-    data = bytearray(original)
-    data[len(data) // 2] ^= 0x5A
-    path.write_bytes(bytes(data))
+    flip_log_object(t, segment.segment_id)
     (found,) = run_scrub(t).findings
     assert found.finding is not None and found.segment_id == segment.segment_id
     assert found.finding.key == key
@@ -60,3 +58,22 @@ def damage_and_scrub(t: Tiered, topic: str = "orders", partition: int = 1) -> Da
 
 def heal(damaged: Damaged) -> None:
     damaged.path.write_bytes(damaged.original)
+
+
+def flip_log_object(t: Tiered, segment_id: str) -> Path:
+    """Flip a byte in the middle of the segment's log object in a local bucket; its file."""
+    (key,) = [o.key for o in t.store.segment_objects(segment_id) if o.kind == "log"]
+    path = t.bucket() / key
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    path.write_bytes(bytes(data))
+    return path
+
+
+def local_file(t: Tiered, row: RemoteLogSegment) -> Path:
+    """The broker's ``.log`` a (whole, unsliced) segment was copied from: a repair's oracle."""
+    topic = t.store.topic_by_id(row.topic_id)
+    (segment,) = [
+        s for s in t.log(topic.name, row.partition).segments() if s.base_offset == row.start_offset
+    ]
+    return segment.log_path

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.scrub_finding import flip_log_object, local_file
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.scrub.repair import Repair, RepairAction, RepairRun, repair_findings
@@ -49,30 +50,12 @@ def repair(t: Tiered, *, dry_run: bool) -> list[Repair]:
     return repair_findings(t.store, t.rsm, run)
 
 
-def damage(t: Tiered, segment_id: str) -> Path:
-    """Flip a byte in the segment's log object; its bucket file."""
-    (key,) = [o.key for o in t.store.segment_objects(segment_id) if o.kind == "log"]
-    path = t.bucket() / key
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x5A
-    path.write_bytes(bytes(data))
-    return path
-
-
 def damaged_one(t: Tiered) -> RemoteLogSegment:
     """A copied segment, damaged and found by a scrub."""
     row = t.store.scrub_queue(limit=10_000)[0]
-    damage(t, row.segment_id)
+    flip_log_object(t, row.segment_id)
     assert check(t) == [row.segment_id]
     return row
-
-
-def local_file(t: Tiered, row: RemoteLogSegment) -> Path:
-    """The oracle: the broker's file the segment was copied from, whole."""
-    topic = t.store.topic_by_id(row.topic_id)
-    log_ = t.log(topic.name, row.partition)
-    (segment,) = [s for s in log_.segments() if s.base_offset == row.start_offset]
-    return segment.log_path
 
 
 def snapshot(t: Tiered) -> tuple:
@@ -188,7 +171,7 @@ def test_a_middle_segment_removed_by_hand_is_not_taken_from_its_neighbour(tmp_pa
     damaged offsets, and is not mistaken for their copy."""
     t = tiered(tmp_path)
     row = next(r for r in t.store.scrub_queue(limit=10_000) if r.start_offset > 0)
-    damage(t, row.segment_id)
+    flip_log_object(t, row.segment_id)
     assert check(t) == [row.segment_id]
     local_file(t, row).unlink()
     (left,) = repair(t, dry_run=False)
