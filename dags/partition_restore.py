@@ -37,13 +37,9 @@ from airflow.sdk import Param
 from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.operations import restore_operation
 from tierflow.airflow_dags.spark_or_worker import spark_or_worker
-from tierflow.airflow_dags.task_helpers import switch_param
+from tierflow.airflow_dags.task_helpers import optional_param, switch_param
 
 SPARK_APP = Path(__file__).resolve().parents[1] / "spark_apps" / "restore_segments.py"
-
-
-def _optional(kind: str, title: str, description: str, **schema: object) -> Param:
-    return Param(None, type=["null", kind], title=title, description=description, **schema)
 
 
 @tierflow_dag(
@@ -59,11 +55,13 @@ def _optional(kind: str, title: str, description: str, **schema: object) -> Para
             description="Empty: every partition with a segment in remote storage.",
         ),
         "to": Param("", type="string", minLength=1, title="Target log dir"),
-        "to_offset": _optional("integer", "To offset", "End with the batch holding it.", minimum=0),
-        "to_timestamp": _optional(
+        "to_offset": optional_param(
+            "integer", "To offset", "End with the batch holding it.", minimum=0
+        ),
+        "to_timestamp": optional_param(
             "integer", "To timestamp (ms)", "Stop with the segment reaching this time.", minimum=0
         ),
-        "as_topic": _optional("string", "As topic", "Restore a copy under this name."),
+        "as_topic": optional_param("string", "As topic", "Restore a copy under this name."),
         "dry_run": switch_param(
             True, "Dry run", "List segments, bytes and directories; write nothing."
         ),

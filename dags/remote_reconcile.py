@@ -29,10 +29,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from airflow.sdk import Param, task
+from airflow.sdk import task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
-from tierflow.airflow_dags.task_helpers import fail_for_good, run_param, switch_param
+from tierflow.airflow_dags.task_helpers import (
+    fail_for_good,
+    optional_param,
+    run_param,
+    switch_param,
+)
 
 
 @tierflow_dag(
@@ -45,13 +50,12 @@ from tierflow.airflow_dags.task_helpers import fail_for_good, run_param, switch_
             "Dry run unless on: on, delete orphan objects older than the grace "
             "period and finish stale deletes and copies. Missing objects are only reported.",
         ),
-        "grace_hours": Param(
-            None,
-            type=["null", "number"],
-            minimum=0,
-            title="Orphan grace (hours)",
-            description="Only orphan objects last written longer ago than this are deleted. "
+        "grace_hours": optional_param(
+            "number",
+            "Orphan grace (hours)",
+            "Only orphan objects last written longer ago than this are deleted. "
             "Empty: TIERFLOW_RECONCILE_GRACE_S (24 hours by default).",
+            minimum=0,
         ),
     },
     retry_delay=timedelta(minutes=1),

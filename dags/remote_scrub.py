@@ -21,9 +21,7 @@ the next run.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from airflow.sdk import Param, TriggerRule, task
+from airflow.sdk import TriggerRule, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.shard_tasks import broker_queues, lane_task_id, lanes
@@ -31,30 +29,32 @@ from tierflow.airflow_dags.task_helpers import (
     deleting_dry_run_param,
     dry_run,
     fail_for_good,
+    optional_param,
     run_param,
 )
 
 SCRUB_POOL = "tierflow_scrub"
 
 
+# The trigger form: the budget, and the repair's dry run (on by default).
+PARAMS = {
+    "budget_bytes": optional_param(
+        "integer",
+        "Budget (bytes)",
+        "Bytes of objects to re-read in this run. Empty: TIERFLOW_SCRUB_BUDGET_BYTES "
+        "(1 GiB by default).",
+        minimum=1,
+    ),
+    "dry_run": deleting_dry_run_param(
+        "Say how each open finding would be repaired; copy and delete nothing."
+    ),
+}
+
+
 @tierflow_dag(
     schedule="20 * * * *",
     tags=["tiered-storage", "scrub"],
-    params={
-        "budget_bytes": Param(
-            None,
-            type=["null", "integer"],
-            minimum=1,
-            title="Budget (bytes)",
-            description="Bytes of objects to re-read in this run. Empty: "
-            "TIERFLOW_SCRUB_BUDGET_BYTES (1 GiB by default).",
-        ),
-        "dry_run": deleting_dry_run_param(
-            "Say how each open finding would be repaired; copy and delete nothing."
-        ),
-    },
-    retry_delay=timedelta(minutes=1),
-    max_retry_delay=timedelta(minutes=30),
+    params=PARAMS,
 )
 def remote_scrub() -> None:
     queues = broker_queues()

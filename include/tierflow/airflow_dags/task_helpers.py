@@ -27,6 +27,11 @@ def switch_param(default: bool, title: str, description: str) -> Param:
     return Param(default, type="boolean", title=title, description=description)
 
 
+def optional_param(kind: str, title: str, description: str, **schema: object) -> Param:
+    """A field of the trigger form that may stay empty (None): ``kind`` is its JSON type."""
+    return Param(None, type=["null", kind], title=title, description=description, **schema)
+
+
 def choice_param(choices: Sequence[str], title: str, description: str) -> Param:
     """One of ``choices`` on the trigger form, the first by default."""
     return Param(
