@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.object_backends import cloud_bucket_url
-from tests.support.scrub_finding import local_file, tier_everything
+from tests.support.scrub_finding import local_file, run_scrub, tier_everything
 from tests.support.tiered import Tiered, build_tiered
 from tierflow.lifecycle.scrub.repair import RepairAction, RepairRun, repair_findings
-from tierflow.lifecycle.scrub.run import ScrubRun, scrub
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.segment_refs import remote_segment
 from tierflow.storage.factory import settings_object_store
@@ -56,7 +55,7 @@ def test_a_damaged_object_in_a_cloud_bucket_is_found_and_named(
     kind, harm = DAMAGE[damage]
     (key,) = [o.key for o in t.store.segment_objects(victim) if o.kind == kind]
     harm(settings_object_store(t.settings), key)
-    report = _scrub(t)
+    report = run_scrub(t)
     assert [(f.segment_id, f.finding.key) for f in report.findings] == [(victim, key)]
     assert len(report.segments) == len(t.store.scrub_queue(limit=10_000))
 
@@ -73,7 +72,7 @@ def test_two_logs_swapped_in_a_cloud_bucket_are_both_found(
     data_a, data_b = objects.read_range(a), objects.read_range(b)
     objects.put_bytes(a, data_b)
     objects.put_bytes(b, data_a)
-    found = {f.segment_id: f.finding.key for f in _scrub(t).findings}
+    found = {f.segment_id: f.finding.key for f in run_scrub(t).findings}
     assert found == {first: a, second: b}
 
 
@@ -86,12 +85,6 @@ def tiered_on(tmp_path: Path, request: pytest.FixtureRequest, backend: str, buck
     )
     tier_everything(t)
     return t
-
-
-def _scrub(t: Tiered):
-    ticks = itertools.count(1_000)
-    run = ScrubRun(1 << 40, actor="test", clock_ms=lambda: next(ticks))
-    return scrub(t.store, t.rsm, run)
 
 
 @pytest.mark.parametrize("backend", ["s3", "azure"])
@@ -110,7 +103,7 @@ def test_repair_on_a_cloud_bucket_recopies_exactly_what_it_may(
     data = bytearray(changed_file.read_bytes())
     data[-1] ^= 0x01  # the last record's headers count: still a batch, not the same bytes
     changed_file.write_bytes(bytes(data))
-    assert {s.segment_id for s in _scrub(t).findings} == {intact.segment_id, changed.segment_id}
+    assert {s.segment_id for s in run_scrub(t).findings} == {intact.segment_id, changed.segment_id}
     damaged_keys = [o.key for o in t.store.segment_objects(intact.segment_id)]
     kept_keys = [o.key for o in t.store.segment_objects(changed.segment_id)]
 

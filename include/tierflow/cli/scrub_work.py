@@ -13,7 +13,7 @@ from tierflow.cli.console import stdout_console
 from tierflow.cli.shared import leader_partition_logs
 from tierflow.config import Settings
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.scrub.repair import Repair, RepairAction, RepairRun, repair_findings
+from tierflow.lifecycle.scrub.repair import Repair, RepairRun, repair_findings
 from tierflow.lifecycle.scrub.run import ScrubReport, ScrubRun, scrub
 from tierflow.runtime import open_storage, open_store
 from tierflow.units import counted, human_bytes
@@ -34,12 +34,7 @@ def scrub_command(args: argparse.Namespace) -> int:
     else:
         console.print(_summary(report), highlight=False)
     for found in report.findings:
-        assert found.finding is not None
-        print(
-            f"tierflow: scrub: {found.finding.key}: {found.finding.what} "
-            f"(segment {found.segment_id})",
-            file=sys.stderr,
-        )
+        print(f"tierflow: scrub: {found.said()}", file=sys.stderr)
     return EXIT_FOUND if report.findings else EXIT_PASSED
 
 
@@ -73,22 +68,15 @@ def _repair(settings: Settings, args: argparse.Namespace) -> int:
         print(json.dumps([asdict(r) for r in repairs], indent=2))
     else:
         for repair in repairs:
-            console.print(_repair_line(repair), highlight=False)
+            console.print(repair.line(), highlight=False)
         console.print(_repair_summary(repairs, dry_run=run.dry_run), highlight=False)
-    fixed = (RepairAction.RECOPIED, RepairAction.REPLACED)
-    return EXIT_FOUND if any(r.dry_run or r.action not in fixed for r in repairs) else EXIT_PASSED
-
-
-def _repair_line(repair: Repair) -> str:
-    what = f"{repair.topic}-{repair.partition} segment {repair.segment_id}"
-    action = f"would be {repair.action}" if repair.dry_run else str(repair.action)
-    return f"{what}: {action}: {repair.detail}"
+    return EXIT_PASSED if all(r.fixed for r in repairs) else EXIT_FOUND
 
 
 def _repair_summary(repairs: list[Repair], *, dry_run: bool) -> str:
     if not repairs:
         return "no open findings"
-    done = sum(r.action in (RepairAction.RECOPIED, RepairAction.REPLACED) for r in repairs)
+    done = sum(r.repairable for r in repairs)
     verb = "repairable" if dry_run else "repaired"
     tail = "; a dry run: --apply repairs" if dry_run else ""
     return f"{counted(len(repairs), 'open finding')}: {done} {verb}{tail}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import ColumnElement, case, delete, func, insert
 from sqlmodel import col, select
@@ -77,35 +78,22 @@ class ScrubStore(StoreBase):
     def open_findings(self) -> list[RemoteSegmentScrub]:
         """The segments whose last check found something wrong, worst first: oldest finding.
         A segment deleted since (repaired, or expired by retention) has none: nothing reads it."""
-        query = (
-            select(RemoteSegmentScrub)
-            .join(
-                RemoteLogSegment,
-                col(RemoteLogSegment.segment_id) == col(RemoteSegmentScrub.segment_id),
-            )
-            .where(*_open())
-            .order_by(col(RemoteSegmentScrub.checked_ms), col(RemoteSegmentScrub.segment_id))
-        )
-        return self._all(query)
+        return [found.scrub for found in self.open_findings_of()]
 
     def open_findings_of(
         self,
-        topic_ids: Collection[str],
+        topic_ids: Collection[str] | None = None,
         *,
         partition: int | None = None,
         limit: int | None = None,
     ) -> list[OpenFinding]:
-        """``open_findings`` of these topics (of one partition number, if given), each with
-        its segment: the page and ``tierflow status`` say where the damage is."""
-        if not topic_ids:
+        """``open_findings`` of these topics (None: every topic; of one partition number, if
+        given), each with its segment: where the damage is, read in the same query."""
+        if topic_ids is not None and not topic_ids:
             return []
         query = (
-            select(RemoteSegmentScrub, RemoteLogSegment)
-            .join(
-                RemoteLogSegment,
-                col(RemoteLogSegment.segment_id) == col(RemoteSegmentScrub.segment_id),
-            )
-            .where(*_open(), *_of_topics(topic_ids, partition))
+            _open_findings(RemoteSegmentScrub, RemoteLogSegment)
+            .where(*_of_topics(topic_ids, partition))
             .order_by(col(RemoteSegmentScrub.checked_ms), col(RemoteSegmentScrub.segment_id))
             .limit(limit)
         )
@@ -119,29 +107,19 @@ class ScrubStore(StoreBase):
         """Topic id -> how many open findings, in one GROUP BY; topics without any are absent."""
         if not topic_ids:
             return {}
-        segment = RemoteLogSegment
+        topic_id = col(RemoteLogSegment.topic_id)
         query = (
-            select(col(segment.topic_id), func.count())
-            .select_from(RemoteSegmentScrub)
-            .join(segment, col(segment.segment_id) == col(RemoteSegmentScrub.segment_id))
-            .where(*_open(), *_of_topics(topic_ids, partition))
-            .group_by(col(segment.topic_id))
+            _open_findings(topic_id, func.count())
+            .where(*_of_topics(topic_ids, partition))
+            .group_by(topic_id)
         )
         with self._session() as session:
-            return {str(topic_id): int(count) for topic_id, count in session.exec(query).all()}
+            return {str(topic): int(count) for topic, count in session.exec(query).all()}
 
     def flagged_segment_ids(self, topic_id: str, partition: int) -> set[str]:
         """The partition's segments with an open finding: not a copy local retention may trust."""
-        query = (
-            select(RemoteSegmentScrub.segment_id)
-            .join(
-                RemoteLogSegment,
-                col(RemoteLogSegment.segment_id) == col(RemoteSegmentScrub.segment_id),
-            )
-            .where(
-                col(RemoteSegmentScrub.finding).is_not(None),
-                *partition_key(RemoteLogSegment, topic_id, partition),
-            )
+        query = _open_findings(RemoteSegmentScrub.segment_id).where(
+            *partition_key(RemoteLogSegment, topic_id, partition)
         )
         return set(self._all(query))
 
@@ -181,22 +159,33 @@ class ScrubStore(StoreBase):
                 append_event(connection, _verdict_event(verdict, actor))
 
 
-def _open() -> tuple[ColumnElement[bool], ...]:
-    """A finding still open: the check found something, and its segment is not deleted."""
+def _open_findings(*columns: Any) -> Any:
+    """SELECT ``columns`` over the open findings joined to their segments: a finding is open
+    while the check found something and its segment is not deleted."""
     return (
-        col(RemoteSegmentScrub.finding).is_not(None),
-        col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
+        select(*columns)
+        .select_from(RemoteSegmentScrub)
+        .join(
+            RemoteLogSegment,
+            col(RemoteLogSegment.segment_id) == col(RemoteSegmentScrub.segment_id),
+        )
+        .where(
+            col(RemoteSegmentScrub.finding).is_not(None),
+            col(RemoteLogSegment.state) != RemoteLogSegmentState.DELETE_SEGMENT_FINISHED.value,
+        )
     )
 
 
 def _of_topics(
-    topic_ids: Collection[str], partition: int | None
-) -> tuple[ColumnElement[bool], ...]:
-    """Segments of these topics, and of one partition number when it is given."""
-    topics = col(RemoteLogSegment.topic_id).in_(list(topic_ids))
-    if partition is None:
-        return (topics,)
-    return (topics, col(RemoteLogSegment.partition) == partition)
+    topic_ids: Collection[str] | None, partition: int | None
+) -> list[ColumnElement[bool]]:
+    """Segments of these topics (None: any), and of one partition number when it is given."""
+    found = []
+    if topic_ids is not None:
+        found.append(col(RemoteLogSegment.topic_id).in_(list(topic_ids)))
+    if partition is not None:
+        found.append(col(RemoteLogSegment.partition) == partition)
+    return found
 
 
 def _verdict_event(verdict: ScrubVerdict, actor: str) -> Event:

@@ -17,7 +17,7 @@ from tierflow.cluster.leaders import LeaderLog, leader_logs
 from tierflow.config import Settings, reads_settings
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
-from tierflow.lifecycle.scrub.repair import RepairAction, RepairRun, repair_findings
+from tierflow.lifecycle.scrub.repair import RepairRun, repair_findings
 from tierflow.lifecycle.scrub.run import ScrubRun, scrub
 from tierflow.runtime import open_storage, open_store
 from tierflow.tasks.attribution import attributed
@@ -40,8 +40,7 @@ def scrub_bucket(budget_bytes: int | None = None, settings: Settings | None = No
     run = ScrubRun(budget_bytes=budget, actor=attributed(ACTOR), clock_ms=wall_clock_ms)
     report = scrub(open_store(settings), open_storage(settings), run)
     for found in report.findings:
-        assert found.finding is not None
-        log.error("scrub: %s: %s (segment %s)", *asdict(found.finding).values(), found.segment_id)
+        log.error("scrub: %s", found.said())
     return {
         "segments": len(report.segments),
         "checked_bytes": report.checked_bytes,
@@ -75,11 +74,7 @@ def repair_lane(
     )
     repairs = repair_findings(open_store(settings), open_storage(settings), run)
     for repair in repairs:
-        fixed = repair.action in (RepairAction.RECOPIED, RepairAction.REPLACED)
-        level = logging.INFO if fixed else logging.WARNING
-        verb = f"would be {repair.action}" if repair.dry_run else repair.action
-        where = f"{repair.topic}-{repair.partition} segment {repair.segment_id}"
-        log.log(level, "%s: %s: %s", where, verb, repair.detail)
+        log.log(logging.INFO if repair.repairable else logging.WARNING, "%s", repair.line())
     return [asdict(repair) for repair in repairs]
 
 

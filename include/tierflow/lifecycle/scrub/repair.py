@@ -68,6 +68,22 @@ class Repair:
     dry_run: bool
     replacement: str | None = None
 
+    @property
+    def repairable(self) -> bool:
+        """A good copy holds (or, in a dry run, would hold) the offsets in place of the damaged."""
+        return self.action in (RepairAction.RECOPIED, RepairAction.REPLACED)
+
+    @property
+    def fixed(self) -> bool:
+        """Done, not planned: the damaged copy is gone and a good one holds its offsets."""
+        return self.repairable and not self.dry_run
+
+    def line(self) -> str:
+        """One line for a person: which segment, what was (or would be) done, and why."""
+        action = f"would be {self.action}" if self.dry_run else str(self.action)
+        where = f"{self.topic}-{self.partition} segment {self.segment_id}"
+        return f"{where}: {action}: {self.detail}"
+
 
 def _every_partition(_topic: str, _partition: int) -> bool:
     return True
@@ -92,8 +108,8 @@ def repair_findings(
 ) -> list[Repair]:
     """Each open finding this run takes repaired, or said why not (a dry run changes nothing)."""
     repairs = []
-    for found in store.open_findings():
-        row = store.segment(found.segment_id)
+    for found in store.open_findings_of():
+        row = found.segment
         topic = store.topic_by_id(row.topic_id)
         if run.takes(topic.name, row.partition):
             repairs.append(_repair_one(store, rsm, _Said(topic, row, run.dry_run), run))

@@ -34,6 +34,11 @@ class ScrubbedSegment:
     checked_bytes: int
     finding: Finding | None
 
+    def said(self) -> str:
+        """The finding on one line: the object, what is wrong, and its segment."""
+        assert self.finding is not None, "said of findings only"
+        return f"{self.finding.key}: {self.finding.what} (segment {self.segment_id})"
+
 
 @dataclass
 class ScrubReport:

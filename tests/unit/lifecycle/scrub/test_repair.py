@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.scrub_finding import flip_log_object, local_file
+from tests.support.scrub_finding import flip_log_object, local_file, run_scrub, tier_everything
 from tests.support.tiered import Tiered, build_tiered
-from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.lifecycle.scrub.repair import Repair, RepairAction, RepairRun, repair_findings
-from tierflow.lifecycle.scrub.run import ScrubRun, scrub
 from tierflow.metadata.events import EventEntity
 from tierflow.metadata.models import BROKER_COPIER, RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState as S
@@ -27,15 +25,12 @@ LAYOUTS = ("plain", "chunked-encrypted")
 
 def tiered(tmp_path: Path, layout: str = "plain") -> Tiered:
     t = build_tiered(tmp_path, layout=layout)
-    for log_ in t.logs():
-        copy_partition(log_, t.store, t.rsm, owner="test")
+    tier_everything(t)
     return t
 
 
 def check(t: Tiered) -> list[str]:
-    ticks = itertools.count(1_000)
-    report = scrub(t.store, t.rsm, ScrubRun(1 << 40, actor="test", clock_ms=lambda: next(ticks)))
-    return [s.segment_id for s in report.findings]
+    return [s.segment_id for s in run_scrub(t).findings]
 
 
 def repair(t: Tiered, *, dry_run: bool) -> list[Repair]:
