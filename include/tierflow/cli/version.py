@@ -3,13 +3,16 @@ the time Python takes to start."""
 
 from __future__ import annotations
 
-import tomllib
-from importlib import metadata
 from pathlib import Path
 
 
 def version() -> str:
-    """The installed distribution's version; a source checkout's pyproject otherwise."""
+    """The installed distribution's version; a source checkout's pyproject otherwise. Its
+    imports are here: importlib.metadata costs a command that never asks for the version
+    (``tierflow status``) a twentieth of a second."""
+    import tomllib
+    from importlib import metadata
+
     try:
         return metadata.version("tierflow")
     except metadata.PackageNotFoundError:

@@ -15,6 +15,8 @@ TXN_INDEX_SUFFIX = ".txnindex"
 SNAPSHOT_SUFFIX = ".snapshot"
 # The files of one segment, named by its base offset (the snapshot by the offset after it).
 SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+# The KRaft metadata log's partition directory, in a controller's or combined node's log dir.
+METADATA_PARTITION_DIR = "__cluster_metadata-0"
 
 _OFFSET_PREFIX = re.compile(r"^(\d{20})(?:\.|$)")
 _TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")

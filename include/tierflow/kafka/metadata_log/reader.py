@@ -21,12 +21,11 @@ from tierflow.kafka.errors import CorruptMetadataRecordError
 from tierflow.kafka.metadata_log import records as r
 from tierflow.kafka.metadata_log.image import MetadataImage
 from tierflow.kafka.metadata_log.replay import ReplayError, ReplayState
-from tierflow.kafka.naming import LOG_SUFFIX
+from tierflow.kafka.naming import LOG_SUFFIX, METADATA_PARTITION_DIR
 from tierflow.kafka.record_batch import iter_batch_records, iter_batches
 
 log = logging.getLogger(__name__)
 
-METADATA_PARTITION_DIR = "__cluster_metadata-0"
 CHECKPOINT_SUFFIX = ".checkpoint"
 
 
