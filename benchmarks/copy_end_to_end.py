@@ -266,27 +266,46 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
     settings = settings_for(base, case.layout)
     print(f"{case.label}: writing the log dir ...", flush=True)
     size = write_log_dir(settings.log_dirs[0], case)
+    settle()
     ceiling = ceiling_mib_s(case, settings, cores)
     figures: dict = {"case": case, "mib": size / MIB, "ceiling": ceiling, "dag": {}, "cli": {}}
+    logs = sorted(Path(settings.log_dirs[0]).glob("*/*.log"))
     if case.layout == "chunked":
-        logs = sorted(Path(settings.log_dirs[0]).glob("*/*.log"))
-        figures["mandatory"] = mandatory_mib_s(logs, 4 * MIB, cores)
+        figures["mandatory_runs"] = [mandatory_mib_s(logs, 4 * MIB, cores)]
         if "one-process" in args.cli_paths:  # how the work no copy can skip scales here
             figures["mandatory_one"] = mandatory_mib_s(logs, 4 * MIB, 1)
     for path in args.dag_paths:
-        dag = fresh(settings, base / f"dag-{path}").updated(spark_threshold_bytes=THRESHOLDS[path])
-        register(dag)
-        print(f"{case.label}: segment_copy through Airflow, rewrite on {path} ...", flush=True)
-        copy = run_dag(dag, base / f"dag-{path}" / "airflow")
-        print(f"{case.label}: segment_copy again, nothing left to copy (idle run) ...", flush=True)
-        figures["dag"][path] = DagRun(copy, run_dag(dag, base / f"dag-{path}" / "airflow"))
+        figures["dag"][path] = measure_dag(case, settings, base, path)
     for path in args.cli_paths:
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
+        settle()
         figures["cli"][path] = run_cli(cli, path)
         figures["startup"] = startup_s(cli)
+    if case.layout == "chunked":  # again after the copies: the ceiling is the faster of two
+        settle()
+        figures["mandatory_runs"].append(mandatory_mib_s(logs, 4 * MIB, cores))
+        figures["mandatory"] = max(figures["mandatory_runs"])
     return figures
+
+
+def measure_dag(case: Case, settings: Settings, base: Path, path: str) -> DagRun:
+    """A segment_copy run with the rewrite on ``path``, then the idle run on the same store."""
+    dag = fresh(settings, base / f"dag-{path}").updated(spark_threshold_bytes=THRESHOLDS[path])
+    register(dag)
+    print(f"{case.label}: segment_copy through Airflow, rewrite on {path} ...", flush=True)
+    settle()
+    copy = run_dag(dag, base / f"dag-{path}" / "airflow")
+    print(f"{case.label}: segment_copy again, nothing left to copy (idle run) ...", flush=True)
+    return DagRun(copy, run_dag(dag, base / f"dag-{path}" / "airflow"))
+
+
+def settle() -> None:
+    """Write back what earlier steps left dirty before a timed step, so that no step pays the
+    disk for the one before it: the log dir just written (4 GiB) or the last copy's bucket."""
+    os.sync()
+    time.sleep(1)
 
 
 def startup_s(settings: Settings) -> dict[str, float]:
@@ -367,9 +386,11 @@ def report_mandatory(figures: dict) -> None:
     if mandatory is None or "processes" not in cli:
         return
     share = mib / cli["processes"].wall_s / mandatory
+    runs = " and ".join(f"{m:.0f}" for m in figures["mandatory_runs"])
     print(
-        f"mandatory work on every core  {mandatory:6.1f} MiB/s; tierflow copy on every core "
-        f"{share:4.0%} of it (goal >= {GOAL_MANDATORY:.0%})"
+        f"mandatory work on every core  {mandatory:6.1f} MiB/s (the faster of {runs}, before and "
+        f"after the copies); tierflow copy on every core {share:4.0%} of it "
+        f"(goal >= {GOAL_MANDATORY:.0%})"
     )
     cores = len(os.sched_getaffinity(0))
     if "one-process" in cli and cores > 1:
