@@ -18,8 +18,7 @@ from tierflow.cluster.brokers import BrokerIdError
 from tierflow.cluster.describe import ClusterDescription, PartitionDescription, describe_cluster
 from tierflow.cluster.replicas import DuplicateReplicaError
 from tierflow.config import Settings
-from tierflow.kafka.cluster_metadata import ClusterMetadataError
-from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.errors import ClusterMetadataError, KafkaFormatError
 
 # Above this many partitions (and without --topic) one summary row per topic is shown.
 MAX_PARTITION_ROWS = 200

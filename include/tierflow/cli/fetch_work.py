@@ -26,8 +26,7 @@ from tierflow.cli.common import CommandError, as_command_error, print_json, stre
 from tierflow.cli.console import data_console, stderr_console, stdout_console
 from tierflow.cluster.leaders import leader_log
 from tierflow.config import Settings
-from tierflow.kafka.cluster_metadata import ClusterMetadataError
-from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.errors import ClusterMetadataError, KafkaFormatError
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.record_batch import iter_batch_frames

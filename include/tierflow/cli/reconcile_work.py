@@ -16,7 +16,7 @@ from tierflow.cli.console import stdout_console
 from tierflow.cli.progress import work_progress
 from tierflow.cli.reconcile_commands import exit_status
 from tierflow.config import InvalidSettingError, Settings
-from tierflow.kafka.cluster_metadata import ClusterMetadataError
+from tierflow.kafka.errors import ClusterMetadataError
 from tierflow.lifecycle.reconcile import (
     Finding,
     FindingKind,

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config, print_json
 from tierflow.cli.console import stdout_console
 from tierflow.config import InvalidSettingError, Settings, variable
-from tierflow.kafka.cluster_metadata import ClusterMetadataError
+from tierflow.kafka.errors import ClusterMetadataError
 from tierflow.kafka.remote_log_metadata.topic import MetadataTopic, MetadataTopicError
 from tierflow.lifecycle.remote_log_metadata.follow import follow, follow_topic
 from tierflow.lifecycle.remote_log_metadata.handover import (

@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.table import Table
 
 from tierflow.kafka.log_dir import PartitionLog
-from tierflow.lifecycle.copy.verify import SegmentCheck
 from tierflow.metadata.models import TIERFLOW_COPIER, RemoteLogSegment
 from tierflow.metadata.states import RemoteLogSegmentState
 from tierflow.metadata.store import MetadataStore
 from tierflow.units import compression_ratio, human_bytes
+
+if TYPE_CHECKING:  # verify's record comparison loads kafka-python, which copy needs none of
+    from tierflow.lifecycle.copy.verify import SegmentCheck
 
 _SHORT = {
     RemoteLogSegmentState.COPY_SEGMENT_STARTED: "copy-started",

@@ -12,7 +12,7 @@ from tierflow.cli.console import airflow_logging_to_stderr
 from tierflow.cli.progress import work_progress
 from tierflow.cli.shared import print_rows, settings_from_env
 from tierflow.config import Settings
-from tierflow.kafka.cluster_metadata import ClusterMetadataError
+from tierflow.kafka.errors import ClusterMetadataError
 from tierflow.kafka.log_dir import LogDir
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import UnknownTopicError

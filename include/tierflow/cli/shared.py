@@ -17,8 +17,7 @@ from tierflow.cluster.brokers import BrokerIdError
 from tierflow.cluster.leaders import leader_logs
 from tierflow.cluster.replicas import DuplicateReplicaError
 from tierflow.config import Settings
-from tierflow.kafka.cluster_metadata import ClusterMetadataError
-from tierflow.kafka.errors import KafkaFormatError
+from tierflow.kafka.errors import ClusterMetadataError, KafkaFormatError
 from tierflow.lifecycle.copy.lease import PartitionBusyError
 from tierflow.lifecycle.copy.plan import CopyFailedError, TopicIdMismatchError
 from tierflow.metadata.errors import InvalidConfigError, UnknownTopicError

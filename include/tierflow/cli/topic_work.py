@@ -12,7 +12,8 @@ from rich.table import Table
 from tierflow.cli.common import CommandError, as_command_error, cli_actor, parse_config
 from tierflow.cli.shared import KNOWN_ERRORS, console
 from tierflow.config import Settings
-from tierflow.kafka.cluster_metadata import ClusterMetadataError, read_cluster_topic_configs
+from tierflow.kafka.cluster_metadata import read_cluster_topic_configs
+from tierflow.kafka.errors import ClusterMetadataError
 from tierflow.kafka.metadata_log import find_metadata_image
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.removal.mark import TopicDeletion, delete_topic, plan_topic_deletion

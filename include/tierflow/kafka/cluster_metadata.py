@@ -23,6 +23,7 @@ import kafka.errors as kafka_errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.net.compat import KafkaNetClient
 
+from tierflow.kafka.errors import ClusterMetadataError
 from tierflow.kafka.uuid import ZERO_UUID, to_kafka_uuid
 
 __all__ = [
@@ -40,14 +41,6 @@ RETRY_S = 0.25
 _T = TypeVar("_T")
 _UNKNOWN_TOPIC = kafka_errors.UnknownTopicOrPartitionError.errno
 _NOT_AUTHORIZED = kafka_errors.TopicAuthorizationFailedError.errno
-
-
-class ClusterMetadataError(RuntimeError):
-    """The cluster's topics could not be read; nothing may be concluded about them."""
-
-    def __init__(self, bootstrap: str, reason: str) -> None:
-        self.bootstrap = bootstrap
-        super().__init__(f"cannot read topic metadata from Kafka at {bootstrap}: {reason}")
 
 
 def read_cluster_topics(

@@ -93,3 +93,13 @@ def format_error_of(fields: dict) -> KafkaFormatError:
     return (cls or KafkaFormatError)(
         fields["path"], fields.get("position"), fields["reason"], line=fields.get("line")
     )
+
+
+class ClusterMetadataError(RuntimeError):
+    """The cluster's topics could not be read; nothing may be concluded about them. Here, not
+    beside the client that raises it: the CLI catches it in every command, and loading
+    kafka-python's clients for that would cost a copy with no cluster a sixth of a second."""
+
+    def __init__(self, bootstrap: str, reason: str) -> None:
+        self.bootstrap = bootstrap
+        super().__init__(f"cannot read topic metadata from Kafka at {bootstrap}: {reason}")
