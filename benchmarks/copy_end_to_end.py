@@ -24,7 +24,10 @@ one-process processes`` the serial seconds per GiB that one core (the one-proces
 to one) and all cores imply, beside the copy's time outside its rewrite step (``--json``).
 The DAG's goals (copy run minus idle run, and the rewrite task alone) are set against that
 mandatory-work ceiling; the plain layout, which has none, falls back to its copy ceiling, and
-the printed line says which one is used.
+the printed line says which one is used. The mandatory work is measured again just before each
+timed run, on as many cores as the run may use, and each run is set against its own: this
+machine's pace drifts by a third within minutes. Before every timed step the disk is written
+back (``sync``), so no step pays for what the one before it left dirty.
 
 Run: .venv/bin/python benchmarks/copy_end_to_end.py [--gib 1 4] [--kinds json mixed]
      [--layouts plain chunked] [--dag-paths spark worker]
@@ -110,6 +113,7 @@ class DagRun:
 
     copy: Timed
     idle: Timed
+    mandatory: float | None = None  # the mandatory work on every core, measured just before
 
     @property
     def net_s(self) -> float:
@@ -198,6 +202,8 @@ class CliRun:
 
     wall_s: float
     steps: dict[str, float]
+    # The mandatory work on as many cores as the copy may use, measured just before it.
+    mandatory: float | None = None
 
     @property
     def outside_rewrite_s(self) -> float:
@@ -205,7 +211,7 @@ class CliRun:
         return self.wall_s - self.steps.get("rewrite_s", 0.0)
 
 
-def run_cli(settings: Settings, path: str) -> CliRun:
+def run_cli(settings: Settings, path: str, mandatory: float | None) -> CliRun:
     """``tierflow copy`` on ``path``; one-process runs pinned to one core, so that its upload
     checks (threads) cannot borrow a second one and the Amdahl figure compares 1 core with n."""
     env = {**os.environ, **settings.as_env()}
@@ -217,7 +223,7 @@ def run_cli(settings: Settings, path: str) -> CliRun:
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"tierflow copy failed: {done.stderr[-2000:]}")
-    return CliRun(wall, json.loads(done.stdout).get("seconds", {}))
+    return CliRun(wall, json.loads(done.stdout).get("seconds", {}), mandatory)
 
 
 def fresh(settings: Settings, base: Path) -> Settings:
@@ -270,27 +276,30 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
     ceiling = ceiling_mib_s(case, settings, cores)
     figures: dict = {"case": case, "mib": size / MIB, "ceiling": ceiling, "dag": {}, "cli": {}}
     logs = sorted(Path(settings.log_dirs[0]).glob("*/*.log"))
-    if case.layout == "chunked":
-        figures["mandatory_runs"] = [mandatory_mib_s(logs, 4 * MIB, cores)]
-        if "one-process" in args.cli_paths:  # how the work no copy can skip scales here
-            figures["mandatory_one"] = mandatory_mib_s(logs, 4 * MIB, 1)
+
+    def mandatory_now(on: int) -> float | None:
+        """The chunked layout's ceiling on ``on`` cores, measured right before a timed run:
+        this machine's pace drifts by a third within minutes, so each run is set against the
+        work measured beside it, not at the start."""
+        settle()
+        return mandatory_mib_s(logs, 4 * MIB, on) if case.layout == "chunked" else None
+
     for path in args.dag_paths:
-        figures["dag"][path] = measure_dag(case, settings, base, path)
+        figures["dag"][path] = measure_dag(case, settings, base, path, mandatory_now(cores))
     for path in args.cli_paths:
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
+        mandatory = mandatory_now(1 if path == "one-process" else cores)
         settle()
-        figures["cli"][path] = run_cli(cli, path)
+        figures["cli"][path] = run_cli(cli, path, mandatory)
         figures["startup"] = startup_s(cli)
-    if case.layout == "chunked":  # again after the copies: the ceiling is the faster of two
-        settle()
-        figures["mandatory_runs"].append(mandatory_mib_s(logs, 4 * MIB, cores))
-        figures["mandatory"] = max(figures["mandatory_runs"])
     return figures
 
 
-def measure_dag(case: Case, settings: Settings, base: Path, path: str) -> DagRun:
+def measure_dag(
+    case: Case, settings: Settings, base: Path, path: str, mandatory: float | None
+) -> DagRun:
     """A segment_copy run with the rewrite on ``path``, then the idle run on the same store."""
     dag = fresh(settings, base / f"dag-{path}").updated(spark_threshold_bytes=THRESHOLDS[path])
     register(dag)
@@ -298,7 +307,7 @@ def measure_dag(case: Case, settings: Settings, base: Path, path: str) -> DagRun
     settle()
     copy = run_dag(dag, base / f"dag-{path}" / "airflow")
     print(f"{case.label}: segment_copy again, nothing left to copy (idle run) ...", flush=True)
-    return DagRun(copy, run_dag(dag, base / f"dag-{path}" / "airflow"))
+    return DagRun(copy, run_dag(dag, base / f"dag-{path}" / "airflow"), mandatory)
 
 
 def settle() -> None:
@@ -330,12 +339,8 @@ def startup_s(settings: Settings) -> dict[str, float]:
 def report(figures: dict) -> None:
     case, mib, ceiling = figures["case"], figures["mib"], figures["ceiling"]
     print(f"\n== {case.label}: {mib:.0f} MiB, ceiling {ceiling:.0f} MiB/s ==")
-    goal_ceiling, goal_name = dag_goal_ceiling(figures)
-    if figures["dag"]:
-        why = "" if "mandatory" in figures else " (plain layout: no mandatory-work figure)"
-        print(f"segment_copy goals against the {goal_name}, {goal_ceiling:.0f} MiB/s{why}")
     for path, run in figures["dag"].items():
-        report_dag(path, run, mib, goal_ceiling, goal_name)
+        report_dag(path, run, mib, *dag_goal_ceiling(run, ceiling))
     for path, run in figures["cli"].items():
         rate = mib / run.wall_s
         print(
@@ -350,12 +355,12 @@ def report(figures: dict) -> None:
         print(f"tierflow {command:10s} start-up {seconds:5.2f} s{where} (goal < {goal} s)")
 
 
-def dag_goal_ceiling(figures: dict) -> tuple[float, str]:
+def dag_goal_ceiling(run: DagRun, older: float) -> tuple[float, str]:
     """Issue 34 sets the DAG's goals against the mandatory work; the plain layout has no such
     figure, so its older ceiling stands in, named so the reader knows which."""
-    if figures.get("mandatory") is not None:
-        return figures["mandatory"], "mandatory-work ceiling"
-    return figures["ceiling"], "older copy ceiling"
+    if run.mandatory is not None:
+        return run.mandatory, "mandatory work"
+    return older, "older copy ceiling"
 
 
 def report_dag(path: str, run: DagRun, mib: float, ceiling: float, name: str) -> None:
@@ -371,6 +376,7 @@ def report_dag(path: str, run: DagRun, mib: float, ceiling: float, name: str) ->
         f"segment_copy, rewrite on {path:6s} {copy.wall_s:6.1f} s, idle run {idle.wall_s:5.1f} s, "
         f"difference {net:6.1f} s: {share} (goal >= {GOAL_DAG:.0%})"
     )
+    print(f"    {name + ', just before':24s} {ceiling:6.1f} MiB/s")
     outside = copy.wall_s - sum(copy.phases.values())
     print(f"    {'outside tasks':24s} {outside:6.1f} s  (start-up, DAG parse, scheduling)")
     for task, seconds in copy.phases.items():
@@ -382,15 +388,14 @@ def report_dag(path: str, run: DagRun, mib: float, ceiling: float, name: str) ->
 
 def report_mandatory(figures: dict) -> None:
     """Issue 34's figures: all cores against the mandatory work, and the serial s/GiB."""
-    mandatory, cli, mib = figures.get("mandatory"), figures["cli"], figures["mib"]
-    if mandatory is None or "processes" not in cli:
+    cli, mib = figures["cli"], figures["mib"]
+    if "processes" not in cli or cli["processes"].mandatory is None:
         return
+    mandatory = cli["processes"].mandatory
     share = mib / cli["processes"].wall_s / mandatory
-    runs = " and ".join(f"{m:.0f}" for m in figures["mandatory_runs"])
     print(
-        f"mandatory work on every core  {mandatory:6.1f} MiB/s (the faster of {runs}, before and "
-        f"after the copies); tierflow copy on every core {share:4.0%} of it "
-        f"(goal >= {GOAL_MANDATORY:.0%})"
+        f"mandatory work on every core  {mandatory:6.1f} MiB/s just before; tierflow copy on "
+        f"every core {share:4.0%} of it (goal >= {GOAL_MANDATORY:.0%})"
     )
     cores = len(os.sched_getaffinity(0))
     if "one-process" in cli and cores > 1:
@@ -424,8 +429,9 @@ def report_machine_serial(figures: dict, serial: float, cores: int) -> None:
     """The same Amdahl figure for the mandatory work alone: what this machine itself does not
     scale (shared caches, memory and disk bandwidth, clocks that drop with more busy cores).
     The copy's serial part beyond it is what tierflow adds."""
-    one, every, mib = figures.get("mandatory_one"), figures["mandatory"], figures["mib"]
-    if one is None:
+    cli, mib = figures["cli"], figures["mib"]
+    one, every = cli["one-process"].mandatory, cli["processes"].mandatory
+    if one is None or every is None:
         return
     own = amdahl_serial_s(mib / one, mib / every, cores) / (mib / 1024)
     print(
