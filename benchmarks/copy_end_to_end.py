@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -277,34 +278,37 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
     figures: dict = {"case": case, "mib": size / MIB, "ceiling": ceiling, "dag": {}, "cli": {}}
     logs = sorted(Path(settings.log_dirs[0]).glob("*/*.log"))
 
-    def mandatory_now(on: int) -> float | None:
-        """The chunked layout's ceiling on ``on`` cores, measured right before a timed run:
-        this machine's pace drifts by a third within minutes, so each run is set against the
-        work measured beside it, not at the start."""
+    def before_run(on: int) -> float | None:
+        """Called right before each timed run: the disk written back, then (chunked layout)
+        the mandatory work on ``on`` cores, which writes nothing. This machine's pace drifts
+        by a third within minutes, so each run is set against the work measured beside it."""
         settle()
         return mandatory_mib_s(logs, 4 * MIB, on) if case.layout == "chunked" else None
 
     for path in args.dag_paths:
-        figures["dag"][path] = measure_dag(case, settings, base, path, mandatory_now(cores))
+        figures["dag"][path] = measure_dag(case, settings, base, path, before_run)
     for path in args.cli_paths:
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
-        mandatory = mandatory_now(1 if path == "one-process" else cores)
-        settle()
+        mandatory = before_run(1 if path == "one-process" else cores)
         figures["cli"][path] = run_cli(cli, path, mandatory)
         figures["startup"] = startup_s(cli)
     return figures
 
 
 def measure_dag(
-    case: Case, settings: Settings, base: Path, path: str, mandatory: float | None
+    case: Case,
+    settings: Settings,
+    base: Path,
+    path: str,
+    before_run: Callable[[int], float | None],
 ) -> DagRun:
     """A segment_copy run with the rewrite on ``path``, then the idle run on the same store."""
     dag = fresh(settings, base / f"dag-{path}").updated(spark_threshold_bytes=THRESHOLDS[path])
     register(dag)
     print(f"{case.label}: segment_copy through Airflow, rewrite on {path} ...", flush=True)
-    settle()
+    mandatory = before_run(len(os.sched_getaffinity(0)))
     copy = run_dag(dag, base / f"dag-{path}" / "airflow")
     print(f"{case.label}: segment_copy again, nothing left to copy (idle run) ...", flush=True)
     return DagRun(copy, run_dag(dag, base / f"dag-{path}" / "airflow"), mandatory)
