@@ -8,6 +8,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from tierflow.cli.common import (
     NotFoundError,
@@ -34,7 +35,6 @@ from tierflow.lifecycle.copy.batch import (
 )
 from tierflow.lifecycle.copy.plan import CopiedSegment, PartitionCopyReport
 from tierflow.lifecycle.copy.rewrite import RewriteJob, RewriteResult, rewrite_jobs
-from tierflow.lifecycle.copy.verify import SegmentCheck, verify_partition
 from tierflow.lifecycle.progress import Progress
 from tierflow.metadata.errors import MetadataError, UnknownTopicError
 from tierflow.metadata.lease_holder import LeaseHolder
@@ -44,6 +44,9 @@ from tierflow.runtime import open_storage, open_store
 from tierflow.tasks.segment_copy import worker_bucket_client
 from tierflow.tasks.spark_submit import SparkJobFailedError, rewrite_on_spark
 from tierflow.units import counted, human_bytes, plural
+
+if TYPE_CHECKING:  # verify reads batches with kafka-python, which a copy does not load
+    from tierflow.lifecycle.copy.verify import SegmentCheck
 
 
 @dataclass
@@ -281,6 +284,8 @@ def _verify_all(
     topic_filter: str | None,
     progress: WorkProgress,
 ) -> tuple[list[PartitionLog], list[SegmentCheck]]:
+    from tierflow.lifecycle.copy.verify import verify_partition
+
     logs, checks = [], []
     for log_ in leader_partition_logs(settings):
         if topic_filter and log_.topic != topic_filter:

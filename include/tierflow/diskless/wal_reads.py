@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import struct
 
-from kafka.record.util import calc_crc32c
+from crc32c import crc32c
 
 from tierflow.diskless.coordinates import BatchCoordinate
 from tierflow.diskless.errors import WalFormatError
 from tierflow.diskless.models import LOG_APPEND_TIME
+from tierflow.kafka.records import LOG_OVERHEAD
 from tierflow.storage.object_store import ObjectStore
 
 _PREFIX = struct.Struct(">qi")
-_LOG_OVERHEAD = 12
 _LEADER_EPOCH_AT = 12
 _MAGIC_AT = 16
 _CRC_AT = 17
@@ -65,14 +65,14 @@ def inject(data: bytes, batch: BatchCoordinate) -> bytes:
     if len(data) < _V2_HEADER_SIZE:
         raise WalFormatError(key, at, f"a {len(data)}-byte batch is shorter than a v2 header")
     _offset, length = _PREFIX.unpack_from(data)
-    if length + _LOG_OVERHEAD != batch.byte_size:
+    if length + LOG_OVERHEAD != batch.byte_size:
         raise WalFormatError(
-            key, at, f"batch length {length + _LOG_OVERHEAD} != {batch.byte_size} committed"
+            key, at, f"batch length {length + LOG_OVERHEAD} != {batch.byte_size} committed"
         )
     if data[_MAGIC_AT] != 2:
         raise WalFormatError(key, at, f"magic {data[_MAGIC_AT]} batch in a WAL object")
     (stored_crc,) = struct.unpack_from(">I", data, _CRC_AT)
-    if calc_crc32c(memoryview(data)[_ATTRIBUTES_AT:]) != stored_crc:
+    if crc32c(memoryview(data)[_ATTRIBUTES_AT:]) != stored_crc:
         raise WalFormatError(key, at, "crc mismatch: the stored batch is damaged")
     (delta,) = struct.unpack_from(">i", data, _LAST_OFFSET_DELTA_AT)
     if delta != batch.last_offset - batch.base_offset:
@@ -89,7 +89,7 @@ def inject(data: bytes, batch: BatchCoordinate) -> bytes:
         (attributes,) = struct.unpack_from(">h", buf, _ATTRIBUTES_AT)
         struct.pack_into(">h", buf, _ATTRIBUTES_AT, attributes | _LOG_APPEND_TIME_FLAG)
         struct.pack_into(">q", buf, _MAX_TIMESTAMP_AT, batch.append_time_ms)
-        struct.pack_into(">I", buf, _CRC_AT, calc_crc32c(memoryview(buf)[_ATTRIBUTES_AT:]))
+        struct.pack_into(">I", buf, _CRC_AT, crc32c(memoryview(buf)[_ATTRIBUTES_AT:]))
     return bytes(buf)
 
 

@@ -15,18 +15,14 @@ from dataclasses import dataclass
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.util import calc_crc32c
 
-CODEC_NONE = 0
-CODEC_GZIP = 1
-CODEC_SNAPPY = 2
-CODEC_LZ4 = 3
-CODEC_ZSTD = 4
-CODEC_NAMES = {
-    CODEC_NONE: "none",
-    CODEC_GZIP: "gzip",
-    CODEC_SNAPPY: "snappy",
-    CODEC_LZ4: "lz4",
-    CODEC_ZSTD: "zstd",
-}
+from tierflow.kafka.records import (  # noqa: F401  (callers import the codecs from here)
+    CODEC_GZIP,
+    CODEC_LZ4,
+    CODEC_NAMES,
+    CODEC_NONE,
+    CODEC_SNAPPY,
+    CODEC_ZSTD,
+)
 
 CONTROL_TYPE_ABORT = 0
 CONTROL_TYPE_COMMIT = 1

@@ -15,9 +15,9 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from kafka.record.util import calc_crc32c
+from crc32c import crc32c
 
-from tierflow.kafka.record_batch import LOG_OVERHEAD, iter_batches_read_by
+from tierflow.kafka.records import LENGTH_OFFSET, LOG_OVERHEAD
 
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
 # baseTimestamp, maxTimestamp: the v2 header's first 43 bytes.
@@ -25,6 +25,7 @@ _V2 = struct.Struct(">qiibIhiqq")
 _V2_HEADER_SIZE = 61
 _CRC_FROM = 21  # the CRC covers the batch from its attributes on
 _V2_CODECS = range(5)
+_CODEC_BITS = 0x07
 _LENGTH = struct.Struct(">i")
 
 
@@ -98,7 +99,7 @@ class BatchScan:
         pending += view[:at]
         if len(pending) < LOG_OVERHEAD:
             return None
-        (length,) = _LENGTH.unpack_from(pending, 8)
+        (length,) = _LENGTH.unpack_from(pending, LENGTH_OFFSET)
         if length == 0:
             self._ended, self._pending = True, bytearray()
             return at
@@ -138,6 +139,8 @@ class BatchScan:
         def read(position: int, length: int) -> bytes:
             return bytes(view[position - base : min(position - base + length, end)])
 
+        from tierflow.kafka.record_batch import iter_batches_read_by  # kafka-python: rare here
+
         stop = base + end if walk_end is None else walk_end
         walk = iter_batches_read_by(read, stop, source=self.source, start=base + at)
         header = next(walk, None)
@@ -162,18 +165,29 @@ def _v2_batch(view: memoryview, at: int, end: int) -> tuple[BatchFacts | None, i
     size = LOG_OVERHEAD + length
     if magic != 2 or size < _V2_HEADER_SIZE or at + size > end:
         return None, 0
-    if attributes & 0x07 not in _V2_CODECS:
+    if attributes & _CODEC_BITS not in _V2_CODECS:
         return None, 0
-    if calc_crc32c(view[at + _CRC_FROM : at + size]) != crc:
+    if crc32c(view[at + _CRC_FROM : at + size]) != crc:
         return None, 0
     return BatchFacts(base_offset, base_offset + last_delta, epoch, max_ts), size
+
+
+def sound_v2_codec(data: bytes) -> int | None:
+    """The codec of the sound v2 batch ``data`` starts with (its header, magic, codec and CRC
+    checked, in place); None for anything else: a legacy message, or a fault for record_batch's
+    walk to name."""
+    view = memoryview(data)
+    facts, _ = _v2_batch(view, 0, len(view))
+    if facts is None:
+        return None
+    return _V2.unpack_from(view, 0)[5] & _CODEC_BITS
 
 
 def _complete(view: memoryview, at: int) -> tuple[int, bool]:
     """Where the whole batches of ``view`` from ``at`` end, and whether a zero length (the end
     of the data) follows them. A length no batch can have is left for the walk to refuse."""
     while at + LOG_OVERHEAD <= len(view):
-        (length,) = _LENGTH.unpack_from(view, at + 8)
+        (length,) = _LENGTH.unpack_from(view, at + LENGTH_OFFSET)
         if length == 0:
             return at, True
         if length < 0:

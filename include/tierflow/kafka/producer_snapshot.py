@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
-from kafka.record.util import calc_crc32c
+from crc32c import crc32c
 
 from tierflow.kafka._fs import read_file_bytes, write_atomically
 from tierflow.kafka.errors import CorruptSnapshotError
@@ -47,7 +47,7 @@ def producer_snapshot_entries(data: bytes, path: str | Path) -> list[ProducerSna
     version, crc, count = _HEADER.unpack_from(data)
     if version != VERSION:
         raise CorruptSnapshotError(path, 0, f"unsupported snapshot version {version}")
-    computed = calc_crc32c(memoryview(data)[_CRC_START:])
+    computed = crc32c(memoryview(data)[_CRC_START:])
     if crc != computed:
         raise CorruptSnapshotError(
             path, 2, f"crc mismatch: stored {crc:#010x}, computed {computed:#010x}"
@@ -66,7 +66,7 @@ def producer_snapshot_entries(data: bytes, path: str | Path) -> list[ProducerSna
 def producer_snapshot_bytes(entries: Iterable[ProducerSnapshotEntry]) -> bytes:
     items = list(entries)
     body = struct.pack(">i", len(items)) + b"".join(_ENTRY.pack(*astuple(e)) for e in items)
-    return struct.pack(">hI", VERSION, calc_crc32c(body)) + body
+    return struct.pack(">hI", VERSION, crc32c(body)) + body
 
 
 def write_producer_snapshot(path: str | Path, entries: Iterable[ProducerSnapshotEntry]) -> None:

@@ -25,8 +25,8 @@ from kafka.record.memory_records import MemoryRecords
 from kafka.record.util import calc_crc32, calc_crc32c
 
 from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
+from tierflow.kafka.records import LOG_OVERHEAD
 
-LOG_OVERHEAD = MemoryRecords.LOG_OVERHEAD  # int64 offset + int32 length
 _MAGIC_OFFSET = MemoryRecords.MAGIC_OFFSET
 _PREFIX = struct.Struct(">qi")
 _V2_HEADER_SIZE = DefaultRecordBatch.HEADER_STRUCT.size

@@ -12,9 +12,9 @@ from itertools import chain
 
 import zstandard
 
-from tierflow.kafka.batch_builder import CODEC_NONE
+from tierflow.kafka.batch_scan import sound_v2_codec
 from tierflow.kafka.errors import KafkaFormatError
-from tierflow.kafka.record_batch import LOG_OVERHEAD, iter_batches_in_buffer
+from tierflow.kafka.records import CODEC_NONE, LENGTH_OFFSET, LOG_OVERHEAD
 from tierflow.transform.errors import CorruptChunkError
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def split_first_batch(pieces: Iterable[bytes]) -> tuple[bytes, Iterator[bytes]]:
         taken.append(piece)
         head += piece
         if len(head) >= LOG_OVERHEAD:
-            length = int.from_bytes(head[8:12], "big", signed=True)
+            length = int.from_bytes(head[LENGTH_OFFSET:LOG_OVERHEAD], "big", signed=True)
             if len(head) >= LOG_OVERHEAD + max(length, 0):
                 break
     return bytes(head), chain(taken, stream)
@@ -83,6 +83,11 @@ def first_batch_compressed(head: bytes, source: str) -> bool:
     missing or invalid first batch counts as compressed, so that the segment is uploaded
     uncompressed, as Aiven does.
     """
+    codec = sound_v2_codec(head)  # a sound v2 batch, as nearly every segment starts with
+    if codec is not None:
+        return codec != CODEC_NONE
+    from tierflow.kafka.record_batch import iter_batches_in_buffer  # kafka-python: rare here
+
     try:
         first = next(iter_batches_in_buffer(head, source=source, validate_crc=True), None)
     except KafkaFormatError as exc:

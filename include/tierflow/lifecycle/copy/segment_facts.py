@@ -17,7 +17,6 @@ from tierflow.kafka.index_file import SparseIndex
 from tierflow.kafka.leader_epoch import EpochEntry, entries_before, leader_epoch_checkpoint_bytes
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.offset_index import OffsetIndex
-from tierflow.kafka.record_batch import iter_batches
 from tierflow.kafka.segment import LogSegment
 from tierflow.kafka.segment_slice import SegmentSlice, slice_segment
 from tierflow.kafka.time_index import TimeIndex
@@ -108,6 +107,8 @@ def inspect_segment(log: PartitionLog, candidate: CopyCandidate) -> SegmentFacts
 def _first_epoch(segment: LogSegment, candidate: CopyCandidate, position: int) -> list[EpochEntry]:
     """The first leader epoch a batch carries, as of the segment's start: for a checkpoint
     that has no entry in range (headers only, and mostly the first)."""
+    from tierflow.kafka.record_batch import iter_batches  # kafka-python, only for this
+
     for batch in iter_batches(segment.log_path, validate_crc=False, start_position=position):
         if batch.partition_leader_epoch >= 0:
             return [EpochEntry(batch.partition_leader_epoch, candidate.start_offset)]
