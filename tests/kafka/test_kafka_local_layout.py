@@ -269,3 +269,18 @@ def test_what_tierflow_would_publish_is_what_the_broker_published(tiered: Tiered
             metadata.leader_epochs
         )
         assert facts.txn_index_empty == metadata.txn_index_empty
+
+
+def test_the_log_end_offset_read_from_the_index_is_the_brokers(
+    tiered: Tiered, tiering_broker: KafkaCluster
+) -> None:
+    """The active segment's last offset starts at its offset index's last entry (the live,
+    preallocated index), as the broker's LogSegment.readNextOffset does; the log end that
+    gives is the one the broker answers."""
+    active = tiered.log.segments()[-1]
+    assert OffsetIndex.last_entry(active.index_path, active.base_offset) is not None
+    consumer = KafkaConsumer(bootstrap_servers=tiering_broker.bootstrap)
+    partition = TopicPartition(TOPIC, 0)
+    brokers = consumer.end_offsets([partition])[partition]
+    consumer.close()
+    assert tiered.log.log_end_offset() == brokers

@@ -56,6 +56,17 @@ class OffsetIndex(SparseIndex[OffsetPosition]):
         """
         return cls._parse(data, base_offset, source, log_size)
 
+    @classmethod
+    def last_entry(cls, path: str | Path, base_offset: int) -> OffsetPosition | None:
+        """The index's last entry, without reading the others into objects (an active
+        segment's index is preallocated: mostly zeros); None when it has none or is not whole
+        entries. Not checked against its log: the caller does that with the batch it points
+        at."""
+        data, _ = trim_zero_tail(read_file_bytes(path), ENTRY.size)
+        if not data or len(data) % ENTRY.size:
+            return None
+        return cls._unpack(data[-ENTRY.size :], base_offset)
+
     def lookup(self, target_offset: int) -> OffsetPosition:
         """The largest entry at or below ``target_offset``; else the segment start."""
         keys = [e.offset for e in self.entries]
