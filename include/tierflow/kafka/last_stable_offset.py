@@ -37,8 +37,16 @@ class StableOffset:
         return self.offset < self.high_watermark
 
 
-def last_stable_offset(log_: PartitionLog, high_watermark: int) -> StableOffset:
-    """The partition's LSO at ``high_watermark``, never above it."""
+def last_stable_offset(
+    log_: PartitionLog, high_watermark: int, *, needed_below: int | None = None
+) -> StableOffset:
+    """The partition's LSO at ``high_watermark``, never above it.
+
+    ``needed_below``: the caller looks at the LSO only below this offset (a copy: the active
+    segment's base, as nothing from there on is copied). Once the walk reaches it with no
+    transaction open, the LSO is at least that, and the high watermark is returned without
+    reading on: a broker snapshots its producers at every roll, so that is the whole active
+    segment's batches the walk would read, up to a second for 512 MiB, on every run."""
     start, open_txns = _open_at_snapshot(log_, high_watermark)
     segments = log_.segments()
     for index, segment in enumerate(segments):
@@ -47,6 +55,8 @@ def last_stable_offset(log_: PartitionLog, high_watermark: int) -> StableOffset:
             continue  # wholly below the snapshot: its transactions are in the snapshot
         if segment.base_offset >= high_watermark:
             break
+        if needed_below is not None and segment.base_offset >= needed_below and not open_txns:
+            break  # nothing open below it: whatever opens later holds back nothing needed
         try:
             for batch in segment.batches(validate_crc=False):
                 if batch.base_offset >= high_watermark:

@@ -140,6 +140,30 @@ def test_an_unreadable_segment_keeps_copying_below_it(tmp_path: Path) -> None:
     assert "00000000000000000010.log" in stable.unreadable
 
 
+def test_a_copy_reads_the_active_segment_only_for_a_transaction_open_below_it(
+    tmp_path: Path,
+) -> None:
+    """``needed_below`` (the active segment's base: a copy takes nothing from there): with no
+    transaction open at it, its batches are not read, here a broken one, and no rolled segment
+    is held back; one opened below it is still followed into them to its marker."""
+    broken = bytearray(v2_batch(12, 3))
+    broken[16] = 9  # the magic byte
+    log_ = partition(tmp_path, (0, [v2_batch(0, 10)]), (10, [txn(10, A), bytes(broken)]))
+    assert last_stable_offset(log_, 15).unreadable  # the whole walk reads it
+    stable = last_stable_offset(log_, 15, needed_below=10)
+    assert (stable.offset, stable.held_back, stable.unreadable) == (15, False, None)
+
+    (tmp_path / "open").mkdir()
+    log_ = partition(
+        tmp_path / "open",
+        (0, [v2_batch(0, 5), txn(5, A, count=3), v2_batch(8, 2)]),
+        (10, [txn(10, B), v2_batch(12, 2), control_batch(14, producer_id=A, abort=False)]),
+    )
+    for high_watermark, lso in ((14, 5), (15, 10)):  # A open, then committed: B opened above
+        assert last_stable_offset(log_, high_watermark, needed_below=10).offset == lso
+        assert last_stable_offset(log_, high_watermark).offset == lso
+
+
 def test_it_agrees_with_the_generator_at_every_aborted_transaction(tmp_path: Path) -> None:
     """The generator stores in each .txnindex entry the LSO at its abort (Kafka's
     lastStableOffset(completedTxn)): the LSO with the HW just past the marker."""

@@ -159,7 +159,9 @@ def _copy_bound(log_: PartitionLog, topic: Topic, report: PartitionCopyReport) -
     if high_watermark is None:
         report.skipped = "no high watermark in replication-offset-checkpoint"
         return None
-    stable = last_stable_offset(log_, _clamped(log_, high_watermark))
+    segments = log_.segments()
+    active = segments[-1].base_offset if segments else None  # never copied: no LSO needed there
+    stable = last_stable_offset(log_, _clamped(log_, high_watermark), needed_below=active)
     report.held_back = _held_back(stable)
     if report.held_back:
         log.info("%s-%d: %s", log_.topic, log_.partition, report.held_back)
