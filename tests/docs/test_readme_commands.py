@@ -201,6 +201,7 @@ QUICK_RUNS = {
     "fetch_latency.py": "--segment-mib 4 --chunk-mib 1 --fetches 5",
     "retention_plan.py": "--topics 1 --partitions 2 --segments 10 --db {tmp}/plan.db",
     "copy_throughput.py": "--segment-mib 1 --segments 2",
+    "active_segment.py": "--active-mib 4 --partitions 1",
     "diskless_commit.py": "--objects 2 --batches 10 --partitions 2 --no-postgres",
     "diskless_merge.py": "--help",
     "remote_compaction.py": "--help",
