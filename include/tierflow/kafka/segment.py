@@ -17,9 +17,9 @@ from tierflow.kafka.naming import (
     offset_prefix,
     parse_offset_prefix,
 )
+from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition
 
 if TYPE_CHECKING:
-    from tierflow.kafka.offset_index import OffsetPosition
     from tierflow.kafka.record_batch import BatchHeader
 
 
@@ -91,8 +91,6 @@ class LogSegment:
         return None if found is None else found[1]
 
     def _last_index_entry(self) -> OffsetPosition | None:
-        from tierflow.kafka.offset_index import OffsetIndex
-
         try:
             return OffsetIndex.last_entry(self.index_path, self.base_offset)
         except MissingFileError:
@@ -109,7 +107,7 @@ class LogSegment:
             for batch in iter_batches(self.log_path, validate_crc=False, start_position=position):
                 first = batch.base_offset if first is None else first
                 last = batch.last_offset
-        except (KafkaFormatError, ValueError):
+        except (KafkaFormatError, ValueError):  # ValueError: an entry's negative position
             if trusted:
                 raise
             return None
