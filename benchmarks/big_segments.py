@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tierflow.demo.payloads import make_record
 from tierflow.ids import new_kafka_uuid
-from tierflow.kafka.batch_builder import CODEC_NONE, Record, build_batch
+from tierflow.kafka.batch_builder import Record, build_batch
 from tierflow.kafka.checkpoint import (
     REPLICATION_OFFSET_CHECKPOINT,
     read_offset_checkpoint,
@@ -45,6 +45,7 @@ from tierflow.kafka.naming import (
 from tierflow.kafka.offset_index import OffsetPosition, write_offset_index
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, write_partition_metadata
 from tierflow.kafka.producer_snapshot import write_producer_snapshot
+from tierflow.kafka.records import CODEC_NONE
 from tierflow.kafka.time_index import TimestampOffset, write_time_index
 
 TEMPLATE_BATCHES = 300

@@ -16,7 +16,8 @@ from tierflow.config import Settings
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.merge import MergeOptions, MergePlan, MergeReport, finalize_merge
 from tierflow.diskless.writer import WalWriter
-from tierflow.kafka.batch_builder import CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD, build_batch
+from tierflow.kafka.batch_builder import build_batch
+from tierflow.kafka.records import CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD
 from tierflow.lifecycle.copy.rewrite import RewriteResult
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.states import is_valid_segment_transition

@@ -17,11 +17,6 @@ from kafka.record.util import calc_crc32, calc_crc32c
 from tests.fuzz.support import assert_names_file, counted, mutated, scratch_file
 from tests.unit.kafka.log_builders import legacy_message_set
 from tierflow.kafka.batch_builder import (
-    CODEC_GZIP,
-    CODEC_LZ4,
-    CODEC_NONE,
-    CODEC_SNAPPY,
-    CODEC_ZSTD,
     PLAIN_PRODUCER,
     ProducerFields,
     Record,
@@ -30,6 +25,7 @@ from tierflow.kafka.batch_builder import (
 )
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.record_batch import iter_batches, iter_batches_in_buffer, iter_records
+from tierflow.kafka.records import CODEC_GZIP, CODEC_LZ4, CODEC_NONE, CODEC_SNAPPY, CODEC_ZSTD
 
 CODECS = [CODEC_NONE, CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD]
 INT32 = st.integers(-(2**31), 2**31 - 1)

@@ -18,7 +18,7 @@ from tierflow.demo.topics import TopicSpec
 from tierflow.engine.pool import run_jobs
 from tierflow.engine.worker import Worker
 from tierflow.faults import ENV_CRASH_AT
-from tierflow.kafka.batch_builder import CODEC_NONE, CODEC_ZSTD
+from tierflow.kafka.records import CODEC_NONE, CODEC_ZSTD
 from tierflow.lifecycle.compaction.finalize import finalize_compaction
 from tierflow.lifecycle.compaction.job import CompactionResult
 from tierflow.lifecycle.compaction.passes import PARTITION_COMPACTION

@@ -31,7 +31,6 @@ from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.demo.topics import TopicSpec
 from tierflow.ids import to_kafka_uuid
-from tierflow.kafka.batch_builder import CODEC_NONE
 from tierflow.kafka.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_OFFSET_CHECKPOINT,
@@ -47,6 +46,7 @@ from tierflow.kafka.leader_epoch import (
 )
 from tierflow.kafka.log_dir import LogDir, PartitionLog
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, partition_metadata_bytes
+from tierflow.kafka.records import CODEC_NONE
 
 NOW_MS = 1_790_000_000_000
 TEMPLATE = "template"

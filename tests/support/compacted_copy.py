@@ -8,7 +8,7 @@ from __future__ import annotations
 from tests.support.log_cleaner import clean_partition
 from tests.support.tiered import Tiered
 from tierflow.demo.topics import TopicSpec
-from tierflow.kafka.batch_builder import CODEC_NONE
+from tierflow.kafka.records import CODEC_NONE
 from tierflow.lifecycle.copy.plan import PartitionCopyReport
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S

@@ -9,7 +9,7 @@ from tests.support.log_cleaner import mark_cleaned
 from tests.support.remote_view import RemoteView
 from tests.support.tiered import NOW_MS, Tiered
 from tierflow.demo.topics import TopicSpec
-from tierflow.kafka.batch_builder import CODEC_NONE, CODEC_ZSTD
+from tierflow.kafka.records import CODEC_NONE, CODEC_ZSTD
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.metadata.states import RemoteLogSegmentState as S
 

@@ -29,7 +29,6 @@ from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.demo.topics import TopicSpec
 from tierflow.ids import to_kafka_uuid
-from tierflow.kafka.batch_builder import CODEC_NONE
 from tierflow.kafka.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_OFFSET_CHECKPOINT,
@@ -38,6 +37,7 @@ from tierflow.kafka.checkpoint import (
 )
 from tierflow.kafka.log_dir import LogDir
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, partition_metadata_bytes
+from tierflow.kafka.records import CODEC_NONE
 from tierflow.metadata.events import EventEntity
 from tierflow.metadata.models import MetadataEvent, Partition, RemoteLogSegment, RemoteSegmentObject
 from tierflow.metadata.states import RemoteLogSegmentState as S

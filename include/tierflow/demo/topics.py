@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tierflow.kafka.batch_builder import (
+from tierflow.kafka.records import (
     CODEC_GZIP,
     CODEC_LZ4,
     CODEC_NAMES,

@@ -16,13 +16,8 @@ from tierflow.demo.partition_log import PartitionLogWriter
 from tierflow.demo.payloads import make_record
 from tierflow.demo.producers import ProducerMode, ProducerSpec
 from tierflow.demo.topics import TopicSpec
-from tierflow.kafka.batch_builder import (
-    CODEC_NONE,
-    ProducerFields,
-    Record,
-    build_batch,
-    build_control_batch,
-)
+from tierflow.kafka.batch_builder import ProducerFields, Record, build_batch, build_control_batch
+from tierflow.kafka.records import CODEC_NONE
 
 # Room kept free in the active segment so closing open transactions never forces a roll.
 _MARKER_RESERVE = 256

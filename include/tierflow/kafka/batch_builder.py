@@ -15,14 +15,7 @@ from dataclasses import dataclass
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.util import calc_crc32c
 
-from tierflow.kafka.records import (  # noqa: F401  (callers import the codecs from here)
-    CODEC_GZIP,
-    CODEC_LZ4,
-    CODEC_NAMES,
-    CODEC_NONE,
-    CODEC_SNAPPY,
-    CODEC_ZSTD,
-)
+from tierflow.kafka.records import CODEC_GZIP, CODEC_MASK, CODEC_NAMES, CODEC_NONE
 
 CONTROL_TYPE_ABORT = 0
 CONTROL_TYPE_COMMIT = 1
@@ -35,7 +28,6 @@ _ATTRIBUTES_AT = 21
 _MAX_TIMESTAMP_AT = 35
 _HEADER_SIZE = 61
 
-_CODEC_MASK = 0x07
 _LOG_APPEND_TIME_FLAG = 0x08
 _CONTROL_FLAG = 0x20
 
@@ -106,7 +98,7 @@ def build_batch(
             headers=list(record.headers),
         )
     buf = bytearray(builder.build())
-    stored_codec = buf[_ATTRIBUTES_AT + 1] & _CODEC_MASK
+    stored_codec = buf[_ATTRIBUTES_AT + 1] & CODEC_MASK
     if stored_codec != compression and require_codec:
         raise ValueError(
             f"{CODEC_NAMES[compression]} did not shrink {len(records)} record(s), so the batch "
@@ -120,7 +112,7 @@ def _as_broker_wrote_it(
 ) -> bytes:
     """The broker-owned fields patched in, and the CRC recomputed where they are covered."""
     needs_crc = False
-    if buf[_ATTRIBUTES_AT + 1] & _CODEC_MASK == CODEC_GZIP:
+    if buf[_ATTRIBUTES_AT + 1] & CODEC_MASK == CODEC_GZIP:
         needs_crc = _zero_gzip_mtime(buf)
     if log_append_time is not None:
         _set_attribute_flag(buf, _LOG_APPEND_TIME_FLAG)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from crc32c import crc32c
 
-from tierflow.kafka.records import LENGTH_OFFSET, LOG_OVERHEAD
+from tierflow.kafka.records import CODEC_MASK, LENGTH_OFFSET, LOG_OVERHEAD
 
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
 # baseTimestamp, maxTimestamp: the v2 header's first 43 bytes.
@@ -25,7 +25,6 @@ _V2 = struct.Struct(">qiibIhiqq")
 _V2_HEADER_SIZE = 61
 _CRC_FROM = 21  # the CRC covers the batch from its attributes on
 _V2_CODECS = range(5)
-_CODEC_BITS = 0x07
 _LENGTH = struct.Struct(">i")
 
 
@@ -165,7 +164,7 @@ def _v2_batch(view: memoryview, at: int, end: int) -> tuple[BatchFacts | None, i
     size = LOG_OVERHEAD + length
     if magic != 2 or size < _V2_HEADER_SIZE or at + size > end:
         return None, 0
-    if attributes & _CODEC_BITS not in _V2_CODECS:
+    if attributes & CODEC_MASK not in _V2_CODECS:
         return None, 0
     if crc32c(view[at + _CRC_FROM : at + size]) != crc:
         return None, 0
@@ -180,7 +179,7 @@ def sound_v2_codec(data: bytes) -> int | None:
     facts, _ = _v2_batch(view, 0, len(view))
     if facts is None:
         return None
-    return _V2.unpack_from(view, 0)[5] & _CODEC_BITS
+    return _V2.unpack_from(view, 0)[5] & CODEC_MASK
 
 
 def _complete(view: memoryview, at: int) -> tuple[int, bool]:

@@ -12,6 +12,7 @@ LOG_OVERHEAD = 12  # every batch of every magic: int64 base offset + int32 lengt
 LENGTH_OFFSET = 8  # where the int32 length sits in that prefix
 
 # The batch attributes' codec bits (Kafka's CompressionType ids).
+CODEC_MASK = 0x07
 CODEC_NONE = 0
 CODEC_GZIP = 1
 CODEC_SNAPPY = 2

@@ -23,17 +23,11 @@ from tierflow.demo.broker import (
     generate_log_dir,
 )
 from tierflow.ids import is_kafka_uuid
-from tierflow.kafka.batch_builder import (
-    CODEC_GZIP,
-    CODEC_LZ4,
-    CODEC_NONE,
-    CODEC_SNAPPY,
-    CODEC_ZSTD,
-)
 from tierflow.kafka.checkpoint import read_offset_checkpoint
 from tierflow.kafka.leader_epoch import EpochEntry, read_leader_epoch_checkpoint
 from tierflow.kafka.partition_metadata import read_partition_metadata
 from tierflow.kafka.producer_snapshot import ProducerSnapshotEntry, read_producer_snapshot
+from tierflow.kafka.records import CODEC_GZIP, CODEC_LZ4, CODEC_NONE, CODEC_SNAPPY, CODEC_ZSTD
 from tierflow.kafka.txn_index import AbortedTxn, read_txn_index
 
 NOW_MS = 1_750_000_000_000  # fixed, so the generated dir is the same bytes on every run

@@ -14,8 +14,9 @@ from tests.support.tiered import build_tiered
 from tierflow.diskless.coordinator import DisklessCoordinator
 from tierflow.diskless.errors import DisklessOffsetOutOfRangeError, WalFormatError
 from tierflow.diskless.writer import WalWriter
-from tierflow.kafka.batch_builder import CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD, build_batch
+from tierflow.kafka.batch_builder import build_batch
 from tierflow.kafka.record_batch import iter_batches
+from tierflow.kafka.records import CODEC_GZIP, CODEC_LZ4, CODEC_ZSTD
 from tierflow.lifecycle.copy.steps import copy_partition
 from tierflow.read.diskless import fetch_diskless, plan_fetch, read_planned
 from tierflow.storage.local import LocalDirectoryObjectStore

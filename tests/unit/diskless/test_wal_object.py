@@ -17,13 +17,9 @@ from tierflow.diskless.wal_object import (
     producer_batch,
     read_wal_object,
 )
-from tierflow.kafka.batch_builder import (
-    CODEC_ZSTD,
-    ProducerFields,
-    build_batch,
-    build_control_batch,
-)
+from tierflow.kafka.batch_builder import ProducerFields, build_batch, build_control_batch
 from tierflow.kafka.errors import TruncatedDataError
+from tierflow.kafka.records import CODEC_ZSTD
 from tierflow.storage.wal_keys import is_wal_object_key, new_wal_object_key, wal_prefix
 
 KEY = "diskless/wal/6f1c1c33-2a55-4c43-9b3e-4d7d6d2b6f10"

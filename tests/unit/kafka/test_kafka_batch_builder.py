@@ -9,17 +9,8 @@ import struct
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
-from tierflow.kafka.batch_builder import (
-    CODEC_GZIP,
-    CODEC_LZ4,
-    CODEC_NONE,
-    CODEC_SNAPPY,
-    CODEC_ZSTD,
-    ProducerFields,
-    Record,
-    build_batch,
-    build_control_batch,
-)
+from tierflow.kafka.batch_builder import ProducerFields, Record, build_batch, build_control_batch
+from tierflow.kafka.records import CODEC_GZIP, CODEC_LZ4, CODEC_NONE, CODEC_SNAPPY, CODEC_ZSTD
 
 T0 = 1_700_000_000_000
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from tierflow.demo.payloads import make_record
 from tierflow.ids import new_kafka_uuid
-from tierflow.kafka.batch_builder import CODEC_GZIP, CODEC_NONE, build_batch
+from tierflow.kafka.batch_builder import build_batch
 from tierflow.kafka.leader_epoch import EpochEntry, leader_epoch_checkpoint_bytes
 from tierflow.kafka.offset_index import OffsetPosition, offset_index_bytes
+from tierflow.kafka.records import CODEC_GZIP, CODEC_NONE
 from tierflow.kafka.time_index import TimestampOffset, time_index_bytes
 from tierflow.rsm import LogSegmentData, ObjectInfo, RemoteSegment
 from tierflow.storage.object_store import READ_CHUNK, ObjectStore

@@ -16,7 +16,6 @@ from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.demo.topics import TopicSpec
 from tierflow.ids import to_kafka_uuid
-from tierflow.kafka.batch_builder import CODEC_NONE
 from tierflow.kafka.checkpoint import REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoint
 from tierflow.kafka.leader_epoch import (
     LEADER_EPOCH_CHECKPOINT,
@@ -26,6 +25,7 @@ from tierflow.kafka.leader_epoch import (
 )
 from tierflow.kafka.log_dir import LogDir
 from tierflow.kafka.partition_metadata import PARTITION_METADATA, partition_metadata_bytes
+from tierflow.kafka.records import CODEC_NONE
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.runtime import open_store
 from tierflow.tasks import staged
