@@ -9,7 +9,8 @@
 //                            the canonical form below prints them, space-separated)
 //
 // The canonical form is the same one the Python test prints for its own decoding, so the two
-// readings are compared as text.
+// readings are compared as text; a line break in a field (a damaged topic name) is a space on
+// both sides, as an answer is one line.
 
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
@@ -60,7 +61,7 @@ public final class RemoteLogMetadataCheck {
             } catch (Exception e) {
                 answer = "refused " + e.getClass().getSimpleName() + ": " + e.getMessage();
             }
-            out.println(answer.replace('\n', ' '));
+            out.println(answer.replace('\n', ' ').replace('\r', ' '));  // one answer, one line
         }
     }
 
