@@ -27,14 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from big_segments import build_partition, build_templates
+from big_segments import SMALL_ACTIVE_BYTES, build_templates
+from tiered_topic import build_topic
 
 from tierflow.config import Settings
 from tierflow.kafka.record_batch import iter_batches
-from tierflow.runtime import open_store, partition_logs
+from tierflow.runtime import partition_logs
 
 MIB = 1 << 20
-SMALL_ACTIVE = 256 * 1024
 ROLLED, ROLLED_MIB = 2, 4
 RECORD_BYTES = 320  # about what one of tierflow.demo's JSON records takes in a batch
 GOAL_RATIO = 1.5  # prepare beside a big active segment, over prepare beside a small one
@@ -43,24 +43,10 @@ GOAL_RATIO = 1.5  # prepare beside a big active segment, over prepare beside a s
 def write_log_dir(base: Path, args: argparse.Namespace, active_bytes: int) -> Settings:
     """``args.partitions`` partitions of one topic, registered in a fresh store."""
     settings = Settings.embedded(base)
-    log_dir = Path(settings.log_dirs[0])
     per_batch = max(1, args.batch_kib * 1024 // RECORD_BYTES)
-    templates, topic_id = build_templates(records_per_batch=per_batch), None
-    for partition in range(args.partitions):
-        built = build_partition(
-            log_dir,
-            topic="active",
-            partition=partition,
-            segment_bytes=ROLLED_MIB * MIB,
-            segments=ROLLED,
-            active_bytes=active_bytes,
-            templates=templates,
-            topic_id=topic_id,
-        )
-        topic_id = built.topic_id
-    topic_id = partition_logs(settings.log_dirs)[0].topic_id()
-    open_store(settings).register_topic(
-        "active", topic_id, actor="bench", now_ms=0, remote_storage_enable=True
+    templates = build_templates(records_per_batch=per_batch)
+    build_topic(
+        settings, "active", args.partitions, ROLLED_MIB * MIB, ROLLED, templates, active_bytes
     )
     os.sync()
     return settings
@@ -91,7 +77,7 @@ def main() -> None:
     parser.add_argument("--batch-kib", type=int, default=16)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tierflow-active-") as tmp:
-        small = write_log_dir(Path(tmp, "small"), args, SMALL_ACTIVE)
+        small = write_log_dir(Path(tmp, "small"), args, SMALL_ACTIVE_BYTES)
         big = write_log_dir(Path(tmp, "big"), args, args.active_mib * MIB)
         small_s, big_s = prepare_s(small), prepare_s(big)
         walk_s = full_walk_s(big)

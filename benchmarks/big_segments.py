@@ -79,6 +79,10 @@ class BatchTemplates:
         return len(self.sizes)
 
 
+# The active segment a built partition ends with, unless asked for another size.
+SMALL_ACTIVE_BYTES = 256 * 1024
+
+
 def build_templates(
     *,
     batches: int = TEMPLATE_BATCHES,
@@ -248,7 +252,7 @@ def build_partition(
     partition: int = 0,
     segment_bytes: int,
     segments: int,
-    active_bytes: int = 256 * 1024,
+    active_bytes: int = SMALL_ACTIVE_BYTES,
     templates: BatchTemplates | None = None,
     topic_id: str | None = None,
 ) -> BuiltPartition:

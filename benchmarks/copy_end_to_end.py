@@ -286,7 +286,7 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         return mandatory_mib_s(logs, 4 * MIB, on) if case.layout == "chunked" else None
 
     for path in args.dag_paths:
-        figures["dag"][path] = measure_dag(case, settings, base, path, before_run)
+        figures["dag"][path] = measure_dag(case, settings, base, path, lambda: before_run(cores))
     for path in args.cli_paths:
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
@@ -302,13 +302,13 @@ def measure_dag(
     settings: Settings,
     base: Path,
     path: str,
-    before_run: Callable[[int], float | None],
+    before_run: Callable[[], float | None],
 ) -> DagRun:
     """A segment_copy run with the rewrite on ``path``, then the idle run on the same store."""
     dag = fresh(settings, base / f"dag-{path}").updated(spark_threshold_bytes=THRESHOLDS[path])
     register(dag)
     print(f"{case.label}: segment_copy through Airflow, rewrite on {path} ...", flush=True)
-    mandatory = before_run(len(os.sched_getaffinity(0)))
+    mandatory = before_run()
     copy = run_dag(dag, base / f"dag-{path}" / "airflow")
     print(f"{case.label}: segment_copy again, nothing left to copy (idle run) ...", flush=True)
     return DagRun(copy, run_dag(dag, base / f"dag-{path}" / "airflow"), mandatory)

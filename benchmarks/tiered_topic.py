@@ -8,7 +8,13 @@ from __future__ import annotations
 from argparse import ArgumentParser, Namespace
 from pathlib import Path
 
-from big_segments import BatchTemplates, BuiltPartition, build_partition, build_templates
+from big_segments import (
+    SMALL_ACTIVE_BYTES,
+    BatchTemplates,
+    BuiltPartition,
+    build_partition,
+    build_templates,
+)
 
 from tierflow.config import Settings
 from tierflow.ids import new_kafka_uuid
@@ -50,6 +56,7 @@ def build_topic(
     segment_bytes: int,
     segments: int,
     templates: BatchTemplates | None = None,
+    active_bytes: int = SMALL_ACTIVE_BYTES,
 ) -> list[BuiltPartition]:
     """The topic's partitions written as a broker would, registered for tiering."""
     templates, topic_id = templates or build_templates(), new_kafka_uuid()
@@ -60,6 +67,7 @@ def build_topic(
             partition=p,
             segment_bytes=segment_bytes,
             segments=segments,
+            active_bytes=active_bytes,
             templates=templates,
             topic_id=topic_id,
         )

@@ -79,10 +79,10 @@ def prepare_copy(
     """
     plan = CopyPlan(PartitionCopyReport(log_.topic, log_.partition))
     topic = store.topic(log_.topic)
-    upper_bound = _copy_bound(log_, topic, plan.report)
+    segments = log_.segments()
+    upper_bound = _copy_bound(log_, segments, topic, plan.report)
     if upper_bound is None:
         return plan
-    segments = log_.segments()
     bounds = _Bounds(segments, upper_bound, max_segments)
     if dry_run:  # writes nothing, not even the partition's first row
         candidates = _candidates(store, topic, log_, bounds, plan.report)
@@ -148,7 +148,9 @@ class _Bounds:
     max_segments: int | None
 
 
-def _copy_bound(log_: PartitionLog, topic: Topic, report: PartitionCopyReport) -> int | None:
+def _copy_bound(
+    log_: PartitionLog, segments: list[LogSegment], topic: Topic, report: PartitionCopyReport
+) -> int | None:
     """The last stable offset, below which segments are copied; None when the partition is
     not copied at all, ``report.skipped`` saying why."""
     report.skipped = _not_copyable(topic)
@@ -159,7 +161,6 @@ def _copy_bound(log_: PartitionLog, topic: Topic, report: PartitionCopyReport) -
     if high_watermark is None:
         report.skipped = "no high watermark in replication-offset-checkpoint"
         return None
-    segments = log_.segments()
     active = segments[-1].base_offset if segments else None  # never copied: no LSO needed there
     stable = last_stable_offset(log_, _clamped(log_, high_watermark), needed_below=active)
     report.held_back = _held_back(stable)
