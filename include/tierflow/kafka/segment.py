@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tierflow.kafka.batch_scan import BatchFacts, BatchScan
 from tierflow.kafka.errors import KafkaFormatError, MissingFileError
 from tierflow.kafka.leader_epoch import EpochEntry
 from tierflow.kafka.naming import (
@@ -21,6 +24,8 @@ from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition
 
 if TYPE_CHECKING:
     from tierflow.kafka.record_batch import BatchHeader
+
+_READ = 1 << 20  # a last offset reads the bytes after an index entry: a few KiB, most often
 
 
 def _sibling(suffix: str) -> property:
@@ -81,13 +86,18 @@ class LogSegment:
         small batches is 70,000 headers, a second, and a copy and retention ask for every
         partition each run). An entry the log does not bear out (past its end, not at a batch
         holding its offset) is not trusted: the walk then starts at byte 0, which names any
-        fault of the log."""
+        fault of the log. Sound v2 batches are checked by the batch scan (CRC32C in C); only
+        a legacy message or a fault loads kafka-python, so a copy's plan does not."""
         entry = self._last_index_entry()
-        if entry is not None:
-            found = self._batches_from(entry.position)
-            if found is not None and found[0] <= entry.offset <= found[1]:
-                return found[1]
-        found = self._batches_from(0, trusted=True)
+        if entry is not None and entry.position >= 0:
+            with suppress(KafkaFormatError):
+                found = self._scanned_from(entry.position)
+                if found is not None and found[0] <= entry.offset <= found[1]:
+                    return found[1]
+        try:
+            found = self._scanned_from(0)
+        except KafkaFormatError:
+            found = self._walked_from_start()  # without CRCs: the offsets, or the fault named
         return None if found is None else found[1]
 
     def _last_index_entry(self) -> OffsetPosition | None:
@@ -96,21 +106,31 @@ class LogSegment:
         except MissingFileError:
             return None
 
-    def _batches_from(self, position: int, *, trusted: bool = False) -> tuple[int, int] | None:
-        """The first batch's base offset and the last batch's last offset, walking from byte
-        ``position``; None when there is no batch. A fault raises only from a ``trusted``
-        start (byte 0); from an index entry it is None, and the caller walks from 0."""
-        from tierflow.kafka.record_batch import iter_batches
+    def _scanned_from(self, position: int) -> tuple[int, int] | None:
+        """The first batch's base offset and the last batch's last offset from byte
+        ``position``, every batch checked; None when there is none. Bytes a broker appends
+        meanwhile are not read: the file's size when opened is the end."""
+        with open(self.log_path, "rb") as log_file:
+            end = os.fstat(log_file.fileno()).st_size
+            scan = BatchScan(str(self.log_path), position, end)
+            log_file.seek(position)
+            found: list[BatchFacts] = []
+            while position < end:
+                chunk = log_file.read(min(_READ, end - position))
+                if not chunk:
+                    break
+                found += scan.feed(chunk)
+                position += len(chunk)
+        found += scan.finish()
+        return (found[0].base_offset, found[-1].last_offset) if found else None
 
+    def _walked_from_start(self) -> tuple[int, int] | None:
+        """The same from record_batch's walk, which reads headers only (a CRC mismatch is no
+        fault here) and names any fault of the framing."""
         first = last = None
-        try:
-            for batch in iter_batches(self.log_path, validate_crc=False, start_position=position):
-                first = batch.base_offset if first is None else first
-                last = batch.last_offset
-        except (KafkaFormatError, ValueError):  # ValueError: an entry's negative position
-            if trusted:
-                raise
-            return None
+        for batch in self.batches(validate_crc=False):
+            first = batch.base_offset if first is None else first
+            last = batch.last_offset
         return None if first is None or last is None else (first, last)
 
     def has_txn_index(self) -> bool:

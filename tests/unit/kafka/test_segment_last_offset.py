@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from kafka.record.memory_records import MemoryRecords
 
-from tests.unit.kafka.log_builders import v2_batch, write
-from tierflow.kafka.errors import CorruptRecordError
+from tests.unit.kafka.log_builders import GZIP, legacy_message_set, v2_batch, write
+from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
 from tierflow.kafka.offset_index import OffsetPosition, offset_index_bytes
 from tierflow.kafka.segment import LogSegment
 
@@ -20,9 +20,10 @@ PREALLOCATED = 1 << 20  # zeros after the entries, as an active segment's index 
 
 
 def kafka_python_last_offset(log: Path) -> int:
+    """The last record's offset: a v2 batch's header says it, a legacy message set is read."""
     records, last = MemoryRecords(log.read_bytes()), None
     while (batch := records.next_batch()) is not None:
-        last = batch.last_offset
+        last = batch.last_offset if batch.magic == 2 else [r.offset for r in batch][-1]
     assert last is not None
     return last
 
@@ -86,3 +87,37 @@ def test_an_empty_segment_has_no_last_offset(tmp_path: Path) -> None:
     seg = LogSegment(BASE, tmp_path)
     index(seg, [])
     assert seg.last_offset() is None
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["no index", "indexed"])
+def test_a_crc_mismatch_is_no_fault_of_the_offsets(tmp_path: Path, indexed: bool) -> None:
+    """The log end reads offsets, not records: a damaged record in the last batch leaves its
+    offsets as they were (kafka-python reads them without a CRC check too)."""
+    seg, entries = segment(tmp_path)
+    log = bytearray(seg.log_path.read_bytes())
+    log[-5] ^= 0xFF  # a byte of the last batch's last record
+    seg.log_path.write_bytes(bytes(log))
+    if indexed:
+        index(seg, entries[::10])
+    assert seg.last_offset() == kafka_python_last_offset(seg.log_path) == BASE + 3 * 40 - 1
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["no index", "indexed"])
+def test_a_batch_cut_short_at_the_end_is_named(tmp_path: Path, indexed: bool) -> None:
+    seg, entries = segment(tmp_path)
+    log = seg.log_path.read_bytes()
+    seg.log_path.write_bytes(log[:-10])
+    if indexed:
+        index(seg, entries[::10])
+    with pytest.raises(TruncatedDataError, match=str(seg.log_path)):
+        seg.last_offset()
+
+
+@pytest.mark.parametrize(("magic", "codec"), [(0, 0), (1, 0), (1, GZIP)])
+def test_legacy_messages_end_where_kafka_python_ends(
+    tmp_path: Path, magic: int, codec: int
+) -> None:
+    sets = [legacy_message_set(magic, BASE + 5 * i, 5, codec=codec) for i in range(6)]
+    write(tmp_path / f"{BASE:020d}.log", *sets)
+    seg = LogSegment(BASE, tmp_path)
+    assert seg.last_offset() == kafka_python_last_offset(seg.log_path) == BASE + 29
