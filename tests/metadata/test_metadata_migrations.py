@@ -13,8 +13,8 @@ from tierflow.metadata import MetadataStore, migrate
 from tierflow.metadata.engine import create_store_engine
 from tierflow.metadata.models import DISKLESS_TABLE_NAMES, TABLE_NAMES, VERSION_TABLE
 
-HEAD = "0010"
-REVISIONS = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010"]
+HEAD = "0011"
+REVISIONS = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011"]
 
 
 def _tables(engine: sa.Engine) -> set[str]:

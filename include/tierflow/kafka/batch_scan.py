@@ -42,18 +42,18 @@ class ScannedFacts:
     """What a copy learned from a segment's batches as it uploaded them, recorded with
     COPY_SEGMENT_FINISHED: the largest timestamp, and the leader epochs as (epoch, start
     offset) pairs (None: the batches carry none, the STARTED row's checkpoint epochs stand),
-    and the CRC-32 of every byte read (what a repair compares a local segment with)."""
+    and the CRC-32C of every byte read (what a repair compares a local segment with)."""
 
     max_timestamp_ms: int
     leader_epochs: list[tuple[int, int]] | None
-    log_crc32: int | None = None
+    log_crc32c: int | None = None
 
     @classmethod
     def from_dict(cls, raw: dict) -> ScannedFacts:
         """Back from JSON (a job result, ``dataclasses.asdict``)."""
         epochs = raw.get("leader_epochs")
         pairs = None if epochs is None else [(int(e), int(o)) for e, o in epochs]
-        crc = raw.get("log_crc32")
+        crc = raw.get("log_crc32c")
         return cls(int(raw["max_timestamp_ms"]), pairs, None if crc is None else int(crc))
 
 

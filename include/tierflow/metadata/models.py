@@ -164,8 +164,10 @@ class RemoteLogSegment(SQLModel, table=True):
     event_timestamp_ms: int = Field(sa_type=sa.BigInteger)
     custom_metadata: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
     txn_index_empty: bool = Field(default=True, sa_type=sa.Boolean)
-    # CRC-32 of the bytes uploaded as the log (None: not copied by tierflow, or copied before
+    # CRC-32C of the bytes uploaded as the log (None: not copied by tierflow, or copied before
     # it was recorded): what a repair compares a local segment with (lifecycle/scrub/repair.py).
+    log_crc32c: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # The zlib CRC-32 that copies recorded before 0011 in its place; a repair compares with it.
     log_crc32: int | None = Field(default=None, sa_type=sa.BigInteger)
     # Whose copy it is: "tierflow", or "broker" (mirrored from __remote_log_metadata; tierflow
     # never copies, expires or removes it).

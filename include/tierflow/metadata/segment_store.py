@@ -469,8 +469,8 @@ def _moved_values(
 
 def _scanned_values(segment_id: str, scanned: ScannedFacts) -> dict[str, Any]:
     values: dict[str, Any] = {"max_timestamp_ms": scanned.max_timestamp_ms}
-    if scanned.log_crc32 is not None:
-        values["log_crc32"] = scanned.log_crc32
+    if scanned.log_crc32c is not None:
+        values["log_crc32c"] = scanned.log_crc32c
     if scanned.leader_epochs is not None:
         epochs = _leader_epoch_pairs(segment_id, scanned.leader_epochs)
         values["leader_epoch"] = epochs[-1][0]

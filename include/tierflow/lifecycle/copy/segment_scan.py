@@ -3,7 +3,7 @@
 The upload reads the ``.log`` once; ``SegmentScan`` watches those reads and checks every batch
 on the way (framing, magic, CRC), on the worker core that transforms it. It also learns what
 only the batches tell: the largest timestamp and the leader epochs, which COPY_SEGMENT_FINISHED
-records, and the CRC-32 of the bytes it uploaded (a repair's proof that a local segment is the
+records, and the CRC-32C of the bytes it uploaded (a repair's proof that a local segment is the
 same, lifecycle/scrub/repair.py). A batch that fails raises the KafkaFormatError naming the
 file and byte, which fails the upload: the attempt is then removed like any failed upload,
 objects and all.
@@ -12,8 +12,9 @@ objects and all.
 from __future__ import annotations
 
 import os
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
+
+from crc32c import crc32c
 
 from tierflow.faults import crash_point
 from tierflow.kafka.batch_scan import BatchFacts, BatchScan, ScannedFacts
@@ -35,7 +36,7 @@ class SegmentScan:
         seen = _Seen()
         for chunk in chunks:
             seen.add(batches.feed(chunk))
-            seen.crc32 = zlib.crc32(chunk, seen.crc32)
+            seen.crc32c = crc32c(chunk, seen.crc32c)
             yield chunk
             crash_point("copy.mid_pass")
         seen.add(batches.finish())
@@ -55,15 +56,15 @@ class SegmentScan:
             # the segment's start, as Kafka's epochEntriesInRange clamps it.
             epochs[0] = EpochEntry(epochs[0].epoch, self.start_offset)
         pairs = [(e.epoch, e.start_offset) for e in epochs] or None
-        return ScannedFacts(seen.max_timestamp, pairs, seen.crc32)
+        return ScannedFacts(seen.max_timestamp, pairs, seen.crc32c)
 
 
 class _Seen:
     """The running totals over the batches: largest timestamp, last offset, epoch starts; and
-    the CRC-32 of the bytes."""
+    the CRC-32C of the bytes."""
 
     def __init__(self) -> None:
-        self.crc32 = 0
+        self.crc32c = 0
         self.max_timestamp = -1
         self.last_offset: int | None = None
         self.epochs: list[EpochEntry] = []

@@ -1,13 +1,14 @@
 """Repair what the scrubber found, where that is safe: a dry run unless told to apply.
 
 A damaged segment is copied again only from a local segment with the same bytes: the broker's
-segment (or slice) that holds exactly its offsets, of the size and CRC-32 its copy recorded
-(``log_crc32``). The new copy goes through the copy's own steps (lease, checks, upload, read
-back and verify, COPY_SEGMENT_FINISHED under a fresh segment id), and only then does the damaged
-one go through DELETE_SEGMENT_STARTED and DELETE_SEGMENT_FINISHED. So a reader always finds a
-FINISHED segment for those offsets, and a run killed anywhere resumes: a killed re-copy is
-cleaned up under the lease and made again; a re-copy that finished is found as the damaged
-segment's twin, and the delete is finished.
+segment (or slice) that holds exactly its offsets, of the size and CRC-32C its copy recorded
+(``log_crc32c``; the CRC-32 ``log_crc32`` for a copy made before 0011). The new copy goes
+through the copy's own steps (lease, checks, upload, read back and verify,
+COPY_SEGMENT_FINISHED under a fresh segment id), and only then does the damaged one go through
+DELETE_SEGMENT_STARTED and DELETE_SEGMENT_FINISHED. So a reader always finds a FINISHED segment
+for those offsets, and a run killed anywhere resumes: a killed re-copy is cleaned up under the
+lease and made again; a re-copy that finished is found as the damaged segment's twin, and the
+delete is finished.
 
 Everything else stays an open finding, with the reason: no identical local copy (gone, or
 different, or no CRC recorded), the topic not copied now (disabled). A segment the brokers
@@ -21,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
+
+from crc32c import crc32c
 
 from tierflow.config import default
 from tierflow.faults import crash_point
@@ -130,15 +133,15 @@ def _repair_one(
     if row.state != S.COPY_SEGMENT_FINISHED:
         return said(RepairAction.LEFT_OPEN, f"it is {row.state}")
     log_ = run.local_log(topic.name, row.partition)
-    source = identical_local(log_, row)
-    if isinstance(source, str):
-        return said(RepairAction.LEFT_OPEN, source)
-    where = f"from {source.segment.log_path}"
+    local = identical_local(log_, row)
+    if isinstance(local, str):
+        return said(RepairAction.LEFT_OPEN, local)
+    where = f"from {local.source.segment.log_path}"
     if run.dry_run:
         return said(RepairAction.RECOPIED, f"would copy it again {where}")
     assert log_ is not None, "identical_local found it there"
     try:
-        new = _recopy(store, rsm, log_, row, source, run)
+        new = _recopy(store, rsm, log_, local, run)
     except _NotRecopied as exc:
         return said(RepairAction.LEFT_OPEN, str(exc))
     store.record_repair(row, new, actor=run.actor, now_ms=run.clock_ms())
@@ -176,9 +179,18 @@ def _good_twin(store: MetadataStore, row: RemoteLogSegment) -> str | None:
     return None
 
 
-def identical_local(log_: PartitionLog | None, row: RemoteLogSegment) -> CopyCandidate | str:
+@dataclass(frozen=True)
+class LocalCopy:
+    """The local segment (or slice) a damaged copy was made from, and the CRC-32C of its
+    bytes, which the re-copy's own read must give again."""
+
+    source: CopyCandidate
+    crc32c: int
+
+
+def identical_local(log_: PartitionLog | None, row: RemoteLogSegment) -> LocalCopy | str:
     """The local segment (or slice) with the bytes ``row``'s copy was made from; else why not."""
-    if row.log_crc32 is None:
+    if row.log_crc32c is None and row.log_crc32 is None:
         return "its copy recorded no CRC-32 of its log (copied before tierflow recorded one)"
     if log_ is None:
         return "no local replica of the partition in the log dirs"
@@ -190,29 +202,34 @@ def identical_local(log_: PartitionLog | None, row: RemoteLogSegment) -> CopyCan
     else:
         return f"no local segment holds exactly {offsets} any more"
     try:
-        size, crc = _size_and_crc(candidate)
+        size, crc32c_, crc32 = _size_and_crcs(candidate)
     except (KafkaFormatError, OSError) as exc:  # rolled, deleted or cleaned under us
         return f"{segment.log_path} cannot be read as {offsets}: {exc}"
     if size == 0:  # it ends below those offsets: the segment that held them is gone
         return f"no local segment holds exactly {offsets} any more"
-    if (size, crc) != (row.segment_size_bytes, row.log_crc32):
+    name, crc, recorded = (
+        ("CRC-32C", crc32c_, row.log_crc32c)
+        if row.log_crc32c is not None
+        else ("CRC-32", crc32, row.log_crc32)
+    )
+    if (size, crc) != (row.segment_size_bytes, recorded):
         return (
-            f"{segment.log_path} differs from what was copied: {size} bytes with CRC-32 "
-            f"{crc:08x}, the copy had {row.segment_size_bytes} with {row.log_crc32:08x}"
+            f"{segment.log_path} differs from what was copied: {size} bytes with {name} "
+            f"{crc:08x}, the copy had {row.segment_size_bytes} with {recorded:08x}"
         )
-    return candidate
+    return LocalCopy(candidate, crc32c_)
 
 
-def _size_and_crc(candidate: CopyCandidate) -> tuple[int, int]:
-    """The size and CRC-32 of the bytes a copy of ``candidate`` uploads: the whole file, or
-    from its slice's first batch on."""
+def _size_and_crcs(candidate: CopyCandidate) -> tuple[int, int, int]:
+    """The size, CRC-32C and CRC-32 of the bytes a copy of ``candidate`` uploads: the whole
+    file, or from its slice's first batch on."""
     position = 0
     if candidate.slice_from is not None:
         position = slice_segment(candidate.segment, candidate.slice_from).position
-    size, crc = 0, 0
+    size, crc_c, crc = 0, 0, 0
     for chunk in read_chunks(candidate.segment.log_path, _READ, start=position):
-        size, crc = size + len(chunk), zlib.crc32(chunk, crc)
-    return size, crc
+        size, crc_c, crc = size + len(chunk), crc32c(chunk, crc_c), zlib.crc32(chunk, crc)
+    return size, crc_c, crc
 
 
 class _NotRecopied(Exception):
@@ -223,18 +240,17 @@ def _recopy(
     store: MetadataStore,
     rsm: RemoteStorageManager,
     log_: PartitionLog,
-    row: RemoteLogSegment,
-    source: CopyCandidate,
+    local: LocalCopy,
     run: RepairRun,
 ) -> str:
     """The new segment's id, once FINISHED (read back and verified by finalize)."""
     owner = CopyOwner(REPAIR_OWNER, run.lease_ttl_s)
     try:
         plan = prepare_recopy(
-            log_, store, rsm=rsm, owner=owner, candidate=source, clock=run.clock_ms
+            log_, store, rsm=rsm, owner=owner, candidate=local.source, clock=run.clock_ms
         )
         results = {
-            job.segment_id: _same_as_before(rewrite_segment(job, rsm), row) for job in plan.jobs
+            job.segment_id: _same_as_before(rewrite_segment(job, rsm), local) for job in plan.jobs
         }
         finalize_copy(plan, results, store, rsm, owner=REPAIR_OWNER, clock=run.clock_ms)
     except _RECOPY_ERRORS as exc:
@@ -244,12 +260,12 @@ def _recopy(
     return plan.jobs[0].segment_id
 
 
-def _same_as_before(result: RewriteResult, row: RemoteLogSegment) -> RewriteResult:
+def _same_as_before(result: RewriteResult, local: LocalCopy) -> RewriteResult:
     """The upload fails (and finalize removes it) unless it read the bytes the damaged copy had:
     the local file could have changed since it was compared."""
-    crc = result.scanned.log_crc32 if result.scanned else None
-    if result.error is None and crc != row.log_crc32:
-        return RewriteResult(result.segment_id, error=f"read CRC-32 {crc}, not {row.log_crc32}")
+    crc = result.scanned.log_crc32c if result.scanned else None
+    if result.error is None and crc != local.crc32c:
+        return RewriteResult(result.segment_id, error=f"read CRC-32C {crc}, not {local.crc32c}")
     return result
 
 

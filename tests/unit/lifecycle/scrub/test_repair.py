@@ -8,9 +8,12 @@ segment was damaged by hand. Every other case must leave the store and the bucke
 from __future__ import annotations
 
 import itertools
+import zlib
 from pathlib import Path
 
 import pytest
+from kafka.record._crc32c import crc as kafka_crc32c
+from sqlalchemy import update
 
 from tests.support.scrub_finding import flip_log_object, local_file, run_scrub, tier_everything
 from tests.support.tiered import Tiered, build_tiered
@@ -144,20 +147,56 @@ def test_a_segment_the_brokers_own_is_only_reported(tmp_path: Path) -> None:
     assert snapshot(t) == before, "tierflow never copies what the brokers own"
 
 
-def test_a_segment_copied_before_its_crc_was_recorded_stays_open(tmp_path: Path) -> None:
-    from sqlalchemy import update
-
-    t = tiered(tmp_path)
-    row = damaged_one(t)
-    with t.store.engine.begin() as connection:  # as a row migrated from before 0010 reads
+def recorded_as_before(t: Tiered, row: RemoteLogSegment, **crcs: int | None) -> None:
+    """The row's CRCs set by hand, as a row migrated from an older revision reads."""
+    with t.store.engine.begin() as connection:
         connection.execute(
             update(RemoteLogSegment)
             .where(RemoteLogSegment.segment_id == row.segment_id)  # type: ignore[arg-type]
-            .values(log_crc32=None)
+            .values(**crcs)
         )
+
+
+def test_every_copy_records_the_crc32c_of_its_local_log(tmp_path: Path) -> None:
+    """Oracle: kafka-python's pure-Python CRC-32C over the broker's file."""
+    t = tiered(tmp_path)
+    rows = t.store.scrub_queue(limit=10_000)
+    assert rows
+    for row in rows:
+        assert row.log_crc32c == kafka_crc32c(local_file(t, row).read_bytes()), row.segment_id
+        assert row.log_crc32 is None
+
+
+def test_a_segment_copied_before_its_crc_was_recorded_stays_open(tmp_path: Path) -> None:
+    t = tiered(tmp_path)
+    row = damaged_one(t)
+    recorded_as_before(t, row, log_crc32c=None, log_crc32=None)  # before 0010
     before = snapshot(t)
     (left,) = repair(t, dry_run=False)
     assert left.action is RepairAction.LEFT_OPEN and "no CRC-32" in left.detail
+    assert snapshot(t) == before
+
+
+def test_a_segment_copied_with_a_crc32_before_0011_is_repaired(tmp_path: Path) -> None:
+    t = tiered(tmp_path)
+    row = damaged_one(t)
+    local = local_file(t, row).read_bytes()
+    recorded_as_before(t, row, log_crc32c=None, log_crc32=zlib.crc32(local))
+    (done,) = repair(t, dry_run=False)
+    assert done.action is RepairAction.RECOPIED and done.replacement is not None
+    new = t.store.segment(done.replacement)
+    assert new.log_crc32c == kafka_crc32c(local)
+
+
+def test_a_crc32_before_0011_that_differs_is_left_open(tmp_path: Path) -> None:
+    t = tiered(tmp_path)
+    row = damaged_one(t)
+    local = local_file(t, row).read_bytes()
+    recorded_as_before(t, row, log_crc32c=None, log_crc32=zlib.crc32(local) ^ 1)
+    before = snapshot(t)
+    (left,) = repair(t, dry_run=False)
+    assert left.action is RepairAction.LEFT_OPEN
+    assert "differs from what was copied" in left.detail and "CRC-32 " in left.detail
     assert snapshot(t) == before
 
 
