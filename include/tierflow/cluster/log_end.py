@@ -1,10 +1,9 @@
-"""A replica's log end offset, read from the tail of its last segment only.
+"""A replica's log end offset as a broker's recovery would leave it: a torn tail ends the log.
 
-``PartitionLog.log_end_offset`` reads every batch header of the active segment; comparing
-replicas of thousands of partitions needs less. The last entry of the segment's offset index
-(Kafka adds one every ``index.interval.bytes``) points at a batch near the end, so only the
-batches after it are read. The active segment's index is preallocated and zero-filled past its
-last entry; the last entry is found by a binary search over 8-byte reads.
+``PartitionLog.log_end_offset`` refuses a damaged tail, naming it; comparing replicas of
+thousands of partitions (some of them crashed mid-write) needs the offset Kafka's recovery
+would truncate to instead. Both start at the last entry of the active segment's offset index
+(``OffsetIndex.last_entry``), so only the batches after it are read.
 """
 
 from __future__ import annotations
@@ -17,8 +16,8 @@ from typing import BinaryIO
 from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.naming import INDEX_SUFFIX, LOG_SUFFIX, offset_prefix
+from tierflow.kafka.offset_index import OffsetIndex
 
-_ENTRY = struct.Struct(">ii")  # relative offset, position
 _PREFIX = struct.Struct(">qi")  # every batch (and legacy message): base offset, length
 _MIN_BATCH_BODY = 14  # a v0 message's smallest body: crc, magic, attributes, key, value
 _BLOCK_BYTES = 64 * 1024  # the tail after the last index entry is ~index.interval.bytes
@@ -94,27 +93,10 @@ def _walk_batches(f: BinaryIO, start: int, size: int) -> tuple[int | None, int]:
 
 
 def _last_indexed_position(index_path: str, log_size: int) -> int:
-    """Position of the last offset-index entry (0 when there is none or it is unusable).
-
-    Kafka adds an entry only after ``index.interval.bytes`` of log, so a real entry never has
-    position 0: an all-zero slot is the unused, preallocated tail.
-    """
+    """Position of the last offset-index entry (0 when there is none or it is unusable)."""
     try:
-        with open(index_path, "rb") as f:
-            count = os.fstat(f.fileno()).st_size // _ENTRY.size
-            low, high = 0, count  # slots below low are used; slots at or above high are not
-            while low < high:
-                middle = (low + high) // 2
-                f.seek(middle * _ENTRY.size)
-                _relative, position = _ENTRY.unpack(f.read(_ENTRY.size))
-                if position > 0:
-                    low = middle + 1
-                else:
-                    high = middle
-            if low == 0:
-                return 0
-            f.seek((low - 1) * _ENTRY.size)
-            _relative, position = _ENTRY.unpack(f.read(_ENTRY.size))
+        entry = OffsetIndex.last_entry(index_path, 0)
     except OSError:
         return 0
+    position = 0 if entry is None else entry.position
     return position if 0 < position < log_size else 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from tierflow.kafka.errors import KafkaFormatError
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.kafka.producer_snapshot import read_producer_snapshot
+from tierflow.kafka.segment import LogSegment
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,11 @@ class StableOffset:
 
 
 def last_stable_offset(
-    log_: PartitionLog, high_watermark: int, *, needed_below: int | None = None
+    log_: PartitionLog,
+    high_watermark: int,
+    *,
+    needed_below: int | None = None,
+    segments: list[LogSegment] | None = None,
 ) -> StableOffset:
     """The partition's LSO at ``high_watermark``, never above it.
 
@@ -46,9 +51,10 @@ def last_stable_offset(
     segment's base, as nothing from there on is copied). Once the walk reaches it with no
     transaction open, the LSO is at least that, and the high watermark is returned without
     reading on: a broker snapshots its producers at every roll, so that is the whole active
-    segment's batches the walk would read, up to a second for 512 MiB, on every run."""
+    segment's batches the walk would read, up to a second for 512 MiB, on every run.
+    ``segments``: the listing the caller already made, rather than a second one."""
     start, open_txns = _open_at_snapshot(log_, high_watermark)
-    segments = log_.segments()
+    segments = log_.segments() if segments is None else segments
     for index, segment in enumerate(segments):
         next_base = segments[index + 1].base_offset if index + 1 < len(segments) else None
         if next_base is not None and next_base <= start:

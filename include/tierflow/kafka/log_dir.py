@@ -77,19 +77,21 @@ class PartitionLog:
     def recovery_point(self) -> int | None:
         return self.log_dir.checkpoint(RECOVERY_POINT_OFFSET_CHECKPOINT).get(self.key)
 
-    def log_start_offset(self) -> int:
-        """Kafka only checkpoints a log start above the first segment's base, hence the fallback."""
+    def log_start_offset(self, segments: list[LogSegment] | None = None) -> int:
+        """Kafka only checkpoints a log start above the first segment's base, hence the
+        fallback. ``segments`` (here and below): the listing the caller already made, rather
+        than another one per question."""
         checkpointed = self.log_dir.checkpoint(LOG_START_OFFSET_CHECKPOINT).get(self.key)
         if checkpointed is not None:
             return checkpointed
-        segments = self.segments()
+        segments = self.segments() if segments is None else segments
         return segments[0].base_offset if segments else 0
 
-    def log_end_offset(self) -> int:
+    def log_end_offset(self, segments: list[LogSegment] | None = None) -> int:
         """Next offset to be written: after the active segment's last batch, else its base."""
-        segments = self.segments()
+        segments = self.segments() if segments is None else segments
         if not segments:
-            return self.log_start_offset()
+            return self.log_start_offset(segments)
         last = segments[-1].last_offset()
         return segments[-1].base_offset if last is None else last + 1
 

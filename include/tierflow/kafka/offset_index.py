@@ -6,14 +6,17 @@ Each 8-byte entry is ``int32 relative offset`` + ``int32 position``; Kafka adds 
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 from array import array
 from dataclasses import dataclass
 from operator import le, lt
 from pathlib import Path
+from typing import BinaryIO
 
 from tierflow.kafka._fs import read_file_bytes
+from tierflow.kafka.errors import MissingFileError
 from tierflow.kafka.index_file import INT32_MAX, SparseIndex, trim_zero_tail
 
 ENTRY = struct.Struct(">ii")
@@ -58,14 +61,30 @@ class OffsetIndex(SparseIndex[OffsetPosition]):
 
     @classmethod
     def last_entry(cls, path: str | Path, base_offset: int) -> OffsetPosition | None:
-        """The index's last entry, without reading the others into objects (an active
-        segment's index is preallocated: mostly zeros); None when it has none or is not whole
-        entries. Not checked against its log: the caller does that with the batch it points
-        at."""
-        data, _ = trim_zero_tail(read_file_bytes(path), ENTRY.size)
-        if not data or len(data) % ENTRY.size:
-            return None
-        return cls._unpack(data[-ENTRY.size :], base_offset)
+        """The index's last entry, by a binary search over 8-byte reads: an active segment's
+        index is preallocated (``segment.index.bytes``, 10 MiB by default, nearly all zeros),
+        and reading it whole costs milliseconds per partition. Kafka adds an entry only after
+        ``index.interval.bytes`` of log, so a used slot never has position 0 and an unused one
+        always has. None when it has none or is not whole entries. Not checked against its log:
+        the caller does that with the batch it points at."""
+        try:
+            with open(path, "rb") as index:
+                size = os.fstat(index.fileno()).st_size
+                if size % ENTRY.size:
+                    return None
+                low, high = 0, size // ENTRY.size  # slots below low are used, from high on not
+                while low < high:
+                    middle = (low + high) // 2
+                    if _slot(index, middle)[1] > 0:
+                        low = middle + 1
+                    else:
+                        high = middle
+                if low == 0:
+                    return None
+                relative, position = _slot(index, low - 1)
+                return OffsetPosition(base_offset + relative, position)
+        except FileNotFoundError as exc:
+            raise MissingFileError(path, None, "file does not exist") from exc
 
     def lookup(self, target_offset: int) -> OffsetPosition:
         """The largest entry at or below ``target_offset``; else the segment start."""
@@ -134,3 +153,9 @@ def _looks_valid(data: bytes, log_size: int) -> bool:
         and all(map(lt, offsets, offsets[1:]))
         and all(map(le, positions, positions[1:]))
     )
+
+
+def _slot(index: BinaryIO, slot: int) -> tuple[int, int]:
+    """One entry, relative offset and position, read in place."""
+    index.seek(slot * ENTRY.size)
+    return ENTRY.unpack(index.read(ENTRY.size))

@@ -12,7 +12,7 @@ from kafka.record.memory_records import MemoryRecords
 
 from tests.unit.kafka.log_builders import GZIP, legacy_message_set, v2_batch, write
 from tierflow.kafka.errors import CorruptRecordError, TruncatedDataError
-from tierflow.kafka.offset_index import OffsetPosition, offset_index_bytes
+from tierflow.kafka.offset_index import OffsetIndex, OffsetPosition, offset_index_bytes
 from tierflow.kafka.segment import LogSegment
 
 BASE = 500
@@ -80,6 +80,21 @@ def test_an_entry_the_log_does_not_bear_out_is_not_trusted(
     seg, _ = segment(tmp_path)
     index(seg, [bad], tail=0)
     assert seg.last_offset() == kafka_python_last_offset(seg.log_path)
+
+
+def test_an_entry_at_a_batch_that_does_not_hold_its_offset_is_not_trusted(tmp_path: Path) -> None:
+    seg, entries = segment(tmp_path)
+    index(seg, [OffsetPosition(BASE + 9_000, entries[1].position)], tail=0)
+    assert seg.last_offset() == kafka_python_last_offset(seg.log_path)
+
+
+@pytest.mark.parametrize("tail", [0, PREALLOCATED], ids=["trimmed", "preallocated"])
+def test_the_last_index_entry_is_the_last_one_written(tmp_path: Path, tail: int) -> None:
+    """Oracle: the whole index read and checked (OffsetIndex.read, trimmed of its zeros)."""
+    seg, entries = segment(tmp_path)
+    index(seg, entries[::3], tail)
+    whole = OffsetIndex.read(seg.index_path, BASE)
+    assert OffsetIndex.last_entry(seg.index_path, BASE) == whole.entries[-1] == entries[::3][-1]
 
 
 def test_an_empty_segment_has_no_last_offset(tmp_path: Path) -> None:

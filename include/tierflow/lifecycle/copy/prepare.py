@@ -92,7 +92,7 @@ def prepare_copy(
     store.ensure_partition(
         topic.topic_id,
         log_.partition,
-        log_start_offset=log_.log_start_offset(),
+        log_start_offset=log_.log_start_offset(segments),
         local_log_start_offset=segments[0].base_offset if segments else 0,
     )
 
@@ -162,18 +162,19 @@ def _copy_bound(
         report.skipped = "no high watermark in replication-offset-checkpoint"
         return None
     active = segments[-1].base_offset if segments else None  # never copied: no LSO needed there
-    stable = last_stable_offset(log_, _clamped(log_, high_watermark), needed_below=active)
+    bound = _clamped(log_, segments, high_watermark)
+    stable = last_stable_offset(log_, bound, needed_below=active, segments=segments)
     report.held_back = _held_back(stable)
     if report.held_back:
         log.info("%s-%d: %s", log_.topic, log_.partition, report.held_back)
     return stable.offset
 
 
-def _clamped(log_: PartitionLog, high_watermark: int) -> int:
+def _clamped(log_: PartitionLog, segments: list[LogSegment], high_watermark: int) -> int:
     """The high watermark as a broker loading the log takes it: never above the log end
     (UnifiedLog.updateHighWatermark). A checkpoint above the log end (an unclean shutdown that
     lost the tail) is said, naming the file, rather than taken on trust."""
-    log_end = log_.log_end_offset()
+    log_end = log_.log_end_offset(segments)
     if high_watermark <= log_end:
         return high_watermark
     log.warning(
@@ -265,7 +266,7 @@ def _candidates(
     compacted topic, compacted.py's rules on top); a partition with no row yet (a dry run
     before its first copy) has nothing remote."""
     state = store.partition(topic.topic_id, log_.partition)
-    log_start = max(state.log_start_offset if state else 0, log_.log_start_offset())
+    log_start = max(state.log_start_offset if state else 0, log_.log_start_offset(bounds.segments))
     # The partition's highest remote offset only moves forward, like Kafka's
     # highestOffsetForEpoch: deleting remote segments never makes them eligible again.
     from_offset = copy_start_offset(state.highest_remote_offset if state else -1, log_start)
