@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 from tierflow.config import Settings
+from tierflow.lifecycle.copy.rewrite import rewrite_results
 from tierflow.tasks.reconcile import reconcile
 from tierflow.tasks.retention import expire_partition, list_retention_targets
 from tierflow.tasks.segment_copy import (
@@ -59,9 +60,10 @@ def spark_copy(settings: Settings) -> int:
         failed += spark_submit(batch) != 0
     else:
         rewrite_in_worker(batch, settings)
+    results = rewrite_results(batch)
     for plan in prepared:
         try:
-            finalize_target(plan, batch, settings)
+            finalize_target(plan, results, settings)
         except Exception as exc:  # a failed mapped task; the others still run
             print(f"finalize failed: {exc}", file=sys.stderr)
             failed += 1

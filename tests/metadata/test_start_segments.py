@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.metadata.metadata_support import NOW, PARTITION, TOPIC_ID, S, new_store
-from tierflow.metadata.errors import LeaseLostError
-from tierflow.metadata.segment_store import StartedSegment
+from tierflow.metadata import SegmentTransition
+from tierflow.metadata.errors import LeaseLostError, UnknownSegmentError
+from tierflow.metadata.segment_store import IN_QUERY_IDS, StartedSegment
 
 MINUTE = 60_000
 
@@ -57,3 +58,23 @@ def test_one_bad_segment_starts_none(store_url: str) -> None:
     with pytest.raises(ValueError, match="segment-1"):
         store.start_segments(planned(3, bad_at=1), actor="copy", now_ms=NOW)
     assert store.segments(TOPIC_ID, PARTITION) == []
+
+
+def test_states_of_many_segments_come_in_few_queries(store_url: str) -> None:
+    """``segment_states``: what ``segment(id).state`` says of each, for more ids than one query
+    binds; an id the store does not hold raises as ``segment()`` does, when it is looked up."""
+    store = new_store(store_url)
+    count = IN_QUERY_IDS + 7
+    store.start_segments(planned(count), actor="copy", now_ms=NOW)
+    store.transition_segment(
+        SegmentTransition("segment-3", S.COPY_SEGMENT_FINISHED), actor="t", now_ms=NOW + 1
+    )
+    ids = [f"segment-{i}" for i in reversed(range(count))] + ["gone"]
+
+    states = store.segment_states(ids)
+
+    assert {i: states[i] for i in ids[:-1]} == {i: store.segment(i).state for i in ids[:-1]}
+    assert states["segment-3"] == S.COPY_SEGMENT_FINISHED
+    assert states[f"segment-{count - 1}"] == S.COPY_SEGMENT_STARTED
+    with pytest.raises(UnknownSegmentError, match="'gone'"):
+        states["gone"]

@@ -45,6 +45,17 @@ from tierflow.metadata.store_base import (
 if TYPE_CHECKING:  # kafka.batch_scan loads kafka-python: a store that only reads needs none
     from tierflow.kafka.batch_scan import ScannedFacts
 
+# Ids bound in one IN (...) query: well under SQLite's and PostgreSQL's limits on parameters.
+IN_QUERY_IDS = 500
+
+
+class SegmentStates(dict[str, RemoteLogSegmentState]):
+    """States by segment id; looking up one the store does not hold raises, as ``segment()``
+    does."""
+
+    def __missing__(self, segment_id: str) -> RemoteLogSegmentState:
+        raise UnknownSegmentError(f"unknown remote log segment {segment_id!r}")
+
 
 class SegmentSummary(NamedTuple):
     """The columns retention planning reads, loaded without ORM objects (a store may hold
@@ -331,6 +342,19 @@ class SegmentStore(StoreBase):
             self.find_segment(segment_id),
             lambda: UnknownSegmentError(f"unknown remote log segment {segment_id!r}"),
         )
+
+    def segment_states(self, segment_ids: Sequence[str]) -> SegmentStates:
+        """Each segment's state by id, IN_QUERY_IDS ids a query: a rewrite checks every segment
+        of its batch again (one query per segment took 2 s per 2,240 segments)."""
+        states = SegmentStates()
+        with self._session() as session:
+            for start in range(0, len(segment_ids), IN_QUERY_IDS):
+                chunk = segment_ids[start : start + IN_QUERY_IDS]
+                query = select(RemoteLogSegment.segment_id, RemoteLogSegment.state).where(
+                    col(RemoteLogSegment.segment_id).in_(chunk)
+                )
+                states.update((i, RemoteLogSegmentState(s)) for i, s in session.exec(query))
+        return states
 
     def segment_objects(self, segment_id: str) -> list[RemoteSegmentObject]:
         query = (

@@ -12,7 +12,7 @@ partition. The same shape as segment_copy, and each step is as safe to clear and
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
 from tierflow.engine.batch_files import Batch, batch_dir, write_batch, write_results
 from tierflow.engine.json_lines import read_json_lines, write_json_lines
 from tierflow.ids import safe_name
-from tierflow.lifecycle.copy.rewrite import rewrite_results
+from tierflow.lifecycle.copy.rewrite import RewriteResult, rewrite_results
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_storage, open_store
@@ -141,15 +141,18 @@ def merge_in_worker(batch: Batch, settings: Settings | None = None) -> dict:
 
 
 @reads_settings
-def finalize_target(prepared: dict, batch: Batch, settings: Settings | None = None) -> dict:
-    """Verify, finish and drop one prepared partition's segments (staged.finalize_shard calls
-    it for the partitions whose prepare succeeded)."""
+def finalize_target(
+    prepared: dict, results: Mapping[str, RewriteResult], settings: Settings | None = None
+) -> dict:
+    """Verify, finish and drop one prepared partition's segments, given the batch's
+    ``rewrite_results`` (staged.finalize_shard calls it for the partitions whose prepare
+    succeeded)."""
     plan = merge_plan_from_dict(prepared)
     store = open_store(settings)
     target = {"topic": plan.report.topic, "partition": plan.report.partition}
     report = finalize_merge(
         plan,
-        rewrite_results(batch),
+        results,
         DisklessCoordinator.for_store(store),
         store,
         open_storage(settings),
@@ -180,8 +183,9 @@ def still_started(store: MetadataStore, job: MergeJob) -> MergeJob | None:
     discarded it and every segment after it)."""
     kept = []
     previous = job.previous
+    states = store.segment_states([segment.rewrite.segment_id for segment in job.segments])
     for segment in job.segments:
-        state = store.segment(segment.rewrite.segment_id).state
+        state = states[segment.rewrite.segment_id]
         if state == S.COPY_SEGMENT_STARTED:
             kept.append(segment)
             continue
@@ -240,6 +244,7 @@ MERGE = StagedOperation(
         prepared, run_key=run_key, settings=settings
     ),
     run_in_worker=merge_in_worker,
+    results=rewrite_results,
     finalize=finalize_target,
     totals=merge_totals,
 )

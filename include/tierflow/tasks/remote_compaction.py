@@ -13,7 +13,7 @@ finalize per partition; the staged pipeline's shape, each step as safe to clear 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tierflow.config import Settings
@@ -114,11 +114,12 @@ def compact_in_worker(batch: Batch, settings: Settings) -> dict:
     return write_results(batch, results)
 
 
-def finalize_target(prepared: dict, batch: Batch, settings: Settings) -> dict:
+def finalize_target(
+    prepared: dict, results: Mapping[str, CompactionResult], settings: Settings
+) -> dict:
+    """Verify and finish one partition's compaction, given the batch's ``read_results``."""
     plan = plan_from_dict(prepared)
-    report = finalize_compaction(
-        plan, read_results(batch), open_store(settings), open_storage(settings)
-    )
+    report = finalize_compaction(plan, results, open_store(settings), open_storage(settings))
     return report.as_dict()
 
 
@@ -169,6 +170,7 @@ COMPACTION = StagedOperation(
     prepare=prepare_target,
     plan_batch=plan_compaction,
     run_in_worker=compact_in_worker,
+    results=read_results,
     finalize=finalize_target,
     totals=compaction_totals,
 )

@@ -11,7 +11,7 @@ FINISHED segments as done.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,7 +24,12 @@ from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
 from tierflow.lifecycle.copy.finalize import finalize_copy
 from tierflow.lifecycle.copy.plan import UNFINISHED, CopyFailedError, CopyPlan, PartitionCopyReport
 from tierflow.lifecycle.copy.prepare import CopyOwner, prepare_copy
-from tierflow.lifecycle.copy.rewrite import RewriteJob, rewrite_jobs, rewrite_results
+from tierflow.lifecycle.copy.rewrite import (
+    RewriteJob,
+    RewriteResult,
+    rewrite_jobs,
+    rewrite_results,
+)
 from tierflow.metadata.models import Partition
 from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
@@ -148,16 +153,19 @@ def spark_bucket_handover(settings: Settings | None = None) -> Iterator[None]:
 
 @reads_settings
 def finalize_target(
-    prepared: dict | None, batch: Batch, settings: Settings | None = None
+    prepared: dict | None,
+    results: Mapping[str, RewriteResult],
+    settings: Settings | None = None,
 ) -> dict | None:
-    """Verify and finish one partition's segments; None when its prepare did not succeed."""
+    """Verify and finish one partition's segments, given the batch's ``rewrite_results``;
+    None when its prepare did not succeed."""
     if prepared is None:
         return None
     plan = plan_from_dict(prepared)
     target = {"topic": plan.report.topic, "partition": plan.report.partition}
     report = finalize_copy(
         plan,
-        rewrite_results(batch),
+        results,
         open_store(settings),
         open_storage(settings),
         owner=copy_owner(target),
@@ -179,8 +187,9 @@ def still_started(store: MetadataStore, jobs: list[RewriteJob]) -> list[RewriteJ
     """Only segments still COPY_SEGMENT_STARTED may be uploaded: a cleared, rerun rewrite must
     never write objects for a segment that was since finished or deleted."""
     keep = []
+    states = store.segment_states([job.segment_id for job in jobs])
     for job in jobs:
-        state = store.segment(job.segment_id).state
+        state = states[job.segment_id]
         if state == RemoteLogSegmentState.COPY_SEGMENT_STARTED:
             keep.append(job)
         else:
@@ -234,6 +243,7 @@ COPY = StagedOperation(
         prepared, run_key=run_key, settings=settings
     ),
     run_in_worker=rewrite_in_worker,
+    results=rewrite_results,
     finalize=finalize_target,
     totals=copy_totals,
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache, partial
 
 from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch
@@ -39,7 +40,9 @@ class StagedOperation:
     prepare: Callable[[dict, Settings, dict, str], dict]
     plan_batch: Callable[[Sequence[dict | None], str, Settings], Batch]
     run_in_worker: Callable[[Batch, Settings], dict]
-    finalize: Callable[[dict, Batch, Settings], dict | None]
+    # The batch's results by segment id: read once per shard, not once per partition.
+    results: Callable[[Batch], Mapping[str, object]]
+    finalize: Callable[[dict, Mapping[str, object], Settings], dict | None]
     totals: Callable[[Sequence[dict]], dict]
 
 
@@ -104,11 +107,14 @@ def finalize_shard(
     settings: Settings | None = None,
 ) -> ShardOutcome:
     """Verify and finish each prepared partition of the shard, whatever the others do; its
-    results are the partitions' reports."""
+    results are the partitions' reports. The batch's results file is read once, by the first
+    partition (again by the next if that read failed: each partition that cannot read it is
+    named, as before): read per partition, it made a shard's finalize quadratic."""
     prepared = outcome.results if outcome else []
+    results = cache(partial(op.results, batch))
     return run_partitions(
         [_with_target(plan) for plan in prepared],
-        lambda plan: op.finalize(plan["plan"], batch, settings),
+        lambda plan: op.finalize(plan["plan"], results(), settings),
         what=f"{op.name}: finalizing",
         shard=outcome.shard if outcome else None,
     )
