@@ -2,12 +2,12 @@
 
 A first copy of 10,000 partitions takes about four minutes on two cores (24 ms per partition
 of two small segments, measured in process over 1,000), longer than a benchmark of what comes
-*after* it should. When every topic's partitions hold the same segments (``tests.support.cluster_logs``
-links them), copying one topic for real and cloning its result is exact: per cloned segment a
-fresh segment id, the same row, state and events under the other topic's id, and the same
-objects: the ``.log`` chunks and ``.indexes`` hard-linked (their bytes do not name the
-partition), the ``.rsm-manifest`` rewritten with the partition's remote log segment id (as
-compact JSON, as the copy writes it) and its size and sha256 recorded.
+*after* it should. When every topic's partitions hold the same segments
+(``tests.support.cluster_logs`` links them), copying one topic for real and cloning its result
+is exact: per cloned segment a fresh segment id, the same row, state and events under the
+other topic's id, and the same objects: the ``.log`` chunks and ``.indexes`` hard-linked (their
+bytes do not name the partition), the ``.rsm-manifest`` rewritten with the partition's remote
+log segment id (as compact JSON, as the copy writes it) and its size and sha256 recorded.
 """
 
 from __future__ import annotations
