@@ -7,9 +7,10 @@ whose names (``build_parser``, ``READS_STORE_ONLY``, ...) are read through this 
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from tierflow.cli.version import version
 
@@ -22,6 +23,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tierflow.cli.app import main as run
 
     return run(argv)
+
+
+def run() -> NoReturn:
+    """The ``tierflow`` process (the console script, ``python -m tierflow.cli``): ``main``,
+    then its exit code. Every object made is frozen first (gc.freeze), so the interpreter's
+    shutdown leaves them out of its last cyclic collections: they took 0.13 s of a ``tierflow
+    copy`` or ``status`` and about 2 s of an ``airflow test-dag`` run, for garbage the end of
+    the process frees anyway. atexit handlers, flushing and closing still run as before."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
 
 
 # What callers read from this package that lives in app.py; any other name is a submodule,

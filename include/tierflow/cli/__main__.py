@@ -1,5 +1,3 @@
-import sys
+from tierflow.cli import run
 
-from tierflow.cli import main
-
-sys.exit(main())
+run()

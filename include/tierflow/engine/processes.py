@@ -9,6 +9,8 @@ hundred milliseconds, so work under ``PARALLEL_MIN_BYTES`` stays in the caller's
 
 from __future__ import annotations
 
+import atexit
+import gc
 import logging
 import multiprocessing
 import os
@@ -54,12 +56,20 @@ def largest_first(
     context = multiprocessing.get_context("spawn")
     parent = os.getpid()
     with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=die_with, initargs=(parent,)
+        workers, mp_context=context, initializer=start_worker, initargs=(parent,)
     ) as pool:
         ordered = sorted(items, key=size, reverse=True)
         futures = {pool.submit(func, item): item for item in ordered}
         for future in as_completed(futures):
             yield futures[future], future
+
+
+def start_worker(parent: int) -> None:
+    """In each worker, first: it dies with ``parent``, and it freezes its objects once it is
+    told to exit, so the interpreter's shutdown leaves them out of its last cyclic collections
+    (0.1 s per worker, and the pool's shutdown waits for the slowest)."""
+    die_with(parent)
+    atexit.register(gc.freeze)
 
 
 def die_with(parent: int) -> None:
