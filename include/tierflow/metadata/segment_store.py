@@ -54,7 +54,11 @@ class SegmentStates(dict[str, RemoteLogSegmentState]):
     does."""
 
     def __missing__(self, segment_id: str) -> RemoteLogSegmentState:
-        raise UnknownSegmentError(f"unknown remote log segment {segment_id!r}")
+        raise unknown_segment(segment_id)
+
+
+def unknown_segment(segment_id: str) -> UnknownSegmentError:
+    return UnknownSegmentError(f"unknown remote log segment {segment_id!r}")
 
 
 class SegmentSummary(NamedTuple):
@@ -340,7 +344,7 @@ class SegmentStore(StoreBase):
     def segment(self, segment_id: str) -> RemoteLogSegment:
         return found_or_raise(
             self.find_segment(segment_id),
-            lambda: UnknownSegmentError(f"unknown remote log segment {segment_id!r}"),
+            lambda: unknown_segment(segment_id),
         )
 
     def segment_states(self, segment_ids: Sequence[str]) -> SegmentStates:
