@@ -1,25 +1,21 @@
 """Work on every core of this machine, in processes: the jobs of a batch (engine.pool).
 
 Processes, not threads: the CRC walk over a segment's batches, zstd, AES-GCM and sha256 each
-hold the GIL for much of their work, so threads top out near one core. Processes are spawned,
-not forked: an Airflow task or a Spark driver may hold threads and locks a fork would copy in
-whatever state they were. Starting one (a fresh interpreter importing tierflow) costs a few
-hundred milliseconds, so work under ``PARALLEL_MIN_BYTES`` stays in the caller's process.
+hold the GIL for much of their work, so threads top out near one core. Starting one (a fresh
+interpreter importing tierflow, spawned.py) costs a few hundred milliseconds, so work under
+``PARALLEL_MIN_BYTES`` stays in the caller's process.
 """
 
 from __future__ import annotations
 
-import atexit
-import gc
 import logging
-import multiprocessing
 import os
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
+
+from tierflow.engine.spawned import new_pool, take_early
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +23,6 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 PARALLEL_MIN_BYTES = 32 << 20
-PARENT_CHECK_S = 0.5
 
 
 def default_workers() -> int:
@@ -51,38 +46,14 @@ def largest_first(
     workers: int,
 ) -> Iterator[tuple[Item, Future]]:
     """Each item with its finished future, in the order they finish; the largest items start
-    first, so the last to finish are small ones and no core idles long at the end.
+    first, so the last to finish are small ones and no core idles long at the end. The run's
+    early pool when it spawned one (spawned.early_pool), else ``workers`` new processes.
     ``func`` must be a module-level function: spawned processes find it by import."""
-    context = multiprocessing.get_context("spawn")
-    parent = os.getpid()
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=start_worker, initargs=(parent,)
-    ) as pool:
+    with take_early() or new_pool(workers) as pool:
         ordered = sorted(items, key=size, reverse=True)
         futures = {pool.submit(func, item): item for item in ordered}
         for future in as_completed(futures):
             yield futures[future], future
-
-
-def start_worker(parent: int) -> None:
-    """In each worker, first: it dies with ``parent``, and it freezes its objects once it is
-    told to exit, so the interpreter's shutdown leaves them out of its last cyclic collections
-    (0.1 s per worker, and the pool's shutdown waits for the slowest)."""
-    die_with(parent)
-    atexit.register(gc.freeze)
-
-
-def die_with(parent: int) -> None:
-    """In each worker: exit once ``parent`` is gone. A parent killed outright (SIGKILL, an
-    Airflow task's timeout) cannot stop its pool, and idle workers would wait on it forever,
-    holding its output pipes open."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_CHECK_S)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
 def on_cores(

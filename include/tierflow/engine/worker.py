@@ -8,10 +8,13 @@ client spec the caller hands over (tierflow.storage.handover).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from tierflow.config import Settings
+from tierflow.engine.processes import default_workers
+from tierflow.engine.spawned import early_pool
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.handover import BucketClient
 from tierflow.storage.object_store import ObjectStore
@@ -50,3 +53,11 @@ def executor_objects(settings: Settings, bucket_client: BucketClient | None = No
     from tierflow.storage.factory import settings_object_store
 
     return settings_object_store(settings, bucket_client=bucket_client)
+
+
+def early_workers(
+    settings: Settings, workers: int | None, modules: tuple[str, ...]
+) -> AbstractContextManager[None]:
+    """The run's processes spawned now (spawned.early_pool), ``workers`` or one per core, each
+    importing ``modules`` and opening the storage its jobs will use (``Worker(settings)``)."""
+    return early_pool(workers or default_workers(), modules, partial(executor_storage, settings))

@@ -1,4 +1,4 @@
-"""What each engine worker process does first (``processes.start_worker``): it ends once its
+"""What each engine worker process does first (``spawned.start_worker``): it ends once its
 parent is gone, and at its own exit it freezes its objects before the interpreter's shutdown
 walks them (0.1 s per worker; the pool's shutdown waits for the slowest)."""
 
@@ -12,7 +12,7 @@ import time
 FROZEN_PROBE = """\
 import atexit, gc, os
 atexit.register(lambda: print(f"frozen at exit: {gc.get_freeze_count()}"))
-from tierflow.engine.processes import start_worker
+from tierflow.engine.spawned import start_worker
 start_worker(os.getppid())
 """
 
@@ -30,7 +30,7 @@ os.kill(os.getpid(), 9)
 """
 WORKER = """\
 import sys, time
-from tierflow.engine.processes import start_worker
+from tierflow.engine.spawned import start_worker
 start_worker(int(sys.argv[1]))
 print("watching", flush=True)
 time.sleep(60)

@@ -1,0 +1,108 @@
+"""How the engine's worker processes start and end (processes.py runs jobs on them).
+
+Processes are spawned, not forked: an Airflow task or a Spark driver may hold threads and locks
+a fork would copy in whatever state they were. A fresh worker imports tierflow and opens its
+storage, about 0.4 s before its first job; a ``tierflow copy`` process spends about 0.7 s on its
+own imports before it knows its jobs. ``early_pool`` lets the two overlap: the run's pool is
+spawned first, and the run's first call on more than one process takes it (``take_early``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import importlib
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
+log = logging.getLogger(__name__)
+
+PARENT_CHECK_S = 0.5
+Warm = Callable[[], object]
+
+# The pool early_pool spawned, until a run takes it or the early_pool block ends.
+_early: list[ProcessPoolExecutor] = []
+
+
+def new_pool(
+    workers: int, modules: tuple[str, ...] = (), warm: Warm | None = None
+) -> ProcessPoolExecutor:
+    """``workers`` spawned processes, each first running ``start_worker``."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=start_worker,
+        initargs=(os.getpid(), modules, warm),
+    )
+
+
+def start_worker(parent: int, modules: tuple[str, ...] = (), warm: Warm | None = None) -> None:
+    """In each worker, first: it dies with ``parent``, and it freezes its objects once it is
+    told to exit, so the interpreter's shutdown leaves them out of its last cyclic collections
+    (0.1 s per worker, and the pool's shutdown waits for the slowest). Then it imports
+    ``modules`` and runs ``warm`` (an early pool's head start); what fails there is left for
+    the first job, which does the same again and reports it as that job's failure."""
+    die_with(parent)
+    atexit.register(gc.freeze)
+    try:
+        for name in modules:
+            importlib.import_module(name)
+        if warm is not None:
+            warm()
+    except Exception as exc:  # an initializer's error would break the pool for every job
+        log.debug("warming a worker failed; its first job will say why: %s", exc)
+
+
+def die_with(parent: int) -> None:
+    """In each worker: exit once ``parent`` is gone. A parent killed outright (SIGKILL, an
+    Airflow task's timeout) cannot stop its pool, and idle workers would wait on it forever,
+    holding its output pipes open."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
+@contextmanager
+def early_pool(workers: int, modules: tuple[str, ...], warm: Warm | None = None) -> Iterator[None]:
+    """A pool of ``workers`` processes, all but one core's worth spawned now, each importing
+    ``modules`` and running ``warm`` while this process goes on with its own imports and
+    planning on the core left to it (on two cores a worker per core would slow it as much as
+    it saves). The pool spawns the rest when the jobs come. A pool no run took by the end
+    of the block (nothing to copy, a batch small enough for this process) is killed: its
+    processes hold nothing yet, and waiting for them would add their start to the exit."""
+    now = min(workers, len(os.sched_getaffinity(0)) - 1)
+    if now < 1:
+        yield
+        return
+    pool = new_pool(workers, modules, warm)
+    for _ in range(now):  # each submit spawns one process while none is idle
+        pool.submit(os.getpid)
+    _early.append(pool)
+    try:
+        yield
+    finally:
+        if pool in _early:
+            _early.remove(pool)
+            _kill(pool)
+
+
+def take_early() -> ProcessPoolExecutor | None:
+    """The pool early_pool spawned, for the caller to use and shut down; None without one."""
+    return _early.pop() if _early else None
+
+
+def _kill(pool: ProcessPoolExecutor) -> None:
+    # Python 3.14 has pool.kill_workers(); before it, the processes are only reachable here.
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,1 @@
+"""Imported by an early pool's workers only (early_jobs.MARKER)."""

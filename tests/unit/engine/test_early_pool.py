@@ -1,0 +1,69 @@
+"""The run's pool spawned early (``spawned.early_pool``, ``tierflow copy --no-spark``): its
+workers import and open what the jobs need while the parent still imports and plans, the
+run's jobs then go to those very workers, a warm-up that fails costs nothing but its head
+start, and a pool no run took leaves no process behind."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+
+from tests.unit.engine.early_jobs import MARKER, pid, warm, warm_fails, warmed
+from tierflow.engine.processes import on_cores
+from tierflow.engine.spawned import early_pool, take_early
+
+BIG = 64 << 20  # each item's size: enough for the batch to go to processes
+JOBS = [1, 2, 3, 4]
+
+needs_two_cores = pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2, reason="an early pool leaves this process one core"
+)
+
+
+def _run(func: Callable[[int], object], workers: int = 2) -> list[object]:
+    done = on_cores(func, JOBS, size=lambda _: BIG, workers=workers, died=_died, what="test")
+    return [result for _item, result in done]
+
+
+def _died(item: int, exc: BaseException) -> str:
+    return f"{item} died: {exc}"
+
+
+@needs_two_cores
+def test_the_runs_jobs_go_to_the_warmed_workers() -> None:
+    with early_pool(2, (MARKER,), warm):
+        results = _run(warmed)
+    assert results == [(True, True)] * len(JOBS)
+
+
+@needs_two_cores
+def test_a_failed_warm_up_leaves_the_pool_working() -> None:
+    with early_pool(2, ("tierflow.no_such_module",), warm_fails):
+        results = _run(pid)
+    assert all(isinstance(r, int) and r != os.getpid() for r in results), results
+
+
+@needs_two_cores
+def test_a_pool_no_run_took_leaves_no_process() -> None:
+    with early_pool(2, (MARKER,), warm):
+        assert multiprocessing.active_children(), "nothing was spawned early"
+        _run(pid, workers=1)  # one process: the jobs run here, the pool stays untaken
+    assert multiprocessing.active_children() == []
+    assert take_early() is None
+
+
+def test_on_one_core_nothing_is_spawned_early() -> None:
+    probe = (
+        "import multiprocessing, os\n"
+        "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+        "from tierflow.engine.spawned import early_pool, take_early\n"
+        "with early_pool(4, ()):\n"
+        "    print(len(multiprocessing.active_children()), take_early())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split() == ["0", "None"], done.stderr
