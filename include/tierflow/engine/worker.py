@@ -18,6 +18,7 @@ from tierflow.engine.spawned import early_pool
 from tierflow.rsm import RemoteStorageManager
 from tierflow.storage.handover import BucketClient
 from tierflow.storage.object_store import ObjectStore
+from tierflow.storage.urls import is_local_url
 
 
 @dataclass(frozen=True)
@@ -59,5 +60,9 @@ def early_workers(
     settings: Settings, workers: int | None, modules: tuple[str, ...]
 ) -> AbstractContextManager[None]:
     """The run's processes spawned now (spawned.early_pool), ``workers`` or one per core, each
-    importing ``modules`` and opening the storage its jobs will use (``Worker(settings)``)."""
-    return early_pool(workers or default_workers(), modules, partial(executor_storage, settings))
+    importing ``modules`` and, for a local bucket, opening the storage its jobs will use
+    (``Worker(settings)``). A cloud bucket's jobs come with the connection the caller resolves
+    later (storage.handover), and opening one without it would be another storage."""
+    local = is_local_url(settings.remote_storage)
+    warm = partial(executor_storage, settings) if local else None
+    return early_pool(workers or default_workers(), modules, warm)

@@ -27,7 +27,7 @@ from tierflow.storage.local import LocalDirectoryObjectStore
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.plain import PlainRemoteStorageManager
 from tierflow.storage.retry import RetryPolicy
-from tierflow.storage.urls import AZURE_SCHEMES, shown_url
+from tierflow.storage.urls import AZURE_SCHEMES, LOCAL_SCHEMES, shown_url
 
 if TYPE_CHECKING:
     from tierflow.config import Settings
@@ -144,7 +144,7 @@ class Backend(NamedTuple):
 
 
 BACKENDS = (
-    Backend("a local directory", ("", "file"), _local_url),
+    Backend("a local directory", LOCAL_SCHEMES, _local_url),
     Backend("S3", ("s3",), _s3_bucket),
     Backend("GCS", ("gs",), _gcs_bucket),
     Backend("Azure Blob Storage", AZURE_SCHEMES, _azure_container),

@@ -7,6 +7,13 @@ from urllib.parse import urlparse, urlunparse
 # The schemes of an Azure Blob Storage container's URL (here, not in azure_blob.py, so that
 # telling the buckets apart imports no Azure SDK).
 AZURE_SCHEMES = ("abfs", "abfss", "wasb", "wasbs")
+# A local directory as bucket: a path, or a file: URL.
+LOCAL_SCHEMES = ("", "file")
+
+
+def is_local_url(url: str) -> bool:
+    """A local directory, which needs no connection resolved by the caller."""
+    return urlparse(url).scheme in LOCAL_SCHEMES
 
 
 def shown_url(url: str) -> str:

@@ -10,10 +10,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from tests.unit.engine.early_jobs import MARKER, pid, warm, warm_fails, warmed
+from tierflow.config import Settings
+from tierflow.engine import worker
 from tierflow.engine.processes import on_cores
 from tierflow.engine.spawned import early_pool, take_early
 
@@ -67,3 +70,21 @@ def test_on_one_core_nothing_is_spawned_early() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.split() == ["0", "None"], done.stderr
+
+
+@pytest.mark.parametrize(
+    ("bucket", "opens_storage"),
+    [("{tmp}/bucket", True), ("file://{tmp}/bucket", True), ("s3://bucket/tier", False)],
+)
+def test_only_a_local_bucket_is_opened_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bucket: str, opens_storage: bool
+) -> None:
+    """A cloud bucket's jobs carry the connection the copy resolves later: a worker opening
+    one ahead without it would open another storage (engine.worker.early_workers)."""
+    seen: list[tuple[int, tuple[str, ...], object]] = []
+    monkeypatch.setattr(worker, "early_pool", lambda *args: seen.append(args))
+    settings = Settings.embedded(tmp_path).updated(remote_storage=bucket.format(tmp=tmp_path))
+    worker.early_workers(settings, 3, (MARKER,))
+    ((workers, modules, warm),) = seen
+    assert (workers, modules) == (3, (MARKER,))
+    assert (warm is not None) == opens_storage
