@@ -13,7 +13,6 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from urllib.parse import urlparse
 
 from tierflow.cli import (
     airflow_commands,
@@ -37,6 +36,7 @@ from tierflow.cli.common import require_existing_store
 from tierflow.cli.exit_codes import BROKEN_PIPE, INTERRUPTED, exit_code_for
 from tierflow.cli.spec import add_commands, place_trailing
 from tierflow.cli.version import version
+from tierflow.storage.urls import is_local_url
 from tierflow.units import error_line
 
 # Commands that run Airflow itself, its logging as Airflow sets it up.
@@ -169,7 +169,7 @@ def _airflow_logs_to_stderr(verbose: bool) -> None:
         settings = Settings.from_env()
     except InvalidSettingError:
         return  # the command itself reports it
-    if settings.iceberg_catalog or urlparse(settings.remote_storage).scheme not in ("", "file"):
+    if settings.iceberg_catalog or not is_local_url(settings.remote_storage):
         from airflow.sdk.log import configure_logging
 
         configure_logging(log_level="INFO" if verbose else "WARNING", output=sys.stderr)

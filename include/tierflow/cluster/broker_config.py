@@ -30,7 +30,7 @@ from tierflow.cluster.broker_keys import BrokerKeyPair, write_broker_keys
 from tierflow.cluster.broker_options import BrokerConfigError, BrokerOptions
 from tierflow.config import Settings, variable
 from tierflow.storage.keys import normalize_prefix
-from tierflow.storage.urls import shown_url
+from tierflow.storage.urls import LOCAL_SCHEMES, shown_url
 from tierflow.transform.keyring import KeyRing
 
 CHUNKED = "chunked"
@@ -226,7 +226,7 @@ def local_directory(remote_storage: str) -> Path | None:
     """The bucket's directory, absolute, when it is one (a path or file:// URL); else None.
     An existing path that is not a directory is the setting to fix."""
     parsed = urlparse(remote_storage)
-    if parsed.scheme not in ("", "file"):
+    if parsed.scheme not in LOCAL_SCHEMES:
         return None
     root = Path(parsed.path if parsed.scheme else remote_storage).expanduser().resolve()
     if root.exists() and not root.is_dir():

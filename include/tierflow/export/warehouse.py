@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.owned_prefixes import WAREHOUSE_DIR
-from tierflow.storage.urls import shown_url
+from tierflow.storage.urls import LOCAL_SCHEMES, shown_url
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Warehouse:
     def of(cls, remote_storage: str) -> Warehouse:
         """The warehouse of a ``TIERFLOW_REMOTE_STORAGE`` value: a path, file:// or s3://."""
         scheme = urlparse(remote_storage).scheme
-        if scheme in ("", "file"):
+        if scheme in LOCAL_SCHEMES:
             root = Path(remote_storage.removeprefix("file://")).absolute()
             return cls(f"file://{root.as_posix().rstrip('/')}")
         if scheme == "s3":
