@@ -74,11 +74,8 @@ COMMANDS = (
             options.partition("only this partition number (with or without --topic)"),
             options.OWNER,
             options.dry_run("list what would be copied; write nothing"),
-            arg(
-                "--workers",
-                type=int,
-                metavar="N",
-                help="processes rewriting segments in parallel here [one per core]",
+            options.workers(
+                "processes rewriting segments in parallel here [one per core for 32 MiB or more]"
             ),
             flag(
                 "--spark", "rewrite on Spark (spark_default), as the DAG does above the threshold"

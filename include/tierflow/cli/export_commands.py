@@ -37,6 +37,10 @@ EXPORT = Group(
                 TOPIC,
                 arg("--run", metavar="ID", help="the run's id, to rerun a killed run [new]"),
                 options.dry_run("list the partitions and offsets to export; write nothing"),
+                options.workers(
+                    "processes writing partitions in parallel here "
+                    "[one per core for 32 MiB or more]"
+                ),
                 options.json("print the result as JSON for scripts"),
             ),
         ),

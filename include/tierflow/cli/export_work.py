@@ -10,6 +10,7 @@ from pyiceberg.catalog import Catalog
 from tierflow.cli.common import as_command_error, print_json
 from tierflow.cli.progress import work_progress
 from tierflow.cli.shared import console, print_rows, settings_from_env
+from tierflow.engine.worker import Worker
 from tierflow.export.catalog import settings_target
 from tierflow.export.run import ExportError, ExportReport, dry_run, export_topic, exported_topics
 from tierflow.export.status import PartitionLag, export_lags
@@ -17,7 +18,7 @@ from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.metadata.errors import UnknownTopicError
 from tierflow.metadata.models import Topic
 from tierflow.metadata.store import MetadataStore
-from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.runtime import open_objects, open_store
 from tierflow.units import counted, human_bytes
 
 
@@ -30,10 +31,13 @@ def export_iceberg(args: argparse.Namespace) -> int:
         if args.dry_run:
             return _dry_run(store, target.catalog, topics, args.json)
         run = args.run or f"cli-{wall_clock_ms()}"
-        rsm = open_storage(settings)
+        worker = Worker.here(settings)
         with work_progress("export", enabled=not args.json) as progress:
             reports = [
-                export_topic(store, rsm, target, t, run=run, progress=progress) for t in topics
+                export_topic(
+                    store, worker, target, t, run=run, progress=progress, workers=args.workers
+                )
+                for t in topics
             ]
     print_rows(args.json, reports, _describe, key="topics", run=run)
     return 0

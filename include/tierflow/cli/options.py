@@ -37,6 +37,11 @@ def dry_run(help: str) -> Arg:
     return flag("--dry-run", help)
 
 
+def workers(help: str) -> Arg:
+    """``--workers N``: how many processes do the command's jobs here (engine.pool)."""
+    return arg("--workers", type=int, metavar="N", help=help)
+
+
 def now(help: str) -> Arg:
     """``--now ISO``: judge as of this instant (common.parse_now), as a backfill would."""
     return arg("--now", metavar="ISO", help=help)

@@ -69,10 +69,14 @@ COMMANDS = (
                 "producer snapshot and leader epochs at its local log start (no log data read)",
             ),
             options.dry_run("print the segments, bytes and directories; write nothing"),
+            options.workers(
+                "processes writing segments in parallel here [one per core for 32 MiB or more]"
+            ),
             flag("--spark", "write the segments on Spark (spark_default), one task per segment"),
             flag(
                 "--no-spark",
-                "write here even above TIERFLOW_SPARK_THRESHOLD_BYTES, where restore uses Spark",
+                "write here, on every core, even above TIERFLOW_SPARK_THRESHOLD_BYTES, where "
+                "restore uses Spark",
             ),
             options.json("print the result as JSON for scripts"),
         ),

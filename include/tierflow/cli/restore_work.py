@@ -29,7 +29,7 @@ from tierflow.restore.request import (
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
 from tierflow.storage.keys import InvalidTopicNameError
-from tierflow.tasks.restore import restore_on_spark
+from tierflow.tasks.restore import restore_on_cores, restore_on_spark
 from tierflow.tasks.spark_submit import SparkJobFailedError
 
 
@@ -94,9 +94,12 @@ def _aux_line(r: AuxStateReport) -> str:
 
 
 def _writer(settings: Settings, args: argparse.Namespace, total: int) -> SegmentWriter | None:
-    """Spark with --spark, or at TIERFLOW_SPARK_THRESHOLD_BYTES unless --no-spark; None: here."""
-    big = total >= settings.spark.threshold_bytes
-    if not (args.spark or (big and not args.no_spark)) or args.dry_run:
+    """Spark with --spark, or at TIERFLOW_SPARK_THRESHOLD_BYTES unless --no-spark; else the
+    engine's pool here (every core for a big enough batch); None for a dry run."""
+    if args.dry_run:
         return None
+    big = total >= settings.spark.threshold_bytes
+    if not (args.spark or (big and not args.no_spark)):
+        return restore_on_cores(settings, args.workers)
     airflow_logging_to_stderr(args.verbose)  # the Spark hook imports Airflow
     return restore_on_spark(settings, run_key=f"cli-{os.getpid()}-{wall_clock_ms()}")

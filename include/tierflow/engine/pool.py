@@ -33,6 +33,14 @@ def run_jobs(
     )
 
 
+def result_rows(
+    kind: JobKind[Job], jobs: Sequence[Job], worker: Worker, *, workers: int | None = None
+) -> Iterator[dict]:
+    """Every job's result rows, in the order the jobs finish."""
+    for _job, rows in run_jobs(kind, jobs, worker, workers=workers):
+        yield from rows
+
+
 def run_one(kind: JobKind[Job], worker: Worker, job: Job) -> list[dict]:
     """What a worker process runs per job (module level: spawned processes import it)."""
     crash_point(kind.worker_point)

@@ -16,7 +16,7 @@ from tierflow.config import Settings
 from tierflow.engine.processes import default_workers
 from tierflow.engine.spawned import early_pool
 from tierflow.rsm import RemoteStorageManager
-from tierflow.storage.handover import BucketClient
+from tierflow.storage.handover import BucketClient, connection_client
 from tierflow.storage.object_store import ObjectStore
 from tierflow.storage.urls import is_local_url
 
@@ -28,6 +28,12 @@ class Worker:
 
     settings: Settings
     bucket_client: BucketClient | None = None
+
+    @classmethod
+    def here(cls, settings: Settings) -> Worker:
+        """For jobs started here (the CLI, an Airflow task): a cloud bucket's connection is
+        resolved now, in this process, and goes to the pool's processes as an argument."""
+        return cls(settings, connection_client(settings))
 
     @property
     def rsm(self) -> RemoteStorageManager:

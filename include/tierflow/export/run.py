@@ -16,8 +16,10 @@ from dataclasses import asdict, dataclass, field
 
 from pyiceberg.catalog import Catalog
 
+from tierflow.engine.pool import run_jobs
+from tierflow.engine.worker import Worker
 from tierflow.export.catalog import IcebergTarget, error_line
-from tierflow.export.job import ExportJob, exported_range, run_job
+from tierflow.export.job import PARTITION_EXPORT, ExportJob, exported_range
 from tierflow.export.segment_export import ExportedRange
 from tierflow.export.table import (
     commit_files,
@@ -33,7 +35,6 @@ from tierflow.metadata.models import RemoteLogSegment, Topic
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.metadata.topic_registry import kafka_topic_name
-from tierflow.rsm import RemoteStorageManager
 from tierflow.segment_refs import remote_segment
 from tierflow.storage.local import leftover_keys
 from tierflow.storage.object_store import ObjectStore
@@ -78,23 +79,26 @@ class TopicPlan:
 
 def export_topic(
     store: MetadataStore,
-    rsm: RemoteStorageManager,
+    worker: Worker,
     target: IcebergTarget,
     topic: Topic,
     *,
     run: str,
     progress: Progress = NO_PROGRESS,
+    workers: int | None = None,
 ) -> ExportReport:
-    """Plan, write the Parquet files here, commit: the whole export of one topic in this
-    process (the DAG runs the middle step on Spark)."""
+    """Plan, write the Parquet files on the engine's pool (``workers`` processes, or one per
+    core for a big enough run, else here), commit: the whole export of one topic (the DAG
+    runs the middle step on Spark or in its worker)."""
     plan = plan_topic(store, target, topic, run=run)
     # A job is one partition; the progress counts segments, as advance() below does.
     segments = sum(len(job.segments) for job in plan.jobs)
     progress.add_total(segments, sum(job.size_in_bytes for job in plan.jobs))
-    results = []
-    for job in plan.jobs:
-        results.append(run_job(job, rsm, target.objects))
+    done: dict[int, list[dict]] = {}
+    for job, rows in run_jobs(PARTITION_EXPORT, plan.jobs, worker, workers=workers):
+        done[job.partition] = rows
         progress.advance(len(job.segments), job.size_in_bytes)
+    results = [row for job in plan.jobs for row in done[job.partition]]  # the plan's order
     return commit_topic(store, target.catalog, plan.report, results)
 
 

@@ -12,7 +12,7 @@ the partition into place once every segment is written (``restore.place``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -98,11 +98,20 @@ def restore_segments_here(
     rsm: RemoteStorageManager,
     progress: Progress = NO_PROGRESS,
 ) -> list[dict]:
-    """The jobs in order, in this process: the path below the Spark threshold."""
-    results = []
-    for job in jobs:
-        results.append(restore_segment(job, rsm))
-        if results[-1].get("written"):
+    """The jobs in order, in this process: for a caller that holds a storage manager rather
+    than settings (``restore.request.restore_partition``)."""
+    return collect_restored(((job, [restore_segment(job, rsm)]) for job in jobs), progress)
+
+
+def collect_restored(
+    done: Iterable[tuple[RestoreSegmentJob, list[dict]]], progress: Progress = NO_PROGRESS
+) -> list[dict]:
+    """The result rows of jobs as they come back (here, or from the engine's pool), each
+    counted in ``progress``."""
+    results: list[dict] = []
+    for job, rows in done:
+        results += rows
+        if any(row.get("written") for row in rows):
             crash_point("restore.after_segment")
         progress.advance(1, job.size_in_bytes)
     return results

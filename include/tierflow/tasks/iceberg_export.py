@@ -18,8 +18,10 @@ from collections.abc import Iterator, Sequence
 
 from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch, batch_dir, read_rows, write_batch
+from tierflow.engine.pool import result_rows
+from tierflow.engine.worker import Worker
 from tierflow.export.catalog import settings_catalog, settings_target
-from tierflow.export.job import ExportJob, run_job
+from tierflow.export.job import PARTITION_EXPORT, ExportJob
 from tierflow.export.run import (
     ExportReport,
     commit_topic,
@@ -29,7 +31,7 @@ from tierflow.export.run import (
 )
 from tierflow.export.table import existing_table, expire_snapshots
 from tierflow.metadata.topic_registry import kafka_topic_name
-from tierflow.runtime import open_objects, open_storage, open_store
+from tierflow.runtime import open_objects, open_store
 from tierflow.tasks.batch_operation import BatchOperation
 
 log = logging.getLogger(__name__)
@@ -55,9 +57,9 @@ def plan_export_batch(params: dict, *, run_key: str, settings: Settings | None =
 
 
 def export_here(jobs: Sequence[ExportJob], settings: Settings) -> Iterator[dict]:
-    """The path below the Spark threshold: each job's Parquet files, written by the worker."""
-    rsm, objects = open_storage(settings), open_objects(settings)
-    return (run_job(job, rsm, objects) for job in jobs)
+    """The path below the Spark threshold: each job's Parquet files, written on every core of
+    the worker (engine.pool)."""
+    return result_rows(PARTITION_EXPORT, jobs, Worker.here(settings))
 
 
 @reads_settings

@@ -26,7 +26,7 @@ from tierflow.engine.batch_files import (
     write_results,
 )
 from tierflow.engine.json_lines import read_json_lines, write_json_lines
-from tierflow.engine.pool import run_jobs
+from tierflow.engine.pool import result_rows
 from tierflow.engine.worker import Worker
 from tierflow.ids import safe_name
 from tierflow.lifecycle.clock import wall_clock_ms
@@ -38,7 +38,6 @@ from tierflow.lifecycle.compaction.swap import prepare_compaction
 from tierflow.lifecycle.compaction.targets import compaction_targets
 from tierflow.metadata.partition_registry import Lease
 from tierflow.runtime import open_storage, open_store
-from tierflow.tasks.segment_copy import worker_bucket_client
 from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
@@ -108,10 +107,8 @@ def plan_compaction(prepared: Sequence[dict | None], run_key: str, settings: Set
 
 def compact_in_worker(batch: Batch, settings: Settings) -> dict:
     """The path below the Spark threshold: the partitions' jobs on every core (engine.pool)."""
-    worker = Worker(settings, worker_bucket_client(settings))
     jobs = [CompactionJob.from_dict(raw) for raw in read_jobs(batch)]
-    results = [row for _job, rows in run_jobs(PARTITION_COMPACTION, jobs, worker) for row in rows]
-    return write_results(batch, results)
+    return write_results(batch, result_rows(PARTITION_COMPACTION, jobs, Worker.here(settings)))
 
 
 def finalize_target(

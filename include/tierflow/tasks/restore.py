@@ -22,11 +22,13 @@ from pathlib import Path
 from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch, batch_dir, read_rows, write_batch
 from tierflow.engine.json_lines import read_json_lines
+from tierflow.engine.pool import run_jobs
+from tierflow.engine.worker import Worker
 from tierflow.lifecycle.progress import NO_PROGRESS, Progress
 from tierflow.restore.place import place_partitions
 from tierflow.restore.plan import RestoreError
 from tierflow.restore.request import RestoreRequest, SegmentWriter, prepare_restore
-from tierflow.restore.segment_job import RestoreSegmentJob, restore_segments_here
+from tierflow.restore.segment_job import SEGMENT_RESTORE, RestoreSegmentJob, collect_restored
 from tierflow.runtime import open_storage, open_store
 from tierflow.tasks.attribution import attributed
 from tierflow.tasks.batch_operation import BatchOperation
@@ -70,8 +72,20 @@ def plan_restore_batch(params: dict, *, run_key: str, settings: Settings | None 
 
 
 def restore_here(jobs: Sequence[RestoreSegmentJob], settings: Settings) -> list[dict]:
-    """The path below the Spark threshold: the segments written by the worker."""
-    return restore_segments_here(jobs, open_storage(settings))
+    """The path below the Spark threshold: the segments written on every core of the worker
+    (engine.pool)."""
+    return restore_on_cores(settings)(jobs, NO_PROGRESS)
+
+
+def restore_on_cores(settings: Settings, workers: int | None = None) -> SegmentWriter:
+    """A writer for ``run_restore`` on the engine's pool: one process per core for a batch of
+    at least PARALLEL_MIN_BYTES (or ``workers``), else one segment after another here."""
+    worker = Worker.here(settings)
+
+    def write(jobs: Sequence[RestoreSegmentJob], progress: Progress = NO_PROGRESS) -> list[dict]:
+        return collect_restored(run_jobs(SEGMENT_RESTORE, jobs, worker, workers=workers), progress)
+
+    return write
 
 
 @reads_settings
