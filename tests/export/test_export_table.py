@@ -12,9 +12,7 @@ import pytest
 
 from tests.support.iceberg_rows import expected_rows, table_rows
 from tests.support.restored import finished_rows
-from tests.support.settings_env import use_settings
-from tests.support.tiered import Tiered, build_tiered
-from tierflow.cli import main
+from tests.support.tiered import Tiered, copied_by_cli
 from tierflow.export.catalog import IcebergTarget, open_catalog
 from tierflow.export.segment_export import export_partition
 from tierflow.export.table import commit_files, committed_ends, expire_snapshots, topic_table
@@ -27,11 +25,7 @@ from tierflow.storage.factory import open_object_store
 
 @pytest.fixture(scope="module")
 def tiered(tmp_path_factory: pytest.TempPathFactory) -> Tiered:
-    t = build_tiered(tmp_path_factory.mktemp("tiered"), layout="chunked-encrypted")
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        use_settings(monkeypatch, t.settings)
-        assert main(["copy", "--owner", "test"]) == 0
-    return t
+    return copied_by_cli(tmp_path_factory.mktemp("tiered"))
 
 
 def local_target(t: Tiered, bucket: Path) -> IcebergTarget:

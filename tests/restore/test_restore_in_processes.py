@@ -15,9 +15,7 @@ import pytest
 
 from tests.corpus.damage import digest_tree
 from tests.support.restored import assert_restored_as_written
-from tests.support.settings_env import use_settings
-from tests.support.tiered import Tiered, build_tiered
-from tierflow.cli import main
+from tests.support.tiered import Tiered, copied_by_cli
 from tierflow.faults import ENV_CRASH_AT, ENV_CRASH_TRACE
 
 pytestmark = pytest.mark.slow
@@ -27,11 +25,7 @@ SEGMENTS = 5  # tiered of orders: three segments of partition 0, two of partitio
 
 @pytest.fixture(scope="module")
 def tiered(tmp_path_factory: pytest.TempPathFactory) -> Tiered:
-    t = build_tiered(tmp_path_factory.mktemp("tiered"), layout="chunked-encrypted")
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        use_settings(monkeypatch, t.settings)
-        assert main(["copy", "--owner", "test"]) == 0
-    return t
+    return copied_by_cli(tmp_path_factory.mktemp("tiered"))
 
 
 def restore(t: Tiered, target: Path, workers: int, **env: str) -> subprocess.CompletedProcess:

@@ -17,9 +17,7 @@ import pytest
 
 from tests.corpus.damage import digest_tree
 from tests.support.restored import assert_restored_as_written, earlier_restore
-from tests.support.settings_env import use_settings
-from tests.support.tiered import Tiered, build_tiered
-from tierflow.cli import main
+from tests.support.tiered import Tiered, copied_by_cli
 from tierflow.faults import ENV_CRASH_AT
 from tierflow.kafka.checkpoint import (
     LOG_START_OFFSET_CHECKPOINT,
@@ -59,12 +57,7 @@ RESTORED_CHECKPOINTS = (
 
 @pytest.fixture(scope="module")
 def tiered(tmp_path_factory: pytest.TempPathFactory) -> Tiered:
-    base = tmp_path_factory.mktemp("tiered")
-    t = build_tiered(base, layout="chunked-encrypted")
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        use_settings(monkeypatch, t.settings)
-        assert main(["copy", "--owner", "test"]) == 0
-    return t
+    return copied_by_cli(tmp_path_factory.mktemp("tiered"))
 
 
 def restore(t: Tiered, target: Path, *extra: str, crash_at: str | None = None):

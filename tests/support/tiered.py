@@ -8,6 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from tests.support.settings_env import use_settings
+from tierflow.cli import main
 from tierflow.config import Settings
 from tierflow.demo.broker import generate_log_dir
 from tierflow.demo.topics import TopicSpec
@@ -90,3 +94,14 @@ def eligible(log_: PartitionLog) -> list[tuple[int, int]]:
         log_.segments(), from_offset=log_.log_start_offset(), upper_bound=log_.high_watermark()
     )
     return [(c.base_offset, c.end_offset) for c in found]
+
+
+def copied_by_cli(base: Path, layout: str = "chunked-encrypted") -> Tiered:
+    """A tiered world whose eligible segments ``tierflow copy`` has copied (in this process,
+    its settings in the environment only meanwhile): the starting point of the restore and
+    export tests that run the CLI."""
+    t = build_tiered(base, layout=layout)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        use_settings(monkeypatch, t.settings)
+        assert main(["copy", "--owner", "test"]) == 0
+    return t
