@@ -6,6 +6,7 @@ is, and every ``--topic`` parses the same.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,17 @@ def dry_run(help: str) -> Arg:
     return flag("--dry-run", help)
 
 
+def positive(text: str) -> int:
+    """An option's count: argparse names the option and the value when it is below 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def workers(help: str) -> Arg:
     """``--workers N``: how many processes do the command's jobs here (engine.pool)."""
-    return arg("--workers", type=int, metavar="N", help=help)
+    return arg("--workers", type=positive, metavar="N", help=help)
 
 
 def now(help: str) -> Arg:

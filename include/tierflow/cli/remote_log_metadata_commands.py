@@ -16,13 +16,6 @@ from tierflow.cli.spec import Command, Group, Work, add_commands, arg, flag
 WORK = Work("tierflow.cli.remote_log_metadata_work")
 
 
-def positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 PUBLISH = Command(
     "publish",
     WORK.publish_command,
@@ -35,7 +28,7 @@ PUBLISH = Command(
     args=(
         arg(
             "--chunk",
-            type=positive,
+            type=options.positive,
             default=PUBLISH_CHUNK,
             help=f"records per produce round [{PUBLISH_CHUNK}]",
         ),
