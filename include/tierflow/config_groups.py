@@ -121,6 +121,13 @@ class SparkSettings(SettingsGroup):
     threshold_bytes: Positive = setting(
         "TIERFLOW_SPARK_THRESHOLD_BYTES", "smaller batches are rewritten in the worker", 64 * _MiB
     )
+    # Each such batch runs one process per core; an Airflow worker that runs several tasks at
+    # once, or a broker host, may want fewer.
+    worker_processes: Count = setting(
+        "TIERFLOW_WORKER_PROCESSES",
+        "processes for a batch run outside Spark (0: one per core from 32 MiB)",
+        0,
+    )
 
 
 class DisklessSettings(SettingsGroup):

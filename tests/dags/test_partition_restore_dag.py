@@ -30,8 +30,14 @@ def test_a_restore_from_the_form_dry_run_first(
     target = tmp_path / "restored"
     os.environ.pop("TIERFLOW_CRASH_AT", None)
 
-    def run(name: str, spark_threshold_bytes: int = 1 << 30, **conf: object) -> str:
-        env = {**t.settings.as_env(), "TIERFLOW_SPARK_THRESHOLD_BYTES": str(spark_threshold_bytes)}
+    def run(
+        name: str, spark_threshold_bytes: int = 1 << 30, env: dict | None = None, **conf: object
+    ) -> str:
+        env = {
+            **t.settings.as_env(),
+            "TIERFLOW_SPARK_THRESHOLD_BYTES": str(spark_threshold_bytes),
+            **(env or {}),
+        }
         return run_dag_in_subprocess(
             "partition_restore",
             project=PROJECT,
@@ -51,10 +57,18 @@ def test_a_restore_from_the_form_dry_run_first(
         if "[DAG TEST] starting" in line
     }
     assert ran == {"plan_restore", "choose_restore"}, "a dry run writes no segment and no file"
-    # Partition 0 is small: written in the worker. Then the whole topic, above the threshold:
-    # Spark writes only partition 1's segments; partition 0 is already restored.
-    assert run("worker", dry_run=False, partitions=[0]) == "success"
+    # Partition 0 is small: written in the worker, on two processes of the engine's pool (the
+    # crash trace's pids: each segment in a child of the task's process). Then the whole topic,
+    # above the threshold: Spark writes only partition 1's segments; partition 0 is restored.
+    trace = tmp_path / "trace"
+    two = {"TIERFLOW_WORKER_PROCESSES": "2", "TIERFLOW_CRASH_TRACE": str(trace)}
+    assert run("worker", env=two, dry_run=False, partitions=[0]) == "success"
     assert_restored_as_written(t.store, t.log("orders", 0), target)
+    points = [line.split("\t")[:2] for line in trace.read_text().splitlines()]
+    children = [pid for pid, point in points if point.startswith("restore.worker#")]
+    task = {pid for pid, point in points if point.startswith("restore.after_segment#")}
+    assert len(children) == 3 and len(set(children)) == 2, points
+    assert len(task) == 1 and not task & set(children), points
     assert run("spark", spark_threshold_bytes=1, dry_run=False) == "success"
     spark_log = (tmp_path / "spark.log").read_text()
     assert "spark-submit --master local[*]" in spark_log

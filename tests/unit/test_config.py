@@ -24,6 +24,7 @@ def test_embedded_defaults_round_trip_through_the_environment(tmp_path: Path):
         ("TIERFLOW_COMPRESSION", "maybe", "expected true or false"),
         ("TIERFLOW_STORAGE_LAYOUT", "zip", "expected chunked, plain or kafka-local"),
         ("TIERFLOW_CHUNK_CACHE_BYTES", "-1", "must be at least 0"),
+        ("TIERFLOW_WORKER_PROCESSES", "-2", "must be at least 0"),
     ],
 )
 def test_invalid_values_name_the_variable(tmp_path: Path, name: str, value: str, message: str):
@@ -97,6 +98,7 @@ NOT_DEFAULT = {
     "TIERFLOW_BROKER_QUEUES": "1=kafka-broker-1,2=kafka-broker-2",
     "TIERFLOW_ALLOW_FIRST_RUN": "true",
     "TIERFLOW_SPARK_THRESHOLD_BYTES": "1024",
+    "TIERFLOW_WORKER_PROCESSES": "3",
     "TIERFLOW_CHUNK_CACHE_BYTES": "0",
     "TIERFLOW_CHUNK_CACHE_DISK_BYTES": "1048576",
     "TIERFLOW_CHUNK_PREFETCH": "2",

@@ -21,13 +21,14 @@ from tierflow.faults import crash_point
 def run_jobs(
     kind: JobKind[Job], jobs: Sequence[Job], worker: Worker, *, workers: int | None = None
 ) -> Iterator[tuple[Job, list[dict]]]:
-    """Each job with its result rows, in the order they finish. ``workers`` None means one
-    process per core for a big enough batch (processes.workers_for)."""
+    """Each job with its result rows, in the order they finish. ``workers`` None means
+    TIERFLOW_WORKER_PROCESSES, or, where that is 0, one process per core for a big enough
+    batch (processes.workers_for)."""
     return on_cores(
         partial(run_one, kind, worker),
         jobs,
         size=kind.size,
-        workers=workers,
+        workers=workers or worker.settings.spark.worker_processes or None,
         died=kind.died,
         what=kind.doing,
     )

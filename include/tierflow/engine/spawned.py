@@ -81,7 +81,7 @@ def early_pool(workers: int, modules: tuple[str, ...], warm: Warm | None = None)
     of the block (nothing to copy, a batch small enough for this process) is killed: its
     processes hold nothing yet, and waiting for them would add their start to the exit."""
     now = min(workers, len(os.sched_getaffinity(0)) - 1)
-    if now < 1:
+    if now < 1 or workers < 2:  # one worker: the run's jobs stay in this process
         yield
         return
     pool = new_pool(workers, modules, warm)

@@ -65,10 +65,12 @@ def executor_objects(settings: Settings, bucket_client: BucketClient | None = No
 def early_workers(
     settings: Settings, workers: int | None, modules: tuple[str, ...]
 ) -> AbstractContextManager[None]:
-    """The run's processes spawned now (spawned.early_pool), ``workers`` or one per core, each
-    importing ``modules`` and, for a local bucket, opening the storage its jobs will use
-    (``Worker(settings)``). A cloud bucket's jobs come with the connection the caller resolves
-    later (storage.handover), and opening one without it would be another storage."""
+    """The run's processes spawned now (spawned.early_pool): ``workers``, else
+    TIERFLOW_WORKER_PROCESSES, else one per core; each imports ``modules`` and, for a local
+    bucket, opens the storage its jobs will use (``Worker(settings)``). A cloud bucket's jobs
+    come with the connection the caller resolves later (storage.handover), and opening one
+    without it would be another storage."""
     local = is_local_url(settings.remote_storage)
     warm = partial(executor_storage, settings) if local else None
-    return early_pool(workers or default_workers(), modules, warm)
+    count = workers or settings.spark.worker_processes or default_workers()
+    return early_pool(count, modules, warm)

@@ -60,6 +60,31 @@ def test_a_pool_no_run_took_leaves_no_process() -> None:
     assert take_early() is None
 
 
+def test_for_one_worker_nothing_is_spawned_early() -> None:
+    """A run of one worker keeps its jobs in this process (processes.on_cores)."""
+    with early_pool(1, (MARKER,), warm):
+        assert multiprocessing.active_children() == []
+        assert take_early() is None
+
+
+@pytest.mark.parametrize(("given", "setting", "spawned"), [(None, 3, 3), (2, 3, 2), (None, 0, 0)])
+def test_the_early_pool_takes_the_settings_processes(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    given: int | None,
+    setting: int,
+    spawned: int,
+) -> None:
+    """--workers first, then TIERFLOW_WORKER_PROCESSES, then one per core (0 here)."""
+    seen: list[int] = []
+    monkeypatch.setattr(worker, "early_pool", lambda count, *_: seen.append(count))
+    monkeypatch.setattr(worker, "default_workers", lambda: 0)
+    monkeypatch.setenv("TIERFLOW_WORKER_PROCESSES", str(setting))
+    settings = Settings.from_env().updated(data_dir=tmp_path)
+    worker.early_workers(settings, given, (MARKER,))
+    assert seen == [spawned]
+
+
 def test_on_one_core_nothing_is_spawned_early() -> None:
     probe = (
         "import multiprocessing, os\n"
