@@ -17,6 +17,7 @@ from big_segments import (
 )
 
 from tierflow.config import Settings
+from tierflow.engine.worker import Worker
 from tierflow.ids import new_kafka_uuid
 from tierflow.lifecycle.copy.batch import BatchCopy, copy_partitions
 from tierflow.lifecycle.copy.rewrite import rewrite_jobs
@@ -82,7 +83,7 @@ def tier(settings: Settings, store: MetadataStore, rsm: RemoteStorageManager, co
     """tierflow copy's path: every rolled segment FINISHED in the bucket."""
 
     def rewrite(jobs, progress):
-        return rewrite_jobs(jobs, settings, workers=cores, progress=progress)
+        return rewrite_jobs(jobs, Worker(settings), workers=cores, progress=progress)
 
     how = BatchCopy(owner="bench", lease_ttl_s=3600, rewrite=rewrite)
     outcomes = copy_partitions(partition_logs(settings.log_dirs), store, rsm, how)

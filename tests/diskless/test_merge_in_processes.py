@@ -20,6 +20,7 @@ from tests.diskless.merge_support import (
 )
 from tierflow.diskless.merge import prepare_merge
 from tierflow.diskless.merge_job import merge_jobs
+from tierflow.engine.worker import Worker
 from tierflow.faults import ENV_CRASH_AT
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.plan import CopyFailedError
@@ -37,7 +38,7 @@ def merge_on_two_processes(world: Consolidated) -> None:
     ]
     jobs = [plan.job for plan in plans if plan.job is not None]
     assert len(jobs) == PARTITIONS
-    results = {r.segment_id: r for r in merge_jobs(jobs, world.settings, workers=2)}
+    results = {r.segment_id: r for r in merge_jobs(jobs, Worker(world.settings), workers=2)}
     failures = []
     for plan in plans:
         try:

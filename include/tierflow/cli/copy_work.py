@@ -24,6 +24,7 @@ from tierflow.cli.selection import NothingSelectedError, select_leaders
 from tierflow.cli.shared import console, leader_partition_logs, settings_from_env
 from tierflow.cluster.unread import UnreadPartition, why_unread
 from tierflow.config import Settings
+from tierflow.engine.worker import Worker
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.clock import wall_clock_ms
 from tierflow.lifecycle.copy.batch import (
@@ -41,7 +42,6 @@ from tierflow.metadata.lease_holder import LeaseHolder
 from tierflow.metadata.store import MetadataStore
 from tierflow.rsm import RemoteStorageManager
 from tierflow.runtime import open_storage, open_store
-from tierflow.tasks.segment_copy import worker_bucket_client
 from tierflow.tasks.spark_submit import SparkJobFailedError, rewrite_on_spark
 from tierflow.units import counted, human_bytes, plural
 
@@ -139,13 +139,7 @@ def _rewrite(settings: Settings, args: argparse.Namespace) -> Rewrite:
             run_key = f"cli-{os.getpid()}-{wall_clock_ms()}"
             with as_command_error(SparkJobFailedError):
                 return rewrite_on_spark(jobs, settings, run_key=run_key, progress=progress)
-        return rewrite_jobs(
-            jobs,
-            settings,
-            bucket_client=worker_bucket_client(settings),
-            workers=args.workers,
-            progress=progress,
-        )
+        return rewrite_jobs(jobs, Worker.here(settings), workers=args.workers, progress=progress)
 
     return rewrite
 

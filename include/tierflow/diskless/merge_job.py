@@ -23,7 +23,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tierflow.config import Settings
 from tierflow.diskless.coordinates import BatchCoordinate
 from tierflow.diskless.merge_segment import ProducerState, SegmentBuilder
 from tierflow.diskless.wal_reads import read_run, runs
@@ -48,7 +47,6 @@ from tierflow.rsm import (
     RemoteStorageManager,
     SegmentFiles,
 )
-from tierflow.storage.handover import BucketClient
 from tierflow.storage.object_store import ObjectStore
 from tierflow.units import failure_line
 
@@ -219,13 +217,11 @@ WAL_MERGE = JobKind(
 
 def merge_jobs(
     jobs: Sequence[MergeJob],
-    settings: Settings,
+    worker: Worker,
     *,
-    bucket_client: BucketClient | None = None,
     workers: int | None = None,
 ) -> Iterator[RewriteResult]:
     """Every segment's result, partition by partition in the order they finish, on every core
     (engine.pool)."""
-    worker = Worker(settings, bucket_client)
     for _job, rows in run_jobs(WAL_MERGE, jobs, worker, workers=workers):
         yield from (RewriteResult.from_dict(row) for row in rows)

@@ -14,7 +14,7 @@ from functools import partial
 
 from tierflow.engine.kind import Job, JobKind
 from tierflow.engine.processes import on_cores
-from tierflow.engine.worker import Worker
+from tierflow.engine.worker import Worker, processes_for
 from tierflow.faults import crash_point
 
 
@@ -28,7 +28,7 @@ def run_jobs(
         partial(run_one, kind, worker),
         jobs,
         size=kind.size,
-        workers=workers or worker.settings.spark.worker_processes or None,
+        workers=processes_for(worker.settings, workers),
         died=kind.died,
         what=kind.doing,
     )

@@ -72,5 +72,10 @@ def early_workers(
     without it would be another storage."""
     local = is_local_url(settings.remote_storage)
     warm = partial(executor_storage, settings) if local else None
-    count = workers or settings.spark.worker_processes or default_workers()
-    return early_pool(count, modules, warm)
+    return early_pool(processes_for(settings, workers) or default_workers(), modules, warm)
+
+
+def processes_for(settings: Settings, workers: int | None) -> int | None:
+    """How many processes a batch run here gets: ``workers`` (a command's --workers), else
+    TIERFLOW_WORKER_PROCESSES; None leaves it to the engine (one per core from 32 MiB)."""
+    return workers or settings.spark.worker_processes or None

@@ -30,13 +30,14 @@ from tierflow.diskless.merge_job import MergeJob, merge_jobs
 from tierflow.diskless.merge_plan import KAFKA_SEGMENT_BYTES
 from tierflow.engine.batch_files import Batch, batch_dir, write_batch, write_results
 from tierflow.engine.json_lines import read_json_lines, write_json_lines
+from tierflow.engine.worker import Worker
 from tierflow.ids import safe_name
 from tierflow.lifecycle.copy.rewrite import RewriteResult, rewrite_results
 from tierflow.metadata.states import RemoteLogSegmentState as S
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_storage, open_store
 from tierflow.tasks.attribution import attributed
-from tierflow.tasks.segment_copy import plan_from_dict, plan_to_dict, worker_bucket_client
+from tierflow.tasks.segment_copy import plan_from_dict, plan_to_dict
 from tierflow.tasks.staged import StagedOperation
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ def merge_in_worker(batch: Batch, settings: Settings | None = None) -> dict:
     store = open_store(settings)
     started = (still_started(store, job) for job in load_jobs(Path(batch.jobs_file)))
     jobs = [job for job in started if job]
-    results = merge_jobs(jobs, settings, bucket_client=worker_bucket_client(settings))
+    results = merge_jobs(jobs, Worker.here(settings))
     return write_results(batch, (result.as_dict() for result in results))
 
 

@@ -19,6 +19,7 @@ from tierflow.cluster.leaders import leader_log, leader_logs
 from tierflow.config import Settings, reads_settings
 from tierflow.engine.batch_files import Batch, batch_dir, write_batch, write_results
 from tierflow.engine.json_lines import read_json_lines
+from tierflow.engine.worker import Worker
 from tierflow.kafka.log_dir import PartitionLog
 from tierflow.lifecycle.copy.candidates import copy_backlog_bytes
 from tierflow.lifecycle.copy.finalize import finalize_copy
@@ -35,7 +36,7 @@ from tierflow.metadata.partition_registry import Lease
 from tierflow.metadata.states import RemoteLogSegmentState, TieredState
 from tierflow.metadata.store import MetadataStore
 from tierflow.runtime import open_storage, open_store
-from tierflow.storage.handover import BucketClient, connection_client, handed_over
+from tierflow.storage.handover import connection_client, handed_over
 from tierflow.tasks.attribution import attributed
 from tierflow.tasks.staged import StagedOperation
 
@@ -128,14 +129,8 @@ def rewrite_in_worker(batch: Batch, settings: Settings | None = None) -> dict:
     """The path below the Spark threshold: the same rewrite Spark runs, on every core of the
     worker (engine.pool)."""
     jobs = still_started(open_store(settings), load_jobs(Path(batch.jobs_file)))
-    results = rewrite_jobs(jobs, settings, bucket_client=worker_bucket_client(settings))
+    results = rewrite_jobs(jobs, Worker.here(settings))
     return write_results(batch, (result.as_dict() for result in results))
-
-
-def worker_bucket_client(settings: Settings) -> BucketClient | None:
-    """For a cloud bucket, the connection resolved here for the rewrite's worker processes
-    (handed to them as an argument, never in their environment); None for a local bucket."""
-    return connection_client(settings)
 
 
 @reads_settings

@@ -13,7 +13,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from tierflow.config import Settings
 from tierflow.engine.batch_files import Batch, read_rows
 from tierflow.engine.kind import JobKind
 from tierflow.engine.pool import run_jobs
@@ -29,7 +28,6 @@ from tierflow.rsm import (
     RemoteSegment,
     RemoteStorageManager,
 )
-from tierflow.storage.handover import BucketClient
 from tierflow.units import failure_line
 
 
@@ -161,15 +159,13 @@ SEGMENT_REWRITE = JobKind(
 
 def rewrite_jobs(
     jobs: Sequence[RewriteJob],
-    settings: Settings,
+    worker: Worker,
     *,
-    bucket_client: BucketClient | None = None,
     workers: int | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> Iterator[RewriteResult]:
     """One result per job, in the order they finish, on every core (engine.pool); ``progress``
     hears of each."""
-    worker = Worker(settings, bucket_client)
     for job, (row,) in run_jobs(SEGMENT_REWRITE, jobs, worker, workers=workers):
         progress.advance(1, job.size_in_bytes)
         yield RewriteResult.from_dict(row)
