@@ -18,7 +18,8 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
 log = logging.getLogger(__name__)
@@ -77,16 +78,22 @@ def early_pool(workers: int, modules: tuple[str, ...], warm: Warm | None = None)
     """A pool of ``workers`` processes, all but one core's worth spawned now, each importing
     ``modules`` and running ``warm`` while this process goes on with its own imports and
     planning on the core left to it (on two cores a worker per core would slow it as much as
-    it saves). The pool spawns the rest when the jobs come. A pool no run took by the end
-    of the block (nothing to copy, a batch small enough for this process) is killed: its
-    processes hold nothing yet, and waiting for them would add their start to the exit."""
+    it saves). The rest are spawned once those are warm (``_spawn_rest``), on the cores they
+    leave idle, so that every worker is ready when the jobs come, not the last one a start
+    later. A pool no run took by the end of the block (nothing to copy, a batch small enough
+    for this process) is killed: its processes hold nothing yet, and waiting for them would
+    add their start to the exit."""
     now = min(workers, len(os.sched_getaffinity(0)) - 1)
     if now < 1 or workers < 2:  # one worker: the run's jobs stay in this process
         yield
         return
     pool = new_pool(workers, modules, warm)
-    for _ in range(now):  # each submit spawns one process while none is idle
-        pool.submit(os.getpid)
+    started = [pool.submit(os.getpid) for _ in range(now)]  # a submit spawns while none is idle
+    if workers > now:
+        rest = threading.Thread(
+            target=_spawn_rest, args=(pool, started, workers - now), name="spawn-rest", daemon=True
+        )
+        rest.start()
     _early.append(pool)
     try:
         yield
@@ -94,6 +101,26 @@ def early_pool(workers: int, modules: tuple[str, ...], warm: Warm | None = None)
         if pool in _early:
             _early.remove(pool)
             _kill(pool)
+
+
+def _spawn_rest(pool: ProcessPoolExecutor, started: list[Future[int]], count: int) -> None:
+    """Once every process spawned first has started (its first call ran after its warm-up), up
+    to ``count`` others. A submit spawns a process only while none is idle, and these would
+    be, so they are spawned as submit spawns them (under its lock, never past the pool's size;
+    the pool's private API, as ``_kill``). A run that took the pool meanwhile has spawned them
+    with its jobs already, and a pool killed meanwhile is left alone."""
+    try:
+        for future in started:
+            future.result()
+        with pool._shutdown_lock:  # type: ignore[attr-defined]
+            for _ in range(count):
+                if pool._broken or pool._shutdown_thread:  # type: ignore[attr-defined]
+                    return
+                if len(pool._processes) >= pool._max_workers:  # type: ignore[attr-defined]
+                    return
+                pool._spawn_process()  # type: ignore[attr-defined]
+    except (BrokenProcessPool, CancelledError, AttributeError) as exc:
+        log.debug("early pool: the rest not spawned ahead: %s", exc)
 
 
 def take_early() -> ProcessPoolExecutor | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 # The pids of the processes whose warm-up ran: a job in a warmed process finds its own.
 WARMED: list[int] = []
@@ -27,3 +28,10 @@ def warmed(_item: int) -> tuple[bool, bool]:
 
 def pid(_item: int) -> int:
     return os.getpid()
+
+
+def wait_for(path: str) -> None:
+    """A warm-up that lasts until ``path`` exists (a minute at most)."""
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.02)

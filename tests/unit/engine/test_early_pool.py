@@ -9,12 +9,14 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.unit.engine.early_jobs import MARKER, pid, warm, warm_fails, warmed
+from tests.unit.engine.early_jobs import MARKER, pid, wait_for, warm, warm_fails, warmed
 from tierflow.config import Settings
 from tierflow.engine import worker
 from tierflow.engine.processes import on_cores
@@ -58,6 +60,29 @@ def test_a_pool_no_run_took_leaves_no_process() -> None:
         _run(pid, workers=1)  # one process: the jobs run here, the pool stays untaken
     assert multiprocessing.active_children() == []
     assert take_early() is None
+
+
+@needs_two_cores
+def test_the_last_worker_is_spawned_once_the_first_are_warm(tmp_path: Path) -> None:
+    """All but one core's worth start at once, beside this process's own imports; the last
+    one starts as soon as they are warm, so it is ready when the jobs come, not a start
+    after them."""
+    cores = len(os.sched_getaffinity(0))
+    go = tmp_path / "warm-ups may end"
+    with early_pool(cores, (), partial(wait_for, str(go))):
+        time.sleep(0.3)
+        assert len(multiprocessing.active_children()) == cores - 1
+        go.touch()
+        assert _within(30, lambda: len(multiprocessing.active_children()) == cores)
+
+
+def _within(seconds: float, condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def test_for_one_worker_nothing_is_spawned_early() -> None:
