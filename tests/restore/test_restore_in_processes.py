@@ -28,13 +28,15 @@ def tiered(tmp_path_factory: pytest.TempPathFactory) -> Tiered:
     return copied_by_cli(tmp_path_factory.mktemp("tiered"))
 
 
-def restore(t: Tiered, target: Path, workers: int, **env: str) -> subprocess.CompletedProcess:
+def restore(
+    t: Tiered, target: Path, workers: int, *flags: str, **env: str
+) -> subprocess.CompletedProcess:
     full = {**os.environ, **t.settings.as_env(), **env}
     for name in (ENV_CRASH_AT, ENV_CRASH_TRACE):
         if name not in env:
             full.pop(name, None)
     command = [sys.executable, "-m", "tierflow.cli", "restore", "orders", "--to", str(target)]
-    command += ["--workers", str(workers)]
+    command += ["--workers", str(workers), *flags]
     return subprocess.run(command, env=full, capture_output=True, text=True, timeout=120)
 
 
@@ -46,31 +48,41 @@ def in_one_process(tiered: Tiered, tmp_path_factory: pytest.TempPathFactory) -> 
     return digest_tree(target)
 
 
+# Below the Spark threshold by default; --no-spark spawns the workers before the restore plans
+# (cli.early): the same jobs on the same two processes.
+WHERE = pytest.mark.parametrize("flags", [(), ("--no-spark",)], ids=["default", "no-spark"])
+
+
+@WHERE
 def test_each_segment_is_written_in_a_worker_process(
-    tiered: Tiered, in_one_process: dict[str, str], tmp_path: Path
+    tiered: Tiered, in_one_process: dict[str, str], tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
     trace, target = tmp_path / "trace", tmp_path / "restored"
-    done = restore(tiered, target, 2, **{ENV_CRASH_TRACE: str(trace)})
+    done = restore(tiered, target, 2, *flags, **{ENV_CRASH_TRACE: str(trace)})
     assert done.returncode == 0, done.stderr
     lines = [line.split("\t") for line in trace.read_text().splitlines()]
     workers = [int(pid) for pid, point, _ in lines if point.startswith("restore.worker#")]
     parent = {int(pid) for pid, point, _ in lines if point.startswith("restore.after_segment#")}
     assert len(workers) == SEGMENTS
-    assert len(set(workers)) == 2 and len(parent) == 1 and not parent & set(workers)
+    assert len(parent) == 1 and not parent & set(workers)
+    # A pool spawned for the jobs starts both processes at once; one spawned before the plan
+    # (--no-spark) may write these small segments on its first before the second is up.
+    assert len(set(workers)) == 2 if not flags else len(set(workers)) in (1, 2)
     for partition in (0, 1):
         assert_restored_as_written(tiered.store, tiered.log("orders", partition), target)
     assert digest_tree(target) == in_one_process
 
 
+@WHERE
 def test_a_worker_killed_mid_batch_leaves_the_target_and_the_rerun_completes(
-    tiered: Tiered, in_one_process: dict[str, str], tmp_path: Path
+    tiered: Tiered, in_one_process: dict[str, str], tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
-    killed = restore(tiered, tmp_path, 2, **{ENV_CRASH_AT: "restore.worker#2"})
+    killed = restore(tiered, tmp_path, 2, *flags, **{ENV_CRASH_AT: "restore.worker#2"})
     assert killed.returncode == 2, killed.stdout + killed.stderr  # one line on stderr
     assert "the process restoring it died" in killed.stderr, killed.stderr
     assert "Traceback" not in killed.stderr
     assert not any(p.name.startswith("orders-") for p in tmp_path.iterdir()), "nothing placed"
-    rerun = restore(tiered, tmp_path, 2)
+    rerun = restore(tiered, tmp_path, 2, *flags)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert digest_tree(tmp_path) == in_one_process
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -58,7 +58,7 @@ READS_STORE_ONLY = (
     status_commands.WORK.status_command,
     diskless_commands.WORK.fetch_command,
     diskless_commands.WORK.describe_command,
-    restore_commands.WORK.restore,
+    restore_commands.RESTORE,
     export_commands.WORK.export_status,
 )
 

@@ -9,16 +9,18 @@ What they run is in ``copy_work``, imported when one of them runs.
 
 from __future__ import annotations
 
-import argparse
-
 from tierflow.cli import options
+from tierflow.cli.early import OnEarlyWorkers
 from tierflow.cli.spec import Command, Work, arg, flag
 
 WORK = Work("tierflow.cli.copy_work")
 SCRUB_WORK = Work("tierflow.cli.scrub_work")
 
-# What a copy's worker process imports for its jobs (lifecycle.copy.rewrite's SEGMENT_REWRITE).
-REWRITE_MODULES = ("tierflow.lifecycle.copy.rewrite",)
+# Rewriting here (--no-spark), its workers are spawned first, each importing the job module of
+# lifecycle.copy.rewrite's SEGMENT_REWRITE (cli.early).
+COPY = OnEarlyWorkers(
+    WORK.copy, ("tierflow.lifecycle.copy.rewrite",), here=lambda args: args.no_spark
+)
 JSON = options.json("print the result as JSON for scripts (sizes in exact bytes)")
 
 SCRUB_DESCRIPTION = """\
@@ -44,24 +46,10 @@ run found something wrong (each finding is named on one line on stderr), or find
 """
 
 
-def copy(args: argparse.Namespace) -> int:
-    """Copy's work (copy_work.copy). Rewriting here on several processes (--no-spark), it
-    spawns them first: they import and open the storage (about 0.45 s each) while this process
-    imports SQLAlchemy and plans, instead of after it, on the cores it leaves idle meanwhile
-    (engine.spawned)."""
-    if args.dry_run or not args.no_spark or args.workers == 1:
-        return WORK.copy(args)
-    from tierflow.config import Settings
-    from tierflow.engine.worker import early_workers
-
-    with early_workers(Settings.from_env(), args.workers, REWRITE_MODULES):
-        return WORK.copy(args)
-
-
 COMMANDS = (
     Command(
         "copy",
-        copy,
+        COPY,
         help="copy eligible segments now (what the segment_copy DAG does)",
         description="Copy every eligible segment of tiered partitions (rolled, below the last "
         "stable offset, not yet remote), reading each partition's leader replica. Safe to "

@@ -11,14 +11,22 @@ runs.
 from __future__ import annotations
 
 from tierflow.cli import options
+from tierflow.cli.early import OnEarlyWorkers
 from tierflow.cli.spec import Command, OneOf, Work, arg, flag
 
 WORK = Work("tierflow.cli.restore_work")
+# Writing here (--no-spark), its workers are spawned first, each importing the job module of
+# restore.segment_job's SEGMENT_RESTORE (cli.early).
+RESTORE = OnEarlyWorkers(
+    WORK.restore,
+    ("tierflow.restore.segment_job",),
+    here=lambda args: args.no_spark and not args.aux_state_only,
+)
 
 COMMANDS = (
     Command(
         "restore",
-        WORK.restore,
+        RESTORE,
         help="rebuild partitions from remote storage as broker-loadable log dirs",
         description="Write each partition's remote segments back as the files a broker keeps "
         "(.log, .index, .timeindex, .txnindex, producer snapshots, leader-epoch-checkpoint, "

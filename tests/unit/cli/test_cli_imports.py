@@ -115,7 +115,8 @@ def command_functions(parser: argparse.ArgumentParser) -> Iterator[object]:
 
 
 def test_every_deferred_command_function_exists() -> None:
-    deferred = [f for f in command_functions(build_parser()) if isinstance(f, Deferred)]
+    functions = [getattr(f, "work", f) for f in command_functions(build_parser())]  # cli.early
+    deferred = [f for f in functions if isinstance(f, Deferred)]
     assert len(deferred) > 40
     missing = [
         f"{f.module}.{f.name}"
