@@ -40,6 +40,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -198,6 +199,26 @@ def _seconds(stamp: str) -> float:
 
 
 @dataclass(frozen=True)
+class Cpu:
+    """Core-seconds the child processes spent, in user space and in the kernel (writing and
+    reading files, page faults): where a run's time beyond the mandatory work goes."""
+
+    user_s: float = 0.0
+    system_s: float = 0.0
+
+    def __str__(self) -> str:
+        return f"user {self.user_s:.1f} + system {self.system_s:.1f} core-s"
+
+
+def children_cpu(work: Callable[[], object]) -> tuple[object, Cpu]:
+    """``work``'s result and what the processes it started and waited for spent."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = work()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return result, Cpu(after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
+
+
+@dataclass(frozen=True)
 class CliRun:
     """A ``tierflow copy`` process: its wall time and the batch's own step times (--json)."""
 
@@ -205,6 +226,8 @@ class CliRun:
     steps: dict[str, float]
     # The mandatory work on as many cores as the copy may use, measured just before it.
     mandatory: float | None = None
+    cpu: Cpu = Cpu()
+    mandatory_cpu: Cpu | None = None  # its processes' start included
 
     @property
     def outside_rewrite_s(self) -> float:
@@ -212,7 +235,9 @@ class CliRun:
         return self.wall_s - self.steps.get("rewrite_s", 0.0)
 
 
-def run_cli(settings: Settings, path: str, mandatory: float | None) -> CliRun:
+def run_cli(
+    settings: Settings, path: str, mandatory: float | None, mandatory_cpu: Cpu | None = None
+) -> CliRun:
     """``tierflow copy`` on ``path``; one-process runs pinned to one core, so that its upload
     checks (threads) cannot borrow a second one and the Amdahl figure compares 1 core with n."""
     env = {**os.environ, **settings.as_env()}
@@ -220,11 +245,15 @@ def run_cli(settings: Settings, path: str, mandatory: float | None) -> CliRun:
     one = {min(os.sched_getaffinity(0))}
     pin = (lambda: os.sched_setaffinity(0, one)) if path == "one-process" else None
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, preexec_fn=pin)
+    done, cpu = children_cpu(
+        lambda: subprocess.run(command, env=env, capture_output=True, text=True, preexec_fn=pin)
+    )
     wall = time.perf_counter() - started
+    assert isinstance(done, subprocess.CompletedProcess)
     if done.returncode != 0:
         raise RuntimeError(f"tierflow copy failed: {done.stderr[-2000:]}")
-    return CliRun(wall, json.loads(done.stdout).get("seconds", {}), mandatory)
+    steps = json.loads(done.stdout).get("seconds", {})
+    return CliRun(wall, steps, mandatory, cpu, mandatory_cpu)
 
 
 def fresh(settings: Settings, base: Path) -> Settings:
@@ -291,8 +320,11 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
-        mandatory = before_run(1 if path == "one-process" else cores)
-        figures["cli"][path] = run_cli(cli, path, mandatory)
+        mandatory, mandatory_cpu = children_cpu(
+            lambda: before_run(1 if path == "one-process" else cores)  # noqa: B023
+        )
+        assert mandatory is None or isinstance(mandatory, float)
+        figures["cli"][path] = run_cli(cli, path, mandatory, mandatory_cpu)
         figures["startup"] = startup_s(cli)
     return figures
 
@@ -352,6 +384,7 @@ def report(figures: dict) -> None:
             f"{rate / ceiling:4.0%} of ceiling (goal >= {GOAL_CLI:.0%} at 4 GiB)"
         )
         report_outside(run, mib)
+        report_cpu(run)
     report_mandatory(figures)
     for command, seconds in figures.get("startup", {}).items():
         goal = GOAL_STARTUP_S[command]
@@ -421,6 +454,18 @@ def report_outside(run: CliRun, mib: float) -> None:
     per_gib = run.outside_rewrite_s / (mib / 1024)
     print(
         f"    outside the rewrite {run.outside_rewrite_s:5.2f} s ({per_gib:.2f} s per GiB): {steps}"
+    )
+
+
+def report_cpu(run: CliRun) -> None:
+    """The copy's CPU beside the mandatory work's on the same segments: the user-space part is
+    the work both do; what the copy spends beyond it in the kernel is writing, fsyncing and
+    reading back the objects it stores, which the mandatory work does not."""
+    if run.mandatory_cpu is None or run.mandatory is None:
+        return
+    print(
+        f"    CPU (process starts included): the copy {run.cpu}; "
+        f"the mandatory work {run.mandatory_cpu}"
     )
 
 
