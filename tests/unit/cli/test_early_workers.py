@@ -36,6 +36,7 @@ def test_each_command_warms_its_workers_with_its_job_kind(command: OnEarlyWorker
         ({"workers": 1}, False),
         ({"here": False}, False),
     ],
+    ids=["default", "three-workers", "dry-run", "one-worker", "not-here"],
 )
 def test_the_workers_are_spawned_first_only_for_jobs_run_here(
     monkeypatch: pytest.MonkeyPatch, given: dict, early: bool
