@@ -49,7 +49,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from big_segments import build_partition, build_templates
 from tiering_throughput import mandatory_mib_s, measure_ceiling
@@ -70,6 +72,7 @@ MIB = 1 << 20
 SEGMENT_MIB = 128
 PARTITIONS = 2
 NOISE = {"json": 0, "mixed": 100}
+T = TypeVar("T")
 # The issue's goals, as ratios of the ceiling measured in the same run.
 GOAL_CLI = 0.80
 # Issue 34: a segment_copy run through Airflow minus the idle run's time (Airflow's fixed cost),
@@ -210,7 +213,7 @@ class Cpu:
         return f"user {self.user_s:.1f} + system {self.system_s:.1f} core-s"
 
 
-def children_cpu(work: Callable[[], object]) -> tuple[object, Cpu]:
+def children_cpu(work: Callable[[], T]) -> tuple[T, Cpu]:
     """``work``'s result and what the processes it started and waited for spent."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = work()
@@ -249,7 +252,6 @@ def run_cli(
         lambda: subprocess.run(command, env=env, capture_output=True, text=True, preexec_fn=pin)
     )
     wall = time.perf_counter() - started
-    assert isinstance(done, subprocess.CompletedProcess)
     if done.returncode != 0:
         raise RuntimeError(f"tierflow copy failed: {done.stderr[-2000:]}")
     steps = json.loads(done.stdout).get("seconds", {})
@@ -320,10 +322,8 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         cli = fresh(settings, base / f"cli-{path}")
         register(cli)
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
-        mandatory, mandatory_cpu = children_cpu(
-            lambda: before_run(1 if path == "one-process" else cores)  # noqa: B023
-        )
-        assert mandatory is None or isinstance(mandatory, float)
+        on = 1 if path == "one-process" else cores
+        mandatory, mandatory_cpu = children_cpu(partial(before_run, on))
         figures["cli"][path] = run_cli(cli, path, mandatory, mandatory_cpu)
         figures["startup"] = startup_s(cli)
     return figures
