@@ -5,6 +5,12 @@ a fork would copy in whatever state they were. A fresh worker imports tierflow a
 storage, about 0.4 s before its first job; a ``tierflow copy`` process spends about 0.7 s on its
 own imports before it knows its jobs. ``early_pool`` lets the two overlap: the run's pool is
 spawned first, and the run's first call on more than one process takes it (``take_early``).
+
+A worker never runs this process's main script (``WorkerProcess``): spawn's children run it
+again by default, and where this process is an Airflow task, forked from ``airflow scheduler``
+or a Celery worker, that script imports Airflow: 1.5-2 s more per worker than its own
+imports. Jobs are module-level functions of importable modules (``engine.kind``), never of
+``__main__``.
 """
 
 from __future__ import annotations
@@ -13,14 +19,16 @@ import atexit
 import gc
 import importlib
 import logging
-import multiprocessing
 import os
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from multiprocessing.context import SpawnContext, SpawnProcess
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +37,29 @@ Warm = Callable[[], object]
 
 # The pool early_pool spawned, until a run takes it or the early_pool block ends.
 _early: list[ProcessPoolExecutor] = []
+# Held while a worker's start has this process's __main__ swapped out (WorkerProcess).
+_main_swap = threading.Lock()
+
+
+class WorkerProcess(SpawnProcess):
+    """A spawned process whose start does not hand it this process's ``__main__`` to run
+    again: spawn reads ``sys.modules["__main__"]`` as it starts a child, so the start sees an
+    empty module in its place (under a lock, for the milliseconds of the fork and exec)."""
+
+    def start(self) -> None:
+        with _main_swap:
+            main = sys.modules["__main__"]
+            sys.modules["__main__"] = types.ModuleType("__main__")
+            try:
+                super().start()
+            finally:
+                sys.modules["__main__"] = main
+
+
+class WorkerContext(SpawnContext):
+    """Spawn, with ``WorkerProcess`` for the pool's processes."""
+
+    Process = WorkerProcess
 
 
 def new_pool(
@@ -37,7 +68,7 @@ def new_pool(
     """``workers`` spawned processes, each first running ``start_worker``."""
     return ProcessPoolExecutor(
         workers,
-        mp_context=multiprocessing.get_context("spawn"),
+        mp_context=WorkerContext(),
         initializer=start_worker,
         initargs=(os.getpid(), modules, warm),
     )

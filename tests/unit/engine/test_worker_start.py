@@ -1,12 +1,15 @@
 """What each engine worker process does first (``spawned.start_worker``): it ends once its
 parent is gone, and at its own exit it freezes its objects before the interpreter's shutdown
-walks them (0.1 s per worker; the pool's shutdown waits for the slowest)."""
+walks them (0.1 s per worker; the pool's shutdown waits for the slowest). And what it never
+does: run its parent's main script again, which in an Airflow task is ``airflow``'s."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 # An atexit handler registered before start_worker's runs after it (last in, first out).
 FROZEN_PROBE = """\
@@ -35,6 +38,38 @@ start_worker(int(sys.argv[1]))
 print("watching", flush=True)
 time.sleep(60)
 """
+
+# A main script, as ``airflow scheduler``'s is to the tasks it forks: its top level notes each
+# process that runs it, and its main block runs jobs on two spawned workers.
+MAIN_SCRIPT = """\
+import os, sys
+with open(sys.argv[1], "a") as ran:
+    ran.write(f"{os.getpid()}\\n")
+if __name__ == "__main__":
+    from tests.unit.engine.early_jobs import pid
+    from tierflow.engine.processes import on_cores
+    done = on_cores(pid, [1, 2, 3, 4], size=lambda _: 1 << 30, workers=2, died=str, what="t")
+    workers = {worker for _item, worker in done} - {os.getpid()}
+    print(os.getpid(), len(workers))
+"""
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_a_worker_does_not_run_its_parents_main_script(tmp_path: Path) -> None:
+    script, ran = tmp_path / "scheduler.py", tmp_path / "ran"
+    script.write_text(MAIN_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script), str(ran)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    parent, workers = done.stdout.split()
+    assert int(workers) >= 1, "no job ran in a worker process"
+    assert ran.read_text().split() == [parent], "a worker ran the main script again"
 
 
 def test_a_worker_freezes_its_objects_at_exit() -> None:
