@@ -231,6 +231,9 @@ class CliRun:
     mandatory: float | None = None
     cpu: Cpu = Cpu()
     mandatory_cpu: Cpu | None = None  # its processes' start included
+    # The same work also writing and fsyncing what it encrypted, on the bucket's disk, just
+    # before (the copy on every core only): this disk's floor, beside the issue's ceiling.
+    stored: float | None = None
 
     @property
     def outside_rewrite_s(self) -> float:
@@ -239,7 +242,11 @@ class CliRun:
 
 
 def run_cli(
-    settings: Settings, path: str, mandatory: float | None, mandatory_cpu: Cpu | None = None
+    settings: Settings,
+    path: str,
+    mandatory: float | None,
+    mandatory_cpu: Cpu | None = None,
+    stored: float | None = None,
 ) -> CliRun:
     """``tierflow copy`` on ``path``; one-process runs pinned to one core, so that its upload
     checks (threads) cannot borrow a second one and the Amdahl figure compares 1 core with n."""
@@ -255,7 +262,7 @@ def run_cli(
     if done.returncode != 0:
         raise RuntimeError(f"tierflow copy failed: {done.stderr[-2000:]}")
     steps = json.loads(done.stdout).get("seconds", {})
-    return CliRun(wall, steps, mandatory, cpu, mandatory_cpu)
+    return CliRun(wall, steps, mandatory, cpu, mandatory_cpu, stored)
 
 
 def fresh(settings: Settings, base: Path) -> Settings:
@@ -309,12 +316,15 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
     figures: dict = {"case": case, "mib": size / MIB, "ceiling": ceiling, "dag": {}, "cli": {}}
     logs = sorted(Path(settings.log_dirs[0]).glob("*/*.log"))
 
-    def before_run(on: int) -> float | None:
+    def before_run(on: int, store_in: Path | None = None) -> float | None:
         """Called right before each timed run: the disk written back, then (chunked layout)
-        the mandatory work on ``on`` cores, which writes nothing. This machine's pace drifts
-        by a third within minutes, so each run is set against the work measured beside it."""
+        the mandatory work on ``on`` cores, which writes nothing (or, with ``store_in``, its
+        output there). This machine's pace drifts by a third within minutes, so each run is
+        set against the work measured beside it."""
         settle()
-        return mandatory_mib_s(logs, 4 * MIB, on) if case.layout == "chunked" else None
+        if case.layout != "chunked":
+            return None
+        return mandatory_mib_s(logs, 4 * MIB, on, store_in)
 
     for path in args.dag_paths:
         figures["dag"][path] = measure_dag(case, settings, base, path, lambda: before_run(cores))
@@ -324,7 +334,9 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
         on = 1 if path == "one-process" else cores
         mandatory, mandatory_cpu = children_cpu(partial(before_run, on))
-        figures["cli"][path] = run_cli(cli, path, mandatory, mandatory_cpu)
+        stored = before_run(on, cli.data_dir / "floor") if path == "processes" else None
+        settle()
+        figures["cli"][path] = run_cli(cli, path, mandatory, mandatory_cpu, stored)
         figures["startup"] = startup_s(cli)
     return figures
 
@@ -434,6 +446,7 @@ def report_mandatory(figures: dict) -> None:
         f"mandatory work on every core  {mandatory:6.1f} MiB/s just before; tierflow copy on "
         f"every core {share:4.0%} of it (goal >= {GOAL_MANDATORY:.0%})"
     )
+    report_stored(cli["processes"], mib)
     cores = len(os.sched_getaffinity(0))
     if "one-process" in cli and cores > 1:
         one_s, all_s = cli["one-process"].wall_s, cli["processes"].wall_s
@@ -444,6 +457,20 @@ def report_mandatory(figures: dict) -> None:
             f"(goal < {GOAL_SERIAL_S_PER_GIB} s)"
         )
         report_machine_serial(figures, serial, cores)
+
+
+def report_stored(run: CliRun, mib: float) -> None:
+    """The copy against the mandatory work that also stores its output on the bucket's disk:
+    the issue's ceiling writes nothing, and what a copy to this disk spends on writing and
+    fsyncing its objects (the kernel's share of the copy's CPU) is no core's to save."""
+    if run.stored is None:
+        return
+    share = mib / run.wall_s / run.stored
+    print(
+        f"    the same work storing its output (a file per segment, fsynced, on the bucket's "
+        f"disk) {run.stored:6.1f} MiB/s just before; tierflow copy {share:4.0%} of it "
+        f"(this disk's floor, not a goal)"
+    )
 
 
 def report_outside(run: CliRun, mib: float) -> None:

@@ -19,10 +19,12 @@ import argparse
 import hashlib
 import multiprocessing
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import repeat
 from pathlib import Path
@@ -168,30 +170,54 @@ def measure_ceiling(
             return Ceiling(original / elapsed / MIB, cores, original / stored)
 
 
-def mandatory_mib_s(log_paths: list[Path], chunk_size: int, cores: int) -> float:
+def mandatory_mib_s(
+    log_paths: list[Path], chunk_size: int, cores: int, store_in: Path | None = None
+) -> float:
     """The work no copy of these segments can skip, on every core at once: one process per
     core reads its share of the segments and, per chunk, CRC32C, sha256, zstd-3 and AES-GCM
-    (issue 34's ceiling). Wall time over all of it; the processes start before the clock."""
+    (issue 34's ceiling). Wall time over all of it; the processes start before the clock.
+    With ``store_in``, each process also writes what it encrypted there, a file per segment,
+    fsynced, as any copy to that disk must: not the issue's ceiling, but this disk's floor."""
     shares = [log_paths[i::cores] for i in range(cores)]
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(cores, mp_context=context) as pool:
-        list(pool.map(_mandatory_work, [[] for _ in range(cores)], repeat(chunk_size)))
-        started = time.perf_counter()
-        total = sum(pool.map(_mandatory_work, shares, repeat(chunk_size)))
-        return total / (time.perf_counter() - started) / MIB
+    try:
+        with ProcessPoolExecutor(cores, mp_context=context) as pool:
+            list(pool.map(_mandatory_work, [[] for _ in range(cores)], repeat(chunk_size)))
+            started = time.perf_counter()
+            work = pool.map(_mandatory_work, shares, repeat(chunk_size), repeat(store_in))
+            total = sum(work)
+            return total / (time.perf_counter() - started) / MIB
+    finally:
+        if store_in is not None:
+            shutil.rmtree(store_in, ignore_errors=True)
 
 
-def _mandatory_work(paths: list[Path], chunk_size: int) -> int:
+def _mandatory_work(paths: list[Path], chunk_size: int, store_in: Path | None = None) -> int:
     transform = ChunkTransform(compression=True, data_key=DataKey.generate())
     done = 0
     for path in paths:
         digest = hashlib.sha256()
-        for chunk in read_chunks(path, chunk_size):
-            crc32c.crc32c(chunk)
-            digest.update(chunk)
-            transform.forward(chunk)
-            done += len(chunk)
+        with _stored(store_in, path) as write:
+            for chunk in read_chunks(path, chunk_size):
+                crc32c.crc32c(chunk)
+                digest.update(chunk)
+                write(transform.forward(chunk))
+                done += len(chunk)
     return done
+
+
+@contextmanager
+def _stored(store_in: Path | None, segment: Path) -> Iterator[Callable[[bytes], object]]:
+    """Where the mandatory work puts a segment's encrypted chunks: nowhere, or a file in
+    ``store_in`` fsynced once the segment is done."""
+    if store_in is None:
+        yield len
+        return
+    store_in.mkdir(parents=True, exist_ok=True)
+    with open(store_in / f"{segment.parent.name}-{segment.name}", "wb") as out:
+        yield out.write
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def _rate(size: int, work: Callable[[], Any], repeat: int = 1) -> float:
