@@ -48,12 +48,15 @@ class WorkerProcess(SpawnProcess):
 
     def start(self) -> None:
         with _main_swap:
-            main = sys.modules["__main__"]
+            main = sys.modules.get("__main__")
             sys.modules["__main__"] = types.ModuleType("__main__")
             try:
                 super().start()
             finally:
-                sys.modules["__main__"] = main
+                if main is None:
+                    sys.modules.pop("__main__", None)
+                else:
+                    sys.modules["__main__"] = main
 
 
 class WorkerContext(SpawnContext):
