@@ -9,7 +9,8 @@ segments), registers the topic, and then:
   migrated before the clock starts), with each task's span read from Airflow's own records;
 - runs the same DAG again on the same store and Airflow home, with nothing left to copy: that
   idle run's time is Airflow's fixed cost (start-up, DAG parse, scheduling, planning), printed
-  beside the copy run's and subtracted from it for issue 34's goal;
+  beside the copy run's and subtracted from it for issue 34's goal (before both, an untimed
+  run with the topic not yet registered pays the fresh Airflow home's first-run costs);
 - runs ``tierflow copy`` on a fresh store and bucket over the same files.
 
 The ceiling is measured in the same run, on the same segments: zstd-3 then AES-256-GCM of
