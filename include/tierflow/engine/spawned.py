@@ -7,10 +7,10 @@ own imports before it knows its jobs. ``early_pool`` lets the two overlap: the r
 spawned first, and the run's first call on more than one process takes it (``take_early``).
 
 A worker never runs this process's main script (``WorkerProcess``): spawn's children run it
-again by default, and where this process is an Airflow task, forked from ``airflow scheduler``
-or a Celery worker, that script imports Airflow: 1.5-2 s more per worker than its own
-imports. Jobs are module-level functions of importable modules (``engine.kind``), never of
-``__main__``.
+again when it was started from a path, as a console script is, and where this process is an
+Airflow task, forked from ``airflow scheduler`` or a Celery worker, that script imports
+Airflow: 1.5-2 s more per worker than its own imports. Jobs are module-level functions of
+importable modules (``engine.kind``), never of ``__main__``.
 """
 
 from __future__ import annotations
