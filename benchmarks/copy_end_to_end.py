@@ -335,8 +335,10 @@ def measure_case(case: Case, base: Path, cores: int, args: argparse.Namespace) -
         print(f"{case.label}: tierflow copy on {path} ...", flush=True)
         on = 1 if path == "one-process" else cores
         mandatory, mandatory_cpu = children_cpu(partial(before_run, on))
-        stored = before_run(on, cli.data_dir / "floor") if path == "processes" else None
-        settle()
+        stored = None
+        if path == "processes":  # the disk's floor, which writes: written back before the run
+            stored = before_run(on, cli.data_dir / "floor")
+            settle()
         figures["cli"][path] = run_cli(cli, path, mandatory, mandatory_cpu, stored)
         figures["startup"] = startup_s(cli)
     return figures
@@ -353,8 +355,9 @@ def measure_dag(
     Before either, an untimed run with no topic registered yet: a fresh Airflow home's first
     run stores the DAG and creates its rows, which neither timed run should pay (the idle run
     would not, the copy run would), as a deployment's runs do not."""
-    dag = fresh(settings, base / f"dag-{path}").updated(spark_threshold_bytes=THRESHOLDS[path])
-    home = base / f"dag-{path}" / "airflow"
+    run_base = base / f"dag-{path}"
+    dag = fresh(settings, run_base).updated(spark_threshold_bytes=THRESHOLDS[path])
+    home = run_base / "airflow"
     print(f"{case.label}: segment_copy before any topic is registered (untimed) ...", flush=True)
     run_dag(dag, home)
     register(dag)

@@ -52,10 +52,9 @@ if __name__ == "__main__":
     workers = {worker for _item, worker in done} - {os.getpid()}
     print(os.getpid(), len(workers))
 """
-ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_a_worker_does_not_run_its_parents_main_script(tmp_path: Path) -> None:
+def test_a_worker_does_not_run_its_parents_main_script(tmp_path: Path, project_root: Path) -> None:
     script, ran = tmp_path / "scheduler.py", tmp_path / "ran"
     script.write_text(MAIN_SCRIPT)
     done = subprocess.run(
@@ -63,8 +62,8 @@ def test_a_worker_does_not_run_its_parents_main_script(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=project_root,
+        env={**os.environ, "PYTHONPATH": str(project_root)},
     )
     assert done.returncode == 0, done.stderr
     parent, workers = done.stdout.split()
