@@ -38,9 +38,10 @@ from airflow.sdk import TriggerRule, get_current_context, task
 
 from tierflow.airflow_dags.defaults import tierflow_dag
 from tierflow.airflow_dags.shard_tasks import (
+    Planned,
     broker_queues,
-    by_lane,
     finish_shard,
+    for_lanes,
     label_shard,
     lane_outcomes,
     lanes,
@@ -72,10 +73,10 @@ def retention_expiry() -> None:
     all_lanes = lanes(queues)
 
     @task
-    def plan() -> dict[str, list[dict]]:
+    def plan() -> Planned:
         from tierflow.tasks.retention import plan_retention_shards
 
-        return by_lane(plan_retention_shards(queues=queues), all_lanes)
+        return for_lanes(plan_retention_shards(queues=queues), all_lanes)
 
     @task(pool=RETENTION_POOL, map_index_template="{{ shard_label }}")
     def expire(shard: dict) -> None:
@@ -88,7 +89,7 @@ def retention_expiry() -> None:
         finish_shard(expire_shard(shard, now_ms=int(now.timestamp() * 1000), dry_run=dry_run()))
 
     @task(trigger_rule=TriggerRule.ALL_DONE)
-    def report(planned: dict[str, list[dict]]) -> dict:
+    def report(planned: Planned) -> dict:
         from tierflow.tasks.retention import summarize_shards
         from tierflow.tasks.shards import PartitionsFailedError
 

@@ -110,7 +110,7 @@ def plan_rewrite(prepares: list[ShardOutcome | None], run_id: str) -> dict:
 
 
 def rewrite_in_worker(batch: Batch) -> dict:
-    """choose_rewrite sends a batch below the Spark threshold here, as every batch of these
+    """plan_rewrite branches a batch below the Spark threshold here, as every batch of these
     small logs is; these runs have no Spark for rewrite_with_spark."""
     if batch.use_spark:
         raise RuntimeError(f"a {batch.bytes}-byte batch needs Spark, which these runs lack")

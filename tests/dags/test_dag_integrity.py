@@ -80,6 +80,11 @@ def test_segment_copy_is_wired_as_the_issue_asks(dagbag):
     assert spark.pool == "tierflow_spark"
     assert spark._conn_id == "spark_default"
     assert spark.application.endswith("spark_apps/rewrite_segments.py")
+    # plan_rewrite plans and branches: what comes right after a branch and is not chosen is
+    # skipped, so finalize must not (it pulls the batch instead of taking it as an argument).
+    branch = dag.get_task("plan_rewrite")
+    assert branch.downstream_task_ids == {"rewrite_with_spark", "rewrite_in_worker"}
+    assert dag.get_task("prepare").upstream_task_ids == {"plan"}, "maps over the plan's shards"
     # Both rewrite paths lead to finalize, which runs whatever happened, to verify and clean up.
     finalize = dag.get_task("finalize")
     assert {"rewrite_with_spark", "rewrite_in_worker"} <= finalize.upstream_task_ids

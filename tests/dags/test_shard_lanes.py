@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tierflow.airflow_dags.shard_tasks import broker_queues, by_lane, lane_task_id, lanes
+from tierflow.airflow_dags.shard_tasks import (
+    broker_queues,
+    by_lane,
+    for_lanes,
+    lane_task_id,
+    lanes,
+)
 
 DAGS_FOLDER = Path(__file__).resolve().parents[2] / "dags"
 QUEUES = "1=kafka-broker-1, 2=kafka-broker-2,3=kafka-broker-1"
@@ -26,6 +32,13 @@ def test_queues_are_read_per_broker_and_every_lane_has_a_task_id() -> None:
         "kafka-broker-1": [],
         "kafka-broker-2": [{"queue": "kafka-broker-2"}],
     }
+
+
+def test_one_lane_hands_on_its_shards_themselves_and_more_lanes_each_their_own() -> None:
+    shards = [{"queue": "default", "index": 0}, {"queue": "default", "index": 1}]
+    assert for_lanes(shards, lanes({})) == shards, "mapped over without a task between"
+    queues = broker_queues({"TIERFLOW_BROKER_QUEUES": QUEUES})
+    assert for_lanes(shards, lanes(queues)) == by_lane(shards, lanes(queues))
 
 
 @pytest.mark.parametrize("bad", ["1", "x=kafka", "1=", "1=a b"])
@@ -51,5 +64,7 @@ def test_the_dags_get_one_shard_task_per_queue(monkeypatch: pytest.MonkeyPatch) 
             f"{base}_kafka_broker_1": "kafka-broker-1",
             f"{base}_kafka_broker_2": "kafka-broker-2",
         }, dag_id
+    lane_tasks = {t.task_id for t in dags["segment_copy"].tasks if t.task_id.startswith("shards")}
+    assert lane_tasks == {"shards", "shards_kafka_broker_1", "shards_kafka_broker_2"}
     removal = dags["remote_partition_removal"]  # the bucket only: any worker
     assert {t.queue for t in removal.tasks} == {"default"}

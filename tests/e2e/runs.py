@@ -108,6 +108,8 @@ def mark_run(api: AirflowApi, dag_id: str, run_id: str, state: str) -> dict[str,
     return api.patch(f"/api/v2/dags/{dag_id}/dagRuns/{run_id}", {"state": state})
 
 
-def xcom_value(api: AirflowApi, dag_id: str, run_id: str, task_id: str) -> Any:
+def xcom_value(
+    api: AirflowApi, dag_id: str, run_id: str, task_id: str, key: str = "return_value"
+) -> Any:
     path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries"
-    return api.get(f"{path}/return_value")["value"]
+    return api.get(f"{path}/{key}")["value"]

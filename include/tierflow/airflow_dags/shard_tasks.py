@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 OUTCOME = "outcome"
 DEFAULT_QUEUE = "default"
+# A plan task's shards: a list with one lane, else each lane's list by lane (``for_lanes``).
+Planned = list[dict] | dict[str, list[dict]]
 
 
 def finish_shard(outcome: ShardOutcome) -> None:
@@ -69,20 +71,28 @@ def by_lane(shards: Sequence[dict], all_lanes: Sequence[str]) -> dict[str, list[
     return {lane: [s for s in shards if s["queue"] == lane] for lane in all_lanes}
 
 
-def lane_outcomes(
-    base: str, planned: dict[str, list[dict]]
-) -> tuple[list[dict], list[ShardOutcome | None]]:
+def for_lanes(shards: Sequence[dict], all_lanes: Sequence[str]) -> Planned:
+    """What a plan task hands on: with one lane (no broker queues), the shards themselves, which
+    its mapped tasks expand over directly; with more, the shards of each lane (``by_lane``)."""
+    return list(shards) if len(all_lanes) == 1 else by_lane(shards, all_lanes)
+
+
+def lane_outcomes(base: str, planned: Planned) -> tuple[list[dict], list[ShardOutcome | None]]:
     """Every shard of every lane, and the outcome each left, in the same order."""
     shards, outcomes = [], []
-    for lane, lane_shards in planned.items():
+    by_lanes = planned if isinstance(planned, dict) else {DEFAULT_QUEUE: planned}
+    for lane, lane_shards in by_lanes.items():
         shards += lane_shards
         outcomes += shard_outcomes(lane_task_id(base, lane), len(lane_shards))
     return shards, outcomes
 
 
 def pick_lanes(planned: Any, all_lanes: Sequence[str]) -> dict[str, Any]:
-    """A small task per lane handing on that lane's shards: Airflow maps only over a task's
-    whole return value, never over one key of it."""
+    """Each lane's shards to map over. One lane maps over the plan's own return value (the
+    shards, ``for_lanes``); with more, a small task per lane hands on that lane's shards:
+    Airflow maps only over a task's whole return value, never over one key of it."""
+    if len(all_lanes) == 1:
+        return {all_lanes[0]: planned}
     return {
         lane: _lane_shards.override(task_id=lane_task_id("shards", lane))(planned, lane)
         for lane in all_lanes

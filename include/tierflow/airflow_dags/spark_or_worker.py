@@ -1,12 +1,13 @@
 """The tasks of a batch operation (``tasks.batch_operation``), wired once for partition_restore
 and iceberg_export:
 
-    plan_<verb> → choose_<verb> → <verb>_with_spark | <verb>_in_worker → <finish>
+    plan_<verb> → <verb>_with_spark | <verb>_in_worker → <finish>
 
-choose_<verb> sends a batch of ``TIERFLOW_SPARK_THRESHOLD_BYTES`` or more to Spark and a
-smaller one to the worker, and skips all three on a dry run. The finishing task pulls the
-batch from plan_<verb> rather than taking it as an argument: were plan_<verb> its upstream, a
-dry run (both writers skipped) would still run it.
+plan_<verb> plans the batch and branches (``staged_pipeline.branch_to``): a batch of
+``TIERFLOW_SPARK_THRESHOLD_BYTES`` or more goes to Spark and a smaller one to the worker, and a
+dry run skips all three. The finishing task pulls the batch from plan_<verb> rather than taking
+it as an argument: were plan_<verb> its upstream, a dry run (both writers skipped) would still
+run it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from airflow.sdk import TriggerRule, get_current_context, task
 
 from tierflow.airflow_dags.operations import BatchLoader
-from tierflow.airflow_dags.staged_pipeline import branch_for, spark_task
+from tierflow.airflow_dags.staged_pipeline import BATCH, branch_to, planned_batch, spark_task
 from tierflow.airflow_dags.task_helpers import fail_for_good
 
 
@@ -25,17 +26,12 @@ def spark_or_worker(operation: BatchLoader, *, verb: str, spark_app: Path, finis
     function); its plan and finish get the run's params, and fail for good on what it
     refuses."""
 
-    @task(task_id=f"plan_{verb}")
-    def plan() -> dict:
+    @task.branch(task_id=f"plan_{verb}")
+    def plan() -> list[str]:
         op, context = operation(), get_current_context()
         with fail_for_good(*op.refused):
-            return op.plan(dict(context["params"]), run_key=context["run_id"])
-
-    @task.branch(task_id=f"choose_{verb}")
-    def choose(batch: dict) -> list[str]:
-        if batch["dry_run"]:
-            return []
-        return [branch_for(verb, batch)]
+            batch = op.plan(dict(context["params"]), run_key=context["run_id"])
+        return branch_to(verb, batch)
 
     @task(task_id=f"{verb}_in_worker")
     def in_worker(batch: dict) -> dict:
@@ -46,11 +42,10 @@ def spark_or_worker(operation: BatchLoader, *, verb: str, spark_app: Path, finis
     @task(task_id=finish_id, trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS)
     def finish() -> dict:
         op, context = operation(), get_current_context()
-        planned = context["ti"].xcom_pull(task_ids=f"plan_{verb}")
         with fail_for_good(*op.refused):
-            return op.finish(dict(context["params"]), planned)
+            return op.finish(dict(context["params"]), planned_batch(verb))
 
-    batch = plan()
-    with_spark, worker = spark_task(verb, verb, spark_app), in_worker(batch)
-    choose(batch) >> [with_spark, worker]
+    branch = plan()
+    with_spark, worker = spark_task(verb, verb, spark_app), in_worker(branch[BATCH])
+    branch >> with_spark
     [with_spark, worker] >> finish()

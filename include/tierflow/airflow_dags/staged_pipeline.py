@@ -3,12 +3,14 @@
     plan → prepare (mapped over shards) → plan_<verb> → <verb>_with_spark | <verb>_in_worker
     → finalize (mapped over shards) → summarize → announce_new_segments
 
-Airflow maps over shards, never partitions: a run has at most 2 x TIERFLOW_MAX_SHARDS + 8
-task instances (three more per broker queue), whatever the cluster's size, and a run with
-nothing to do has one (plan short-circuits the rest); prepare and
-finalize run on each shard's broker queue (one mapped task per queue; see shard_tasks). A
-shard task whose partitions partly failed pushes what it did (XCom key ``outcome``) and then
-fails, so the next steps go ahead for the rest and on-call clears just that shard.
+Airflow maps over shards, never partitions: a run has at most 2 x TIERFLOW_MAX_SHARDS + 6
+task instances (with broker queues, three more per queue and one for the default queue),
+whatever the cluster's size, and a run with nothing to do has one (plan short-circuits the
+rest); prepare and finalize run on each shard's broker queue (one mapped task per queue; see
+shard_tasks). plan_<verb> plans the batch and branches to the task that runs it, in one task:
+the batch goes on under the XCom key ``batch``, and the branch is its return value. A shard
+task whose partitions partly failed pushes what it did (XCom key ``outcome``) and then fails,
+so the next steps go ahead for the rest and on-call clears just that shard.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from airflow.sdk import Asset, Context, TriggerRule, get_current_context, task
 from tierflow.airflow_dags.operations import Loader
 from tierflow.airflow_dags.shard_tasks import (
     OUTCOME,
+    Planned,
     broker_queues,
-    by_lane,
     finish_shard,
+    for_lanes,
     label_shard,
     lane_outcomes,
     lane_task_id,
@@ -36,6 +39,8 @@ from tierflow.airflow_dags.task_helpers import fail_for_good
 from tierflow.assets import REMOTE_SEGMENTS
 
 SPARK_POOL = "tierflow_spark"
+# plan_<verb> pushes the batch it planned under this key; its return value is the branch taken.
+BATCH = "batch"
 
 
 class StagedSparkSubmitOperator(SparkSubmitOperator):
@@ -52,7 +57,7 @@ class StagedSparkSubmitOperator(SparkSubmitOperator):
         from tierflow.engine.batch_files import Batch
 
         super().render_template_fields(context, jinja_env)
-        batch = Batch.model_validate(context["ti"].xcom_pull(task_ids=self.batch_task))
+        batch = Batch.model_validate(context["ti"].xcom_pull(task_ids=self.batch_task, key=BATCH))
         self.application_args, self.py_files = batch.spark_args, batch.py_files
         self.conf = {**(self.conf or {}), **batch.spark_conf}
 
@@ -79,12 +84,12 @@ def wire_staged_pipeline(
     planned = _plan_task(operation, extra, queues, all_lanes)()
     picked = pick_lanes(planned, all_lanes)
     prepared = map_over_lanes(_prepare_task(operation, pool, extra), "prepare", picked)
-    batch = _plan_batch_task(operation, verb)(planned)
-    prepared >> batch
-    worker = _in_worker_task(operation, verb)(batch)
-    _choose_task(verb)(batch) >> [with_spark, worker]
-    finalize = _finalize_task(operation, pool)
-    finalized = map_over_lanes(finalize, "finalize", picked, batch=batch)
+    branch = _plan_batch_task(operation, verb)(planned)
+    prepared >> branch
+    worker = _in_worker_task(operation, verb)(branch[BATCH])
+    branch >> with_spark
+    finalize = _finalize_task(operation, pool, verb)
+    finalized = map_over_lanes(finalize, "finalize", picked)
     for lane_finalize in finalized:
         [with_spark, worker] >> lane_finalize
     summary = _summarize_task(operation)(planned)
@@ -97,11 +102,11 @@ def _plan_task(operation: Loader, extra: dict, queues: dict[int, str], all_lanes
     task is skipped at once: an idle run is this one task instance, and announces nothing."""
 
     @task.short_circuit(ignore_downstream_trigger_rules=True)
-    def plan() -> dict[str, list[dict]]:
+    def plan() -> Planned:
         from tierflow.tasks.staged import plan_shards
 
         shards = plan_shards(operation(), _params(extra), queues=queues)
-        return by_lane(shards, all_lanes) if shards else {}
+        return for_lanes(shards, all_lanes) if shards else []
 
     return plan
 
@@ -123,30 +128,37 @@ def _prepare_task(operation: Loader, pool: str, extra: dict) -> Any:
 
 
 def _plan_batch_task(operation: Loader, verb: str) -> Any:
-    """plan_<verb>: one batch of every prepared partition's jobs, Spark or the worker."""
+    """plan_<verb>: one batch of every prepared partition's jobs, and the branch to Spark or
+    the worker (``branch_to``)."""
 
-    @task(task_id=f"plan_{verb}", trigger_rule=TriggerRule.ALL_DONE)
-    def plan_batch(planned: dict[str, list[dict]]) -> dict:
+    @task.branch(task_id=f"plan_{verb}", trigger_rule=TriggerRule.ALL_DONE)
+    def plan_batch(planned: Planned) -> list[str]:
         from tierflow.tasks.staged import plan_batch as plan_the_batch
 
         _, outcomes = lane_outcomes("prepare", planned)
         run_key = get_current_context()["run_id"]
         batch = plan_the_batch(operation(), outcomes, run_key=run_key, settings=None)
-        return batch.as_xcom()
+        return branch_to(verb, batch.as_xcom())
 
     return plan_batch
 
 
-def _choose_task(verb: str) -> Any:
-    @task.branch(task_id=f"choose_{verb}")
-    def choose(batch: dict) -> str:
-        return branch_for(verb, batch)
+def branch_to(verb: str, batch: dict) -> list[str]:
+    """A plan_<verb> task's end: its batch pushed under ``BATCH`` for the tasks after it, and
+    the one task that runs it (none for a dry run). Planning and choosing in one task spares
+    every run a task instance of its own for the choice."""
+    get_current_context()["ti"].xcom_push(key=BATCH, value=batch)
+    return [] if batch.get("dry_run") else [branch_for(verb, batch)]
 
-    return choose
+
+def planned_batch(verb: str) -> dict:
+    """The batch plan_<verb> pushed, for a task that pulls it rather than taking it as an
+    argument: an argument would make it a direct downstream of the branch, which skips it."""
+    return get_current_context()["ti"].xcom_pull(task_ids=f"plan_{verb}", key=BATCH)
 
 
 def branch_for(verb: str, batch: dict) -> str:
-    """The task that runs the batch (planned by plan_<verb>, as XCom gave it back)."""
+    """The task that runs the batch: Spark's at TIERFLOW_SPARK_THRESHOLD_BYTES and above."""
     from tierflow.engine.batch_files import Batch
 
     use_spark = Batch.model_validate(batch).use_spark
@@ -178,11 +190,11 @@ def _in_worker_task(operation: Loader, verb: str) -> Any:
     return in_worker
 
 
-def _finalize_task(operation: Loader, pool: str) -> Any:
+def _finalize_task(operation: Loader, pool: str, verb: str) -> Any:
     """finalize (mapped over a lane's shards): verify and record, whatever the batch did."""
 
     @task(pool=pool, trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ shard_label }}")
-    def finalize(shard: dict, batch: dict) -> None:
+    def finalize(shard: dict) -> None:
         from tierflow.engine.batch_files import Batch
         from tierflow.tasks.shards import shard_outcome
         from tierflow.tasks.staged import finalize_shard
@@ -191,7 +203,7 @@ def _finalize_task(operation: Loader, pool: str) -> Any:
         ti = get_current_context()["ti"]
         prepare_task = lane_task_id("prepare", shard["queue"])
         outcome = ti.xcom_pull(task_ids=prepare_task, key=OUTCOME, map_indexes=ti.map_index)
-        planned = Batch.model_validate(batch)
+        planned = Batch.model_validate(planned_batch(verb))
         finish_shard(finalize_shard(operation(), shard_outcome(outcome), planned))
 
     return finalize
@@ -199,7 +211,7 @@ def _finalize_task(operation: Loader, pool: str) -> Any:
 
 def _summarize_task(operation: Loader) -> Any:
     @task(trigger_rule=TriggerRule.ALL_DONE)
-    def summarize(planned: dict[str, list[dict]]) -> dict:
+    def summarize(planned: Planned) -> dict:
         from tierflow.tasks.staged import PartitionsFailedError
         from tierflow.tasks.staged import summarize as summarize_run
 
