@@ -53,6 +53,8 @@ def time_run(
         failed = [f"{t['task_id']}[{t['map_index']}] {t['state']}" for t in tis]
         raise RuntimeError(f"{dag_id} run {run_id} ended {state}: {', '.join(failed)}")
     plan = next(t for t in tis if t["task_id"] == plan_task)
+    # A run with nothing to do skips every task after its plan: no result to read then.
+    ran = any(t["task_id"] == result_task and t["state"] == "success" for t in tis)
     return RunTiming(
         dag_id,
         run_id,
@@ -60,7 +62,7 @@ def time_run(
         wall,
         len(tis),
         _seconds(plan["start_date"], plan["end_date"]),
-        xcom_value(api, dag_id, run_id, result_task),
+        xcom_value(api, dag_id, run_id, result_task) if ran else None,
     )
 
 

@@ -82,8 +82,11 @@ def _row(run: str, figure: str, value: float, goal: float | None) -> dict[str, A
     }
 
 
-def _work(key: str, result: dict) -> tuple[str, int]:
-    """What the run did, from its summary task's return value."""
+def _work(key: str, result: dict | None) -> tuple[str, int]:
+    """What the run did, from its summary task's return value (none: the plan found nothing
+    to do and skipped the rest)."""
+    if result is None:
+        return "segments copied", 0
     if key == "retention_expiry":
         verb = "segments that would expire" if result["dry_run"] else "remote segments deleted"
         return verb, sum(t["remote_segments"] for t in result["topics"].values())
