@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from dev.airflow_server import AirflowApi
+from dev.airflow_server import AirflowApi, task_instances, xcom_value
 
 POLL_S = 0.5
 FINISHED = {"success", "failed"}
@@ -64,22 +64,6 @@ def time_run(
         _seconds(plan["start_date"], plan["end_date"]),
         xcom_value(api, dag_id, run_id, result_task) if ran else None,
     )
-
-
-def task_instances(api: AirflowApi, dag_id: str, run_id: str) -> list[dict[str, Any]]:
-    """Every task instance of the run, mapped ones one by one, over as many pages as needed."""
-    path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances"
-    found: list[dict[str, Any]] = []
-    while True:
-        page = api.get(path, limit=100, offset=len(found))
-        found += page["task_instances"]
-        if not page["task_instances"] or len(found) >= page["total_entries"]:
-            return found
-
-
-def xcom_value(api: AirflowApi, dag_id: str, run_id: str, task_id: str) -> Any:
-    path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries"
-    return api.get(f"{path}/return_value")["value"]
 
 
 def _wait(api: AirflowApi, dag_id: str, run_id: str, deadline: float) -> str:

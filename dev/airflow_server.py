@@ -463,3 +463,22 @@ def is_airflow_process(cmdline: list[str]) -> bool:
     if first.startswith("airflow ") or Path(first.split(" ")[0]).name == "airflow":
         return True  # a title set by setproctitle, or the airflow script
     return any(a == "-m" and b == "airflow" for a, b in itertools.pairwise(cmdline))
+
+
+def task_instances(api: AirflowApi, dag_id: str, run_id: str) -> list[dict[str, Any]]:
+    """Every task instance of the run, mapped ones one by one, over as many pages as needed."""
+    path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances"
+    found: list[dict[str, Any]] = []
+    while True:
+        page = api.get(path, limit=100, offset=len(found))
+        found += page["task_instances"]
+        if not page["task_instances"] or len(found) >= page["total_entries"]:
+            return found
+
+
+def xcom_value(
+    api: AirflowApi, dag_id: str, run_id: str, task_id: str, key: str = "return_value"
+) -> Any:
+    """What a task of the run pushed under ``key`` (its return value by default)."""
+    path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries"
+    return api.get(f"{path}/{key}")["value"]

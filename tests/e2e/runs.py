@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from dev.airflow_server import AirflowApi
+from dev.airflow_server import AirflowApi, task_instances
 
 FINISHED = {"success", "failed"}
 TASK_FAILED = {"failed", "up_for_retry"}
@@ -27,11 +27,6 @@ def unpause(api: AirflowApi, dag_id: str) -> None:
 
 def run_state(api: AirflowApi, dag_id: str, run_id: str) -> str:
     return api.get(f"/api/v2/dags/{dag_id}/dagRuns/{run_id}")["state"]
-
-
-def task_instances(api: AirflowApi, dag_id: str, run_id: str) -> list[dict[str, Any]]:
-    path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances"
-    return api.get(path, limit=100)["task_instances"]
 
 
 def describe_tasks(tis: Iterable[dict[str, Any]]) -> str:
@@ -106,10 +101,3 @@ def set_pool_slots(api: AirflowApi, pool: str, slots: int) -> int:
 def mark_run(api: AirflowApi, dag_id: str, run_id: str, state: str) -> dict[str, Any]:
     """Set a run's state as the UI's "Mark run as" does (its unfinished tasks stop)."""
     return api.patch(f"/api/v2/dags/{dag_id}/dagRuns/{run_id}", {"state": state})
-
-
-def xcom_value(
-    api: AirflowApi, dag_id: str, run_id: str, task_id: str, key: str = "return_value"
-) -> Any:
-    path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries"
-    return api.get(f"{path}/{key}")["value"]

@@ -33,7 +33,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dev.airflow_server import LocalAirflow, free_port, is_airflow_process
+from dev.airflow_server import LocalAirflow, free_port, is_airflow_process, xcom_value
 from tests.e2e import browser
 from tests.e2e.png import summarize_png
 from tests.e2e.runs import (
@@ -44,7 +44,6 @@ from tests.e2e.runs import (
     wait_for_failed_tries,
     wait_for_run,
     wait_until,
-    xcom_value,
 )
 from tests.support.restored import assert_restored_as_written
 from tests.support.tiered import LAYOUTS, NOW_MS, TOPICS, eligible

@@ -43,7 +43,7 @@ from urllib.parse import quote
 
 import pytest
 
-from dev.airflow_server import AirflowApi, LocalAirflow, free_port
+from dev.airflow_server import AirflowApi, LocalAirflow, free_port, xcom_value
 from tests.e2e import browser
 from tests.e2e.png import summarize_png
 from tests.e2e.runs import (
@@ -55,7 +55,6 @@ from tests.e2e.runs import (
     unpause,
     wait_for_run,
     wait_until,
-    xcom_value,
 )
 from tests.operator_view.expected import SIZE_STATES, expected_partitions, expected_topics
 from tests.support.tiered import NOW_MS, TOPICS

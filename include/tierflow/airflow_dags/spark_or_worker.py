@@ -43,7 +43,7 @@ def spark_or_worker(operation: BatchLoader, *, verb: str, spark_app: Path, finis
     def finish() -> dict:
         op, context = operation(), get_current_context()
         with fail_for_good(*op.refused):
-            return op.finish(dict(context["params"]), planned_batch(verb))
+            return op.finish(dict(context["params"]), planned_batch(context["ti"], verb))
 
     branch = plan()
     with_spark, worker = spark_task(verb, verb, spark_app), in_worker(branch[BATCH])

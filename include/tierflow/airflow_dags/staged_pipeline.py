@@ -44,20 +44,20 @@ BATCH = "batch"
 
 
 class StagedSparkSubmitOperator(SparkSubmitOperator):
-    """spark-submit over the batch ``batch_task`` planned, read as its typed ``Batch`` when the
+    """spark-submit over the batch plan_<verb> planned, read as its typed ``Batch`` when the
     task's fields are rendered (so the UI shows the real arguments), with the S3 connection
     handed to the driver at execute time, in the environment it inherits: never a rendered
     field, an argument or an XCom."""
 
-    def __init__(self, *, batch_task: str, **kwargs: Any) -> None:
+    def __init__(self, *, verb: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.batch_task = batch_task
+        self.verb = verb
 
     def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
         from tierflow.engine.batch_files import Batch
 
         super().render_template_fields(context, jinja_env)
-        batch = Batch.model_validate(context["ti"].xcom_pull(task_ids=self.batch_task, key=BATCH))
+        batch = Batch.model_validate(planned_batch(context["ti"], self.verb))
         self.application_args, self.py_files = batch.spark_args, batch.py_files
         self.conf = {**(self.conf or {}), **batch.spark_conf}
 
@@ -151,10 +151,10 @@ def branch_to(verb: str, batch: dict) -> list[str]:
     return [] if batch.get("dry_run") else [branch_for(verb, batch)]
 
 
-def planned_batch(verb: str) -> dict:
+def planned_batch(ti: Any, verb: str) -> dict:
     """The batch plan_<verb> pushed, for a task that pulls it rather than taking it as an
     argument: an argument would make it a direct downstream of the branch, which skips it."""
-    return get_current_context()["ti"].xcom_pull(task_ids=f"plan_{verb}", key=BATCH)
+    return ti.xcom_pull(task_ids=f"plan_{verb}", key=BATCH)
 
 
 def branch_for(verb: str, batch: dict) -> str:
@@ -169,7 +169,7 @@ def spark_task(name: str, verb: str, spark_app: Path) -> StagedSparkSubmitOperat
     """<verb>_with_spark: the batch's jobs file through spark-submit, paths from plan_<verb>."""
     return StagedSparkSubmitOperator(
         task_id=f"{verb}_with_spark",
-        batch_task=f"plan_{verb}",
+        verb=verb,
         application=str(spark_app),
         conn_id="spark_default",
         pool=SPARK_POOL,
@@ -203,7 +203,7 @@ def _finalize_task(operation: Loader, pool: str, verb: str) -> Any:
         ti = get_current_context()["ti"]
         prepare_task = lane_task_id("prepare", shard["queue"])
         outcome = ti.xcom_pull(task_ids=prepare_task, key=OUTCOME, map_indexes=ti.map_index)
-        planned = Batch.model_validate(planned_batch(verb))
+        planned = Batch.model_validate(planned_batch(ti, verb))
         finish_shard(finalize_shard(operation(), shard_outcome(outcome), planned))
 
     return finalize
