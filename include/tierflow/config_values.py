@@ -143,6 +143,12 @@ def _resolved(paths: tuple[Path, ...]) -> tuple[Path, ...]:
     return tuple(p.resolve() for p in paths)
 
 
+def _resolved_brokers(brokers: tuple[BrokerSpec, ...]) -> tuple[BrokerSpec, ...]:
+    """Brokers given as values, not text, resolve too: TIERFLOW_LOG_DIRS (resolved) is
+    compared with their dirs, and a symlinked dir must equal itself."""
+    return tuple(BrokerSpec(b.broker_id, _resolved(b.log_dirs)) for b in brokers)
+
+
 Flag = Annotated[bool, BeforeValidator(_flag)]
 Whole = Annotated[int, BeforeValidator(_whole)]
 Count = Annotated[Whole, Field(ge=0)]
@@ -150,5 +156,7 @@ Positive = Annotated[Whole, Field(ge=1)]
 # Paths are resolved against the working directory of whoever reads the variable.
 ResolvedPath = Annotated[Path, AfterValidator(Path.resolve)]
 ResolvedPaths = Annotated[tuple[Path, ...], BeforeValidator(_paths), AfterValidator(_resolved)]
-Brokers = Annotated[tuple[BrokerSpec, ...], _parsed(parse_brokers)]
+Brokers = Annotated[
+    tuple[BrokerSpec, ...], _parsed(parse_brokers), AfterValidator(_resolved_brokers)
+]
 BrokerQueues = Annotated[tuple[tuple[int, str], ...], BeforeValidator(_queue_pairs)]

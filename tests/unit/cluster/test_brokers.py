@@ -60,6 +60,20 @@ def test_log_dirs_beside_brokers_must_name_the_same_dirs(tmp_path: Path) -> None
         Settings.from_env(env(tmp_path, TIERFLOW_BROKERS=raw, TIERFLOW_LOG_DIRS=str(tmp_path)))
 
 
+def test_brokers_given_as_values_through_a_symlink_are_the_dirs_they_point_to(
+    tmp_path: Path,
+) -> None:
+    """A symlinked dir is the same dir whether it comes as text or as a BrokerSpec (the test
+    of the real samples gives them so): log dirs, resolved, must match it."""
+    real = tmp_path / "real"
+    (real / "kafka1").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real)
+    given = tmp_path / "link" / "kafka1"
+    settings = Settings.embedded(tmp_path, brokers=(BrokerSpec(1, (given,)),), log_dirs=(given,))
+    assert settings.cluster.brokers == (BrokerSpec(1, (real / "kafka1",)),)
+    assert settings.log_dirs == (real / "kafka1",)
+
+
 def test_log_dirs_alone_are_one_broker_with_the_id_of_meta_properties(tmp_path: Path) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
     write_broker_root(first, 7, {})
